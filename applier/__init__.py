@@ -1,0 +1,1 @@
+"""The on-node agent: fetch -> parse -> diff -> plan -> apply stages -> reboot -> verify."""

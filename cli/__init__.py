@@ -1,0 +1,1 @@
+"""The `mco` command: the one place that turns exceptions into exit codes."""

@@ -1,0 +1,5 @@
+"""`python -m cli` runs `mco`."""
+
+from cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Rendered config -> image plan -> Containerfile + context | OCI layout -> push."""

@@ -1,0 +1,3 @@
+"""Manifests -> model -> select -> order -> merge -> validate -> name -> store.
+
+Imports ignition/ only."""

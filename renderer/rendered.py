@@ -1,0 +1,277 @@
+"""The rendered-config model: what the renderer produces and the server, image builder and applier consume.
+
+A `RenderedConfig` is one pool's merged MachineConfig, named `rendered-<pool>-<hash>`. It is pure data
+(no I/O), so the applier may import it. Its JSON form is a `machineconfiguration.openshift.io/v1`
+MachineConfig object, so `oc`-style tooling reads it unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+API_VERSION = "machineconfiguration.openshift.io/v1"
+RENDERED_PREFIX = "rendered-"
+
+
+class ModelError(ValueError):
+    """A rendered config or pool record that does not have the expected shape; `path` says where."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class MachineConfigSpec:
+    """The fields of a MachineConfig's `spec`, with MCO's defaults."""
+
+    config: Mapping[str, Any]
+    os_image_url: str = ""
+    base_os_extensions_container_image: str = ""
+    kernel_arguments: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    fips: bool = False
+    kernel_type: str = "default"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The camelCase `spec` object as it appears in a manifest (every field present)."""
+        return {
+            "config": dict(self.config),
+            "osImageURL": self.os_image_url,
+            "baseOSExtensionsContainerImage": self.base_os_extensions_container_image,
+            "kernelArguments": list(self.kernel_arguments),
+            "extensions": list(self.extensions),
+            "fips": self.fips,
+            "kernelType": self.kernel_type,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str = "$.spec") -> MachineConfigSpec:
+        """Read a `spec` object; missing fields take MCO's defaults."""
+        if not isinstance(data, Mapping):
+            raise ModelError(path, "must be an object")
+        config = data.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise ModelError(f"{path}.config", "must be an object")
+        return cls(
+            config=config,
+            os_image_url=str(data.get("osImageURL") or ""),
+            base_os_extensions_container_image=str(data.get("baseOSExtensionsContainerImage") or ""),
+            kernel_arguments=tuple(str(a) for a in (data.get("kernelArguments") or ())),
+            extensions=tuple(str(e) for e in (data.get("extensions") or ())),
+            fips=bool(data.get("fips") or False),
+            kernel_type=str(data.get("kernelType") or "default"),
+        )
+
+
+@dataclass(frozen=True)
+class RenderedConfig:
+    """One pool's merged, content-addressed MachineConfig.
+
+    `sources` are the MachineConfig names merged, in merge order. `provenance` maps a field of the
+    result (for example `storage.files[/etc/chrony.conf]` or `kernelArguments[nosmt]`) to the manifest
+    (`name (file:line)`) that set it last, for `mco render --explain`.
+    """
+
+    name: str
+    pool: str
+    spec: MachineConfigSpec
+    sources: tuple[str, ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        """The content hash suffix of the name."""
+        prefix = f"{RENDERED_PREFIX}{self.pool}-"
+        return self.name[len(prefix):] if self.name.startswith(prefix) else self.name
+
+    @property
+    def ignition(self) -> Mapping[str, Any]:
+        """The merged Ignition config."""
+        return self.spec.config
+
+    def to_dict(self) -> dict[str, Any]:
+        """The MachineConfig object, with our provenance in an annotation-free side field."""
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "MachineConfig",
+            "metadata": {
+                "name": self.name,
+                "labels": {"machineconfiguration.openshift.io/pool": self.pool},
+                "annotations": dict(self.annotations),
+            },
+            "spec": self.spec.to_dict(),
+            "sources": list(self.sources),
+            "provenance": dict(self.provenance),
+        }
+
+    def to_json_bytes(self) -> bytes:
+        """Stable JSON bytes (sorted keys), as stored in `rendered/<name>.json`."""
+        return (json.dumps(self.to_dict(), sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RenderedConfig:
+        """Read the form written by `to_dict`."""
+        if not isinstance(data, Mapping) or data.get("kind") != "MachineConfig":
+            raise ModelError("$.kind", "not a MachineConfig")
+        meta = data.get("metadata") or {}
+        name = meta.get("name")
+        if not isinstance(name, str) or not name:
+            raise ModelError("$.metadata.name", "required")
+        pool = (meta.get("labels") or {}).get("machineconfiguration.openshift.io/pool", "")
+        return cls(
+            name=name,
+            pool=str(pool),
+            spec=MachineConfigSpec.from_dict(data.get("spec") or {}),
+            sources=tuple(data.get("sources") or ()),
+            annotations=dict(meta.get("annotations") or {}),
+            provenance=dict(data.get("provenance") or {}),
+        )
+
+    @classmethod
+    def from_json_bytes(cls, raw: bytes) -> RenderedConfig:
+        """Parse stored bytes."""
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise ModelError("$", f"not valid JSON: {exc}") from exc
+        return cls.from_dict(data)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A MachineConfigPool-style status condition (type `RenderDegraded`, `Updated`, `Updating`, `Degraded`, ...)."""
+
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Kubernetes condition JSON."""
+        return {
+            "type": self.type,
+            "status": self.status,
+            "reason": self.reason,
+            "message": self.message,
+            "lastTransitionTime": self.last_transition_time,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Condition:
+        """Read condition JSON."""
+        return cls(
+            type=str(data["type"]),
+            status=str(data["status"]),
+            reason=str(data.get("reason", "")),
+            message=str(data.get("message", "")),
+            last_transition_time=str(data.get("lastTransitionTime", "")),
+        )
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A target the pool once had, and when it became the target (RFC 3339)."""
+
+    name: str
+    time: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form."""
+        return {"name": self.name, "time": self.time}
+
+
+@dataclass(frozen=True)
+class PoolRecord:
+    """What the store keeps per pool: the current target, its sources, conditions and history.
+
+    `max_unavailable` is the pool's `spec.maxUnavailable` (an int or a percentage string such as "10%"),
+    `node_selector` its `spec.nodeSelector.matchLabels`, `paused` its `spec.paused`.
+    """
+
+    name: str
+    current: str | None = None
+    sources: tuple[str, ...] = ()
+    conditions: tuple[Condition, ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
+    max_unavailable: int | str = 1
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    paused: bool = False
+
+    def condition(self, type_: str) -> Condition | None:
+        """The condition of this type, if any."""
+        return next((c for c in self.conditions if c.type == type_), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form stored in `pools/<name>.json`."""
+        return {
+            "name": self.name,
+            "current": self.current,
+            "sources": list(self.sources),
+            "conditions": [c.to_dict() for c in self.conditions],
+            "history": [h.to_dict() for h in self.history],
+            "maxUnavailable": self.max_unavailable,
+            "nodeSelector": dict(self.node_selector),
+            "paused": self.paused,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PoolRecord:
+        """Read the stored JSON form."""
+        return cls(
+            name=str(data["name"]),
+            current=data.get("current"),
+            sources=tuple(data.get("sources") or ()),
+            conditions=tuple(Condition.from_dict(c) for c in data.get("conditions") or ()),
+            history=tuple(HistoryEntry(str(h["name"]), str(h["time"])) for h in data.get("history") or ()),
+            max_unavailable=data.get("maxUnavailable", 1),
+            node_selector=dict(data.get("nodeSelector") or {}),
+            paused=bool(data.get("paused", False)),
+        )
+
+
+NODE_STATES = ("Done", "Working", "Degraded")
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    """What a node last reported: its pool, current and desired rendered config, state and message."""
+
+    name: str
+    pool: str
+    current_config: str
+    desired_config: str
+    state: str
+    message: str = ""
+    reported_at: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form (the POST body's field names)."""
+        return {
+            "name": self.name,
+            "pool": self.pool,
+            "currentConfig": self.current_config,
+            "desiredConfig": self.desired_config,
+            "state": self.state,
+            "message": self.message,
+            "reportedAt": self.reported_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeStatus:
+        """Read the stored JSON form."""
+        return cls(
+            name=str(data["name"]),
+            pool=str(data["pool"]),
+            current_config=str(data.get("currentConfig", "")),
+            desired_config=str(data.get("desiredConfig", "")),
+            state=str(data.get("state", "")),
+            message=str(data.get("message", "")),
+            reported_at=str(data.get("reportedAt", "")),
+        )

@@ -1,0 +1,273 @@
+"""The store: the seam between the renderer (writer) and the server, image builder and applier (readers).
+
+Layout of the directory store:
+    rendered/<name>.json   immutable RenderedConfig objects (content-addressed, never rewritten)
+    pools/<pool>.json      PoolRecord: current target, sources, conditions, history
+    nodes/<node>.json      NodeStatus: what each node last reported
+
+Every write goes to a temporary file in the same directory, is fsynced, then renamed over the target,
+so a reader sees the old or the new file, never half of one. A rendered config that a pool (current or
+history) or a node (current or desired) still references is never deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+from typing import Protocol
+
+from renderer.rendered import NodeStatus, PoolRecord, RenderedConfig
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+class StoreError(Exception):
+    """A store operation failed; `path` names the object."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+class NotFound(StoreError):
+    """The named object does not exist."""
+
+
+class InUse(StoreError):
+    """The rendered config is still referenced and cannot be deleted."""
+
+
+def check_name(kind: str, name: str) -> str:
+    """Refuse names that are not Kubernetes DNS subdomain names (this also rules out path traversal)."""
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise StoreError(f"{kind}/{name}", "invalid name (must be a lowercase DNS subdomain name)")
+    return name
+
+
+class Store(Protocol):
+    """What every store offers. Methods raise NotFound for missing objects and StoreError for I/O failures."""
+
+    def put_rendered(self, rendered: RenderedConfig) -> None:
+        """Store a rendered config; storing the same name again is a no-op (names are content hashes)."""
+        ...
+
+    def get_rendered(self, name: str) -> RenderedConfig:
+        """Load a rendered config by name."""
+        ...
+
+    def list_rendered(self) -> list[str]:
+        """Names of all stored rendered configs, sorted."""
+        ...
+
+    def delete_rendered(self, name: str) -> None:
+        """Delete an unreferenced rendered config; raises InUse if any pool or node references it."""
+        ...
+
+    def put_pool(self, record: PoolRecord) -> None:
+        """Replace a pool's record."""
+        ...
+
+    def get_pool(self, pool: str) -> PoolRecord:
+        """Load a pool's record."""
+        ...
+
+    def list_pools(self) -> list[str]:
+        """Names of all pools with a record, sorted."""
+        ...
+
+    def put_node_status(self, status: NodeStatus) -> None:
+        """Replace what a node last reported."""
+        ...
+
+    def get_node_status(self, node: str) -> NodeStatus:
+        """What a node last reported."""
+        ...
+
+    def list_node_status(self) -> list[NodeStatus]:
+        """Every node's last report, sorted by node name."""
+        ...
+
+
+def referenced_names(store: Store) -> set[str]:
+    """Rendered names that some pool (current or history) or node (current or desired) references."""
+    names: set[str] = set()
+    for pool in store.list_pools():
+        record = store.get_pool(pool)
+        if record.current:
+            names.add(record.current)
+        names.update(h.name for h in record.history)
+    for status in store.list_node_status():
+        names.update(n for n in (status.current_config, status.desired_config) if n)
+    return names
+
+
+class MemoryStore:
+    """A real in-memory store (tests, and `mco render --dry-run`)."""
+
+    def __init__(self) -> None:
+        self._rendered: dict[str, bytes] = {}
+        self._pools: dict[str, PoolRecord] = {}
+        self._nodes: dict[str, NodeStatus] = {}
+        self._lock = threading.Lock()
+
+    def put_rendered(self, rendered: RenderedConfig) -> None:
+        check_name("rendered", rendered.name)
+        with self._lock:
+            self._rendered.setdefault(rendered.name, rendered.to_json_bytes())
+
+    def get_rendered(self, name: str) -> RenderedConfig:
+        try:
+            raw = self._rendered[name]
+        except KeyError:
+            raise NotFound(f"rendered/{name}", "no such rendered config") from None
+        return RenderedConfig.from_json_bytes(raw)
+
+    def list_rendered(self) -> list[str]:
+        return sorted(self._rendered)
+
+    def delete_rendered(self, name: str) -> None:
+        with self._lock:
+            if name not in self._rendered:
+                raise NotFound(f"rendered/{name}", "no such rendered config")
+        if name in referenced_names(self):
+            raise InUse(f"rendered/{name}", "still referenced by a pool or node")
+        with self._lock:
+            self._rendered.pop(name, None)
+
+    def put_pool(self, record: PoolRecord) -> None:
+        check_name("pools", record.name)
+        with self._lock:
+            self._pools[record.name] = record
+
+    def get_pool(self, pool: str) -> PoolRecord:
+        try:
+            return self._pools[pool]
+        except KeyError:
+            raise NotFound(f"pools/{pool}", "no such pool") from None
+
+    def list_pools(self) -> list[str]:
+        return sorted(self._pools)
+
+    def put_node_status(self, status: NodeStatus) -> None:
+        check_name("nodes", status.name)
+        with self._lock:
+            self._nodes[status.name] = status
+
+    def get_node_status(self, node: str) -> NodeStatus:
+        try:
+            return self._nodes[node]
+        except KeyError:
+            raise NotFound(f"nodes/{node}", "no such node") from None
+
+    def list_node_status(self) -> list[NodeStatus]:
+        return [self._nodes[n] for n in sorted(self._nodes)]
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write `data` to `path` so that readers see the old or the new bytes, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+class DirectoryStore:
+    """The store on disk (layout in the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        for sub in ("rendered", "pools", "nodes"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+
+    def _file(self, kind: str, name: str) -> Path:
+        return self.root / kind / f"{check_name(kind, name)}.json"
+
+    def _read(self, kind: str, name: str) -> bytes:
+        path = self._file(kind, name)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"{kind}/{name}", f"not found in {self.root}") from None
+        except OSError as exc:
+            raise StoreError(f"{kind}/{name}", f"cannot read {path}: {exc}") from exc
+
+    def _write(self, kind: str, name: str, data: bytes) -> None:
+        path = self._file(kind, name)
+        try:
+            atomic_write(path, data)
+        except OSError as exc:
+            raise StoreError(f"{kind}/{name}", f"cannot write {path}: {exc}") from exc
+
+    def _names(self, kind: str) -> list[str]:
+        try:
+            return sorted(p.name[:-5] for p in (self.root / kind).iterdir()
+                          if p.name.endswith(".json") and not p.name.startswith("."))
+        except OSError as exc:
+            raise StoreError(kind, f"cannot list {self.root / kind}: {exc}") from exc
+
+    @staticmethod
+    def _json(kind: str, name: str, raw: bytes) -> dict:
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise StoreError(f"{kind}/{name}", f"corrupt JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise StoreError(f"{kind}/{name}", "corrupt: not an object")
+        return data
+
+    def put_rendered(self, rendered: RenderedConfig) -> None:
+        if self._file("rendered", rendered.name).exists():
+            return
+        self._write("rendered", rendered.name, rendered.to_json_bytes())
+
+    def get_rendered(self, name: str) -> RenderedConfig:
+        return RenderedConfig.from_dict(self._json("rendered", name, self._read("rendered", name)))
+
+    def list_rendered(self) -> list[str]:
+        return self._names("rendered")
+
+    def delete_rendered(self, name: str) -> None:
+        path = self._file("rendered", name)
+        if not path.exists():
+            raise NotFound(f"rendered/{name}", "no such rendered config")
+        if name in referenced_names(self):
+            raise InUse(f"rendered/{name}", "still referenced by a pool or node")
+        path.unlink()
+
+    def put_pool(self, record: PoolRecord) -> None:
+        self._write("pools", record.name, json.dumps(record.to_dict(), sort_keys=True, indent=2).encode())
+
+    def get_pool(self, pool: str) -> PoolRecord:
+        return PoolRecord.from_dict(self._json("pools", pool, self._read("pools", pool)))
+
+    def list_pools(self) -> list[str]:
+        return self._names("pools")
+
+    def put_node_status(self, status: NodeStatus) -> None:
+        self._write("nodes", status.name, json.dumps(status.to_dict(), sort_keys=True, indent=2).encode())
+
+    def get_node_status(self, node: str) -> NodeStatus:
+        return NodeStatus.from_dict(self._json("nodes", node, self._read("nodes", node)))
+
+    def list_node_status(self) -> list[NodeStatus]:
+        return [self.get_node_status(n) for n in self._names("nodes")]
