@@ -1,0 +1,26 @@
+"""Exception types of the ignition/ package: each carries the report (and so the paths) that explains it."""
+
+from __future__ import annotations
+
+from ignition.report import Path, Report
+
+
+class IgnitionError(Exception):
+    """Base of every error raised by ignition/; `report` holds the entries, `path` the main location."""
+
+    def __init__(self, message: str, report: Report | None = None, path: Path = ()) -> None:
+        super().__init__(message)
+        self.report = report if report is not None else Report()
+        self.path = path
+
+
+class ParseError(IgnitionError):
+    """Invalid JSON, a bad or unsupported version, or a wrong JSON type: the document cannot be read."""
+
+
+class ValidationError(IgnitionError):
+    """The document was read, and Ignition's rules reject it."""
+
+
+class TranslationError(IgnitionError):
+    """A translation cannot be expressed in the target version; the report lists every field path it lacks."""
