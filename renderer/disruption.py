@@ -1,0 +1,436 @@
+"""How disruptive a change is: MCO's node disruption policies (notes/mco.md §1.5, §4.4). Pure, no I/O.
+
+Used by `mco diff` (to say what a rollout will do) and by the applier (to do it).
+
+Rules, in the order they are applied (`calculatePostConfigChangeNodeDisruptionAction`):
+  1. A change of osImageURL, kernelArguments, fips, kernelType or extensions -> [Reboot].
+  2. No file, unit or passwd change -> [None].
+  3. Each changed file path takes the actions of the policy with the LONGEST `path` equal to it or a parent
+     directory of it; no policy -> [Reboot]. Each changed unit takes the exact-name unit policy; none ->
+     [Reboot]. A passwd change appends the `sshkey` actions.
+  4. Any Reboot -> [Reboot]. None actions are dropped when any other action is present; only Nones -> [None].
+     Otherwise the concatenated list, duplicates kept, files then units then sshkey.
+Drain: any Reboot or Drain; a Special (registries.conf) drains only when the change is not "safe".
+Policies: MCO's built-in defaults, merged with the user's (`MergeClusterPolicies`): a user entry for the same
+path / unit REPLACES the default entry in place, others are appended; non-empty user sshkey actions replace
+the default.
+The verdict summarises the actions: reboot > restart > reload (Reload, DaemonReload, Special) > none.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from renderer.diff import ConfigDiff, ContentsError, file_contents
+
+ACTION_TYPES = ("Reboot", "Drain", "Reload", "Restart", "DaemonReload", "None")
+STATUS_ACTION_TYPES = (*ACTION_TYPES, "Special")
+VERDICTS = ("none", "reload", "restart", "reboot")
+REGISTRIES_CONF = "/etc/containers/registries.conf"
+MAX_POLICIES = 50
+MAX_ACTIONS = 10
+_SERVICE_RE = re.compile(r"^[a-zA-Z0-9:._\\-]+\..")
+_SERVICE_SUFFIXES = (".service", ".socket", ".device", ".mount", ".automount", ".swap", ".target", ".path",
+                     ".timer", ".snapshot", ".slice", ".scope")
+
+
+class PolicyError(ValueError):
+    """A MachineConfiguration disruption policy that is not valid; `path` names the field."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Action:
+    """One post-config action: `type` in STATUS_ACTION_TYPES; `service` for Reload / Restart."""
+
+    type: str
+    service: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The MachineConfiguration JSON form."""
+        if self.type == "Reload":
+            return {"type": "Reload", "reload": {"serviceName": self.service}}
+        if self.type == "Restart":
+            return {"type": "Restart", "restart": {"serviceName": self.service}}
+        return {"type": self.type}
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.service}" if self.service else self.type
+
+
+REBOOT = Action("Reboot")
+NONE = Action("None")
+
+
+@dataclass(frozen=True)
+class FilePolicy:
+    """Actions for a file path (or every file below a directory path)."""
+
+    path: str
+    actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True)
+class UnitPolicy:
+    """Actions for a systemd unit, by exact name."""
+
+    name: str
+    actions: tuple[Action, ...]
+
+
+def _reload(svc: str) -> Action:
+    return Action("Reload", svc)
+
+
+def _restart(svc: str) -> Action:
+    return Action("Restart", svc)
+
+
+DEFAULT_FILES: tuple[FilePolicy, ...] = (
+    FilePolicy("/var/lib/kubelet/config.json", (NONE,)),
+    FilePolicy("/etc/machine-config-daemon/no-reboot/containers-gpg.pub", (_reload("crio.service"),)),
+    FilePolicy("/etc/containers/policy.json", (_reload("crio.service"),)),
+    FilePolicy(REGISTRIES_CONF, (Action("Special"),)),
+    FilePolicy("/etc/containers/registries.d", (_reload("crio.service"),)),
+    FilePolicy("/etc/crio/policies", (_reload("crio.service"),)),
+    FilePolicy("/etc/nmstate/openshift", (NONE,)),
+    FilePolicy("/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt",
+               (_restart("coreos-update-ca-trust.service"), _restart("crio.service"))),
+    FilePolicy("/etc/kubernetes/credential-providers", (_restart("kubelet.service"),)),
+    FilePolicy("/etc/systemd/system/kubelet.service.d/40-kubelet-crio-image-credential-provider.conf",
+               (Action("DaemonReload"), _restart("kubelet.service"))),
+    FilePolicy("/etc/iri-registry", (_restart("iri-registry.service"),)),
+    FilePolicy("/usr/local/bin/load-registry-image.sh", (_restart("iri-registry.service"),)),
+    FilePolicy("/etc/pki/ca-trust/source/anchors/iri-root-ca.crt", (_restart("coreos-update-ca-trust.service"),)),
+)
+DEFAULT_UNITS: tuple[UnitPolicy, ...] = (
+    UnitPolicy("iri-registry.service", (Action("DaemonReload"), _restart("iri-registry.service"))),
+)
+DEFAULT_SSHKEY: tuple[Action, ...] = (NONE,)
+
+
+def _check_service(name: Any, path: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise PolicyError(path, "required")
+    if len(name) > 255:
+        raise PolicyError(path, "must be at most 255 characters")
+    if not _SERVICE_RE.match(name) or not name.endswith(_SERVICE_SUFFIXES):
+        raise PolicyError(path, f"invalid service name {name!r}: must match {_SERVICE_RE.pattern} and end in "
+                          f"one of {', '.join(_SERVICE_SUFFIXES)}")
+    return name
+
+
+def _parse_actions(data: Any, path: str) -> tuple[Action, ...]:
+    if not isinstance(data, list):
+        raise PolicyError(path, "must be a list")
+    if len(data) > MAX_ACTIONS:
+        raise PolicyError(path, f"must have at most {MAX_ACTIONS} items")
+    actions: list[Action] = []
+    for i, item in enumerate(data):
+        p = f"{path}[{i}]"
+        if not isinstance(item, Mapping):
+            raise PolicyError(p, "must be an object")
+        kind = item.get("type")
+        if kind not in ACTION_TYPES:
+            raise PolicyError(f"{p}.type", f"must be one of {', '.join(ACTION_TYPES)}, got {kind!r}")
+        for other in ("reload", "restart"):
+            if other in item and kind.lower() != other:
+                raise PolicyError(f"{p}.{other}", f"forbidden unless type is {other.capitalize()}")
+        if kind in ("Reload", "Restart"):
+            key = kind.lower()
+            sub = item.get(key)
+            if not isinstance(sub, Mapping):
+                raise PolicyError(f"{p}.{key}", f"required when type is {kind}")
+            actions.append(Action(kind, _check_service(sub.get("serviceName"), f"{p}.{key}.serviceName")))
+        else:
+            actions.append(Action(kind))
+    for kind in ("Reboot", "None"):
+        if any(a.type == kind for a in actions) and len(actions) > 1:
+            raise PolicyError(path, f"{kind} must be the only action in the list")
+    return tuple(actions)
+
+
+def _parse_list(data: Any, path: str, key: str) -> list[tuple[str, tuple[Action, ...]]]:
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise PolicyError(path, "must be a list")
+    if len(data) > MAX_POLICIES:
+        raise PolicyError(path, f"must have at most {MAX_POLICIES} items")
+    out: list[tuple[str, tuple[Action, ...]]] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data):
+        p = f"{path}[{i}]"
+        if not isinstance(item, Mapping):
+            raise PolicyError(p, "must be an object")
+        name = item.get(key)
+        if not isinstance(name, str) or not name:
+            raise PolicyError(f"{p}.{key}", "required")
+        if key == "path" and not name.startswith("/"):
+            raise PolicyError(f"{p}.path", f"path {name!r} must be absolute")
+        if key == "name":
+            _check_service(name, f"{p}.name")
+        if name in seen:
+            raise PolicyError(f"{p}.{key}", f"duplicate entry {name!r}")
+        seen.add(name)
+        out.append((name, _parse_actions(item.get("actions"), f"{p}.actions")))
+    return out
+
+
+def _clean(path: str) -> str:
+    """filepath.Clean for absolute paths."""
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+@dataclass(frozen=True)
+class DisruptionPolicy:
+    """The cluster's merged disruption policies (defaults plus the user's)."""
+
+    files: tuple[FilePolicy, ...] = DEFAULT_FILES
+    units: tuple[UnitPolicy, ...] = DEFAULT_UNITS
+    sshkey: tuple[Action, ...] = DEFAULT_SSHKEY
+
+    @classmethod
+    def defaults(cls) -> DisruptionPolicy:
+        """MCO's built-in policies."""
+        return cls()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None, *, path: str = "$.spec") -> DisruptionPolicy:
+        """Read a MachineConfiguration `cluster` spec (or the whole object) and merge it over the defaults."""
+        if data is None:
+            return cls()
+        if not isinstance(data, Mapping):
+            raise PolicyError(path, "must be an object")
+        if "spec" in data and isinstance(data.get("spec"), Mapping):
+            data, path = data["spec"], "$.spec"
+        ndp = data.get("nodeDisruptionPolicy")
+        if ndp is None:
+            return cls()
+        npath = f"{path}.nodeDisruptionPolicy"
+        if not isinstance(ndp, Mapping):
+            raise PolicyError(npath, "must be an object")
+        user_files = _parse_list(ndp.get("files"), f"{npath}.files", "path")
+        user_units = _parse_list(ndp.get("units"), f"{npath}.units", "name")
+        ssh = ndp.get("sshkey")
+        user_ssh: tuple[Action, ...] = ()
+        if ssh is not None:
+            if not isinstance(ssh, Mapping):
+                raise PolicyError(f"{npath}.sshkey", "must be an object")
+            user_ssh = _parse_actions(ssh.get("actions") or [], f"{npath}.sshkey.actions")
+        return cls(
+            files=tuple(FilePolicy(p, a) for p, a in _merge([(f.path, f.actions) for f in DEFAULT_FILES],
+                                                             user_files)),
+            units=tuple(UnitPolicy(n, a) for n, a in _merge([(u.name, u.actions) for u in DEFAULT_UNITS],
+                                                             user_units)),
+            sshkey=user_ssh or DEFAULT_SSHKEY,
+        )
+
+    def for_file(self, path: str) -> FilePolicy | None:
+        """The policy with the longest path equal to `path` or a parent directory of it."""
+        target = _clean(path)
+        best: FilePolicy | None = None
+        for policy in self.files:
+            cleaned = _clean(policy.path)
+            prefix = cleaned if cleaned.endswith("/") else cleaned + "/"
+            if (target == cleaned or target.startswith(prefix)) and (
+                    best is None or len(_clean(best.path)) < len(cleaned)):
+                best = policy
+        return best
+
+    def for_unit(self, name: str) -> UnitPolicy | None:
+        """The policy for exactly this unit name."""
+        return next((u for u in self.units if u.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `clusterPolicies` status form."""
+        return {
+            "files": [{"path": f.path, "actions": [a.to_dict() for a in f.actions]} for f in self.files],
+            "units": [{"name": u.name, "actions": [a.to_dict() for a in u.actions]} for u in self.units],
+            "sshkey": {"actions": [a.to_dict() for a in self.sshkey]},
+        }
+
+
+def _merge(defaults: list[tuple[str, tuple[Action, ...]]],
+           user: list[tuple[str, tuple[Action, ...]]]) -> list[tuple[str, tuple[Action, ...]]]:
+    merged = list(defaults)
+    index = {k: i for i, (k, _) in enumerate(merged)}
+    for key, actions in user:
+        if key in index:
+            merged[index[key]] = (key, actions)
+        else:
+            index[key] = len(merged)
+            merged.append((key, actions))
+    return merged
+
+
+@dataclass(frozen=True)
+class Disruption:
+    """The decision: verdict, ordered actions, whether to drain, and why (one reason per change)."""
+
+    verdict: str
+    actions: tuple[Action, ...]
+    drain: bool
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def reboot(self) -> bool:
+        """True when the node must reboot."""
+        return self.verdict == "reboot"
+
+    @property
+    def reload_units(self) -> tuple[str, ...]:
+        """Services to `systemctl reload`, in order, without repeats."""
+        return tuple(dict.fromkeys(a.service for a in self.actions if a.type == "Reload"))
+
+    @property
+    def restart_units(self) -> tuple[str, ...]:
+        """Services to `systemctl restart`, in order, without repeats."""
+        return tuple(dict.fromkeys(a.service for a in self.actions if a.type == "Restart"))
+
+    @property
+    def daemon_reload(self) -> bool:
+        """True when `systemctl daemon-reload` is among the actions."""
+        return any(a.type == "DaemonReload" for a in self.actions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form for `mco diff --json`."""
+        return {"verdict": self.verdict, "drain": self.drain, "actions": [a.to_dict() for a in self.actions],
+                "reasons": list(self.reasons)}
+
+
+def _verdict(actions: Sequence[Action]) -> str:
+    kinds = {a.type for a in actions}
+    if "Reboot" in kinds:
+        return "reboot"
+    if "Restart" in kinds:
+        return "restart"
+    if kinds & {"Reload", "DaemonReload", "Special"}:
+        return "reload"
+    return "none"
+
+
+def disruption(diff: ConfigDiff, policy: DisruptionPolicy | None = None, *, force: bool = False) -> Disruption:
+    """Decide the post-config actions and drain for a diff (rules in the module docstring)."""
+    policy = policy or DisruptionPolicy.defaults()
+    if force:
+        return Disruption("reboot", (REBOOT,), True, ("force file present",))
+    if diff.os_changes:
+        return Disruption("reboot", (REBOOT,), True, tuple(f"{n} changed: reboot" for n in diff.os_changes))
+    if not (diff.files or diff.units or diff.passwd):
+        return Disruption("none", (NONE,), False, ())
+    actions: list[Action] = []
+    reasons: list[str] = []
+    for path in diff.files.all:
+        found = policy.for_file(path)
+        if found is None:
+            return Disruption("reboot", (REBOOT,), True, (f"file {path}: no disruption policy matches: reboot",))
+        actions += found.actions
+        reasons.append(f"file {path}: policy {found.path}: {', '.join(map(str, found.actions))}")
+    for name in diff.units.all:
+        unit = policy.for_unit(name)
+        if unit is None:
+            return Disruption("reboot", (REBOOT,), True, (f"unit {name}: no disruption policy matches: reboot",))
+        actions += unit.actions
+        reasons.append(f"unit {name}: policy {unit.name}: {', '.join(map(str, unit.actions))}")
+    if diff.passwd:
+        actions += policy.sshkey
+        reasons.append(f"sshkey: {', '.join(map(str, policy.sshkey))}")
+    if any(a.type == "Reboot" for a in actions):
+        return Disruption("reboot", (REBOOT,), True, tuple(reasons))
+    if any(a.type != "None" for a in actions):
+        actions = [a for a in actions if a.type != "None"]
+    else:
+        actions = [NONE]
+    drain = any(a.type == "Drain" for a in actions)
+    if not drain and any(a.type == "Special" for a in actions):
+        drain = not registries_change_is_safe(diff.old_files.get(REGISTRIES_CONF),
+                                              diff.new_files.get(REGISTRIES_CONF))
+        reasons.append(f"{REGISTRIES_CONF}: change is {'unsafe: drain' if drain else 'safe: no drain'}")
+    return Disruption(_verdict(actions), tuple(actions), drain, tuple(reasons))
+
+
+# --- registries.conf safety (drain.go:isSafeContainerRegistryConfChanges) -------------------------------------
+
+
+def _registries(entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The parsed TOML of a registries.conf file entry ({} when absent); None when it cannot be read."""
+    if entry is None:
+        return {}
+    try:
+        raw = file_contents(entry)
+        data = tomllib.loads(raw.decode("utf-8")) if raw else {}
+    except (ContentsError, ValueError, UnicodeDecodeError):
+        return None
+    return data
+
+
+def _regs_by_key(conf: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for reg in conf.get("registry") or ():
+        if isinstance(reg, Mapping):
+            out[str(reg.get("prefix") or reg.get("location") or "")] = reg
+    return out
+
+
+def _mirrors(reg: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    return {str(m.get("location", "")): m for m in reg.get("mirror") or () if isinstance(m, Mapping)}
+
+
+def _digest_only(mirror: Mapping[str, Any]) -> bool:
+    return mirror.get("pull-from-mirror") == "digest-only"
+
+
+def registries_change_is_safe(old_entry: Mapping[str, Any] | None, new_entry: Mapping[str, Any] | None) -> bool:
+    """True when a registries.conf change can be applied with a crio reload and no drain."""
+    old, new = _registries(old_entry), _registries(new_entry)
+    if old is None or new is None:
+        return False
+    old_search = list(old.get("unqualified-search-registries") or ())
+    new_search = list(new.get("unqualified-search-registries") or ())
+    if new_search[:len(old_search)] != old_search:
+        return False
+    old_regs, new_regs = _regs_by_key(old), _regs_by_key(new)
+    if set(old_regs) - set(new_regs):
+        return False
+    for key, reg in new_regs.items():
+        mirrors = _mirrors(reg)
+        if key not in old_regs:
+            if mirrors:
+                if not all(_digest_only(m) for m in mirrors.values()):
+                    return False
+            elif reg.get("mirror-by-digest-only") is not True:
+                return False
+            continue
+        before = old_regs[key]
+        for field_name in ("prefix", "location", "blocked", "insecure"):
+            if before.get(field_name) != reg.get(field_name):
+                return False
+        old_mirrors = _mirrors(before)
+        if set(old_mirrors) - set(mirrors):
+            return False
+        for loc, mirror in mirrors.items():
+            if loc in old_mirrors:
+                was = old_mirrors[loc].get("pull-from-mirror")
+                if mirror.get("pull-from-mirror") != was and not _digest_only(mirror):
+                    return False
+            elif not _digest_only(mirror) and reg.get("mirror-by-digest-only") is not True:
+                return False
+    return True
