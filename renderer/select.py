@@ -1,0 +1,142 @@
+"""Kubernetes label selectors (`metav1.LabelSelector`), as pools use them to pick MachineConfigs.
+
+Semantics (`LabelSelectorAsSelector`): `matchLabels` is an AND of key == value; `matchExpressions` are
+AND-ed with it; `In` needs the label present with one of `values`, `NotIn` is true when the label is
+absent or has none of them, `Exists` / `DoesNotExist` test presence only. `In`/`NotIn` need a non-empty
+`values`, `Exists`/`DoesNotExist` must have none. A nil selector matches nothing; the MCO refuses to
+render a pool whose selector is `{}` (it would select everything), and so do we (`is_empty`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from renderer.problems import Path
+
+OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One `matchExpressions` entry."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether `labels` satisfy this requirement."""
+        if self.operator == "In":
+            return self.key in labels and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return self.key not in labels or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return self.key in labels
+        return self.key not in labels  # DoesNotExist
+
+    def describe(self) -> str:
+        """`role in (worker,infra)`, as kubectl prints it."""
+        if self.operator == "Exists":
+            return self.key
+        if self.operator == "DoesNotExist":
+            return f"!{self.key}"
+        op = "in" if self.operator == "In" else "notin"
+        return f"{self.key} {op} ({','.join(sorted(self.values))})"
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """matchLabels + matchExpressions."""
+
+    match_labels: Mapping[str, str]
+    match_expressions: tuple[Requirement, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """`{}`: would select everything."""
+        return not self.match_labels and not self.match_expressions
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether an object with `labels` is selected (an empty selector matches nothing here)."""
+        if self.is_empty:
+            return False
+        for key, value in self.match_labels.items():
+            if labels.get(key) != value:
+                return False
+        return all(req.matches(labels) for req in self.match_expressions)
+
+    def describe(self) -> str:
+        """kubectl's string form: `machineconfiguration.openshift.io/role=worker,env in (a,b)`."""
+        parts = [f"{k}={v}" for k, v in sorted(self.match_labels.items())]
+        parts += [r.describe() for r in self.match_expressions]
+        return ",".join(parts)
+
+
+def _label_value(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def parse_selector(data: Any, path: Path) -> tuple[LabelSelector | None, list[tuple[Path, str, str]]]:
+    """Read a LabelSelector object; returns the selector (None if absent or broken) and (path, code, message) problems."""
+    problems: list[tuple[Path, str, str]] = []
+    if data is None:
+        return None, problems
+    if not isinstance(data, Mapping):
+        return None, [(path, "json-type", "a label selector must be an object")]
+    labels: dict[str, str] = {}
+    raw_labels = data.get("matchLabels") or {}
+    if not isinstance(raw_labels, Mapping):
+        problems.append(((*path, "matchLabels"), "json-type", "matchLabels must be an object of strings"))
+    else:
+        for key, value in raw_labels.items():
+            text = _label_value(value)
+            if text is None:
+                problems.append(((*path, "matchLabels", key), "json-type",
+                                 f"label value must be a string, got {type(value).__name__} {value!r}"))
+            else:
+                labels[str(key)] = text
+    requirements: list[Requirement] = []
+    raw_exprs = data.get("matchExpressions") or []
+    if not isinstance(raw_exprs, list):
+        problems.append(((*path, "matchExpressions"), "json-type", "matchExpressions must be a list"))
+        raw_exprs = []
+    for i, expr in enumerate(raw_exprs):
+        epath = (*path, "matchExpressions", i)
+        if not isinstance(expr, Mapping):
+            problems.append((epath, "json-type", "must be an object with key, operator, values"))
+            continue
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
+        if not isinstance(key, str) or not key:
+            problems.append(((*epath, "key"), "required", "key is required"))
+            continue
+        if op not in OPERATORS:
+            problems.append(((*epath, "operator"), "selector-operator",
+                             f"operator {op!r} is not one of {', '.join(OPERATORS)}"))
+            continue
+        if values is not None and not isinstance(values, list):
+            problems.append(((*epath, "values"), "json-type", "values must be a list of strings"))
+            continue
+        texts: list[str] = []
+        for j, v in enumerate(values or []):
+            text = _label_value(v)
+            if text is None:
+                problems.append(((*epath, "values", j), "json-type",
+                                 f"values must be strings, got {type(v).__name__} {v!r}"))
+            else:
+                texts.append(text)
+        if op in ("In", "NotIn") and not values:
+            problems.append(((*epath, "values"), "selector-values",
+                             f"values must be non-empty for operator {op}"))
+            continue
+        if op in ("Exists", "DoesNotExist") and values:
+            problems.append(((*epath, "values"), "selector-values",
+                             f"values must be empty for operator {op}"))
+            continue
+        requirements.append(Requirement(key=key, operator=str(op), values=tuple(texts)))
+    if problems:
+        return None, problems
+    return LabelSelector(match_labels=labels, match_expressions=tuple(requirements)), problems
