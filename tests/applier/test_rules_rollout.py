@@ -1,0 +1,60 @@
+"""server/rollout.py: maxUnavailable, paused pools, Degraded nodes stop the rollout widening."""
+
+from __future__ import annotations
+
+import pytest
+
+from renderer.rendered import NodeStatus, PoolRecord
+from server.rollout import RolloutError, desired_for, max_unavailable_count
+
+OLD, NEW = "rendered-worker-old", "rendered-worker-new"
+
+
+def _n(name: str, current: str = OLD, desired: str = OLD, state: str = "Done", pool: str = "worker") -> NodeStatus:
+    return NodeStatus(name=name, pool=pool, current_config=current, desired_config=desired, state=state)
+
+
+MAX = [
+    ("int", 2, 10, 2), ("zero-is-one", 0, 10, 1), ("percent-rounds-down", "25%", 10, 2),
+    ("percent-min-one", "10%", 3, 1), ("hundred-percent", "100%", 7, 7), ("int-string", "3", 5, 3),
+]
+
+
+@pytest.mark.parametrize("value,size,count", [c[1:] for c in MAX], ids=[c[0] for c in MAX])
+def test_max_unavailable(value: int | str, size: int, count: int) -> None:
+    assert max_unavailable_count(value, size) == count
+
+
+@pytest.mark.parametrize("value", ["x", "-1", -1, "1.5%", True], ids=["word", "neg-str", "neg", "float", "bool"])
+def test_max_unavailable_invalid(value: object) -> None:
+    with pytest.raises(RolloutError):
+        max_unavailable_count(value, 3)  # type: ignore[arg-type]
+
+
+POOL = PoolRecord(name="worker", current=NEW, max_unavailable=1)
+CASES = [
+    ("first-node-gets-target", "a", POOL, [_n("a"), _n("b"), _n("c")], NEW),
+    ("second-waits", "b", POOL, [_n("a", desired=NEW, state="Working"), _n("b"), _n("c")], OLD),
+    ("updating-node-keeps-target", "a", POOL, [_n("a", desired=NEW, state="Working"), _n("b")], NEW),
+    ("done-node-frees-slot", "b", POOL, [_n("a", NEW, NEW), _n("b"), _n("c")], NEW),
+    ("degraded-blocks", "b", POOL, [_n("a", OLD, NEW, "Degraded"), _n("b")], OLD),
+    ("degraded-at-current-blocks", "b", POOL, [_n("a", OLD, OLD, "Degraded"), _n("b")], OLD),
+    ("handed-out-not-yet-working-counts", "b", POOL, [_n("a", OLD, NEW, "Done"), _n("b")], OLD),
+    ("max-two", "c", PoolRecord(name="worker", current=NEW, max_unavailable=2),
+     [_n("a", OLD, NEW, "Working"), _n("b"), _n("c")], NEW),
+    ("max-two-full", "c", PoolRecord(name="worker", current=NEW, max_unavailable=2),
+     [_n("a", OLD, NEW, "Working"), _n("b", OLD, NEW, "Working"), _n("c")], OLD),
+    ("percent", "d", PoolRecord(name="worker", current=NEW, max_unavailable="50%"),
+     [_n("a", OLD, NEW, "Working"), _n("b"), _n("c"), _n("d")], NEW),
+    ("paused", "a", PoolRecord(name="worker", current=NEW, paused=True), [_n("a")], OLD),
+    ("paused-at-target", "a", PoolRecord(name="worker", current=NEW, paused=True), [_n("a", NEW, NEW)], NEW),
+    ("other-pool-ignored", "a", POOL, [_n("x", OLD, "rendered-infra-1", "Working", pool="infra"), _n("a")], NEW),
+    ("unknown-node-gets-target", "z", POOL, [_n("a")], NEW),
+    ("unknown-node-waits", "z", POOL, [_n("a", OLD, NEW, "Working")], None),
+    ("no-target", "a", PoolRecord(name="worker"), [_n("a")], OLD),
+]
+
+
+@pytest.mark.parametrize("node,pool,statuses,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_desired_for(node: str, pool: PoolRecord, statuses: list[NodeStatus], expected: str | None) -> None:
+    assert desired_for(node, pool, statuses) == expected
