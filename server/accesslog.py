@@ -1,0 +1,66 @@
+"""Structured access logs: one JSON object per request, never a secret.
+
+Logged: time, worker pid, client address, method, path (never the query string, which may carry a
+token), status, body bytes, duration, User-Agent and Accept (truncated), and what the handler noted in
+`request["log"]` (pool, served version, rendered name, refusal reason). Never logged: Authorization,
+cookies, request bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import Any
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
+LOGGER_NAME = "mco.access"
+_LIMIT = 200
+
+
+def _clip(value: str | None) -> str:
+    return (value or "")[:_LIMIT]
+
+
+class JsonAccessLogger(AbstractAccessLogger):
+    """aiohttp access logger writing one JSON line per request to the `mco.access` logger."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time_taken: float) -> None:
+        entry: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "worker": os.getpid(),
+            "remote": request.remote,
+            "method": request.method,
+            "path": _clip(request.rel_url.path),
+            "status": response.status,
+            "bytes": response.body_length,
+            "ms": round(time_taken * 1000, 3),
+            "ua": _clip(request.headers.get("User-Agent")),
+            "accept": _clip(request.headers.get("Accept")),
+        }
+        noted = request.get("log")
+        if noted:
+            entry.update(noted)
+        self.logger.info(json.dumps(entry, sort_keys=True))
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+
+def configure(target: str | None) -> logging.Logger | None:
+    """Send access logs to a file, `-` (stderr), or nowhere (None / `off`); returns the logger to use."""
+    logger = logging.getLogger(LOGGER_NAME)
+    logger.propagate = False
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    if not target or target == "off":
+        return None
+    out: logging.Handler = logging.StreamHandler() if target == "-" else logging.FileHandler(target)
+    out.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(out)
+    logger.setLevel(logging.INFO)
+    return logger

@@ -1,0 +1,358 @@
+"""The aiohttp application: routes over the current snapshot and the store.
+
+Status codes (never a blanket 500):
+  200 config / JSON      304 If-None-Match matched      400 bad pool name, Accept or report body
+  403 address or token refused (no config bytes)          404 unknown pool, node or rendered config
+  405 method not allowed 406 spec version unsatisfiable  413 body too large
+  503 not ready (no good render yet) or the store failed (Ignition retries 5xx)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from renderer.rendered import ModelError, NodeStatus, PoolRecord
+from renderer.store import NotFound, Store, StoreError, check_name
+from server.auth import AccessPolicy, Refused
+from server.convert import ConversionRefused
+from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from server.metrics import ServerMetrics
+from server.negotiate import choose_cached
+from server.settings import ServerSettings
+from server.state import ServerState
+from server.status import StatusReportError, parse_report, pool_status
+
+STATE: web.AppKey[ServerState] = web.AppKey("state", ServerState)
+STORE: web.AppKey[Any] = web.AppKey("store", object)
+METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
+SETTINGS: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings)
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_JSON = "application/json"
+DesiredFn = Callable[[str, PoolRecord, Sequence[NodeStatus]], "str | None"]
+
+
+def _error(status: int, code: str, message: str, path: str = "") -> web.Response:
+    body = {"error": code, "message": message}
+    if path:
+        body["path"] = path
+    return web.Response(status=status, body=json.dumps(body).encode() + b"\n", content_type=_JSON)
+
+
+def accepts_gzip(header: str | None) -> bool:
+    """Whether Accept-Encoding allows gzip (an explicit `gzip;q=0` refuses it)."""
+    if not header or "gzip" not in header:
+        return False
+    for element in header.split(","):
+        coding, _, params = element.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "x-gzip"):
+            q = params.strip()
+            if q.startswith("q="):
+                try:
+                    return float(q[2:]) > 0
+                except ValueError:
+                    return False
+            return True
+    return False
+
+
+def etag_matches(if_none_match: str, etag: str) -> bool:
+    """If-None-Match uses weak comparison: `W/"x"` matches `"x"`, `*` matches anything."""
+    for candidate in if_none_match.split(","):
+        tag = candidate.strip()
+        if tag == "*":
+            return True
+        if tag.startswith("W/"):
+            tag = tag[2:]
+        if tag == etag:
+            return True
+    return False
+
+
+class Handlers:
+    """Route handlers; dependencies come in through the constructor (one composition root: run.py)."""
+
+    def __init__(self, *, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
+                 desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> None:
+        self.state = state
+        self.store = store
+        self.settings = settings
+        self.policy: AccessPolicy = settings.policy
+        self.metrics = metrics
+        self._desired_for = desired_for
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._rollout_lock = threading.Lock()
+
+    # -- /config/{pool}: the hot path ----------------------------------------------------------------
+    async def config(self, request: web.Request) -> web.StreamResponse:
+        """Ignition for a pool, in the negotiated spec version."""
+        pool = request.match_info["pool"]
+        note: dict[str, Any] = {"pool": pool}
+        request["log"] = note
+        response, label, version, nbytes = self._config(request, pool, note)
+        self.metrics.config_request(label, version, response.status, nbytes)
+        return response
+
+    def _config(self, request: web.Request, pool: str, note: dict[str, Any]
+                ) -> tuple[web.StreamResponse, str, str, int]:
+        try:
+            self.policy.check_address(request.remote)
+        except Refused as exc:
+            note["refused"] = exc.reason
+            return _error(403, "forbidden", "forbidden"), "-", "-", 0
+        if not _NAME_RE.match(pool):
+            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool"), "-", "-", 0
+        snapshot = self.state.snapshot
+        if snapshot is None:
+            why = self.state.store_error or "no good render yet"
+            return _error(503, "not-ready", why), "-", "-", 0
+        entry = snapshot.pools.get(pool)
+        if entry is None:
+            return _error(404, "unknown-pool", f"no pool {pool!r}", "path pool"), "-", "-", 0
+        headers = request.headers
+        if self.policy.pool_requires_token(pool):
+            try:
+                self.policy.check_token(pool, headers.get("Authorization"))
+            except Refused as exc:
+                note["refused"] = exc.reason
+                return _error(403, "forbidden", "forbidden"), pool, "-", 0
+        payload = entry.payload
+        if payload is None:
+            return _error(503, "not-ready", f"pool {pool} has no rendered config yet"), pool, "-", 0
+        accept = headers.get("Accept")
+        if accept is not None and len(headers.getall("Accept")) > 1:
+            accept = ", ".join(headers.getall("Accept"))
+        choice = choose_cached(accept)
+        if choice.error is not None:
+            return _error(choice.error.status, "accept", choice.error.message, choice.error.path), pool, "-", 0
+        try:
+            variant = payload.variant(choice.version or self.settings.default_version)
+        except ConversionRefused as exc:
+            note["refused"] = exc.message
+            return _error(406, "unsatisfiable-version", str(exc), ", ".join(exc.fields)), pool, exc.version, 0
+        note["version"] = variant.version
+        note["rendered"] = payload.name
+        gz = accepts_gzip(headers.get("Accept-Encoding"))
+        etag = variant.gzip_etag if gz else variant.etag
+        out = {"ETag": etag, "Vary": "Accept, Accept-Encoding", "Cache-Control": "no-cache",
+               "X-Rendered-Config": payload.name}
+        inm = headers.get("If-None-Match")
+        if inm is not None and etag_matches(inm, etag):
+            return web.Response(status=304, headers=out), pool, variant.version, 0
+        out["Content-Type"] = _JSON
+        if gz:
+            out["Content-Encoding"] = "gzip"
+        body = variant.gzip_body if gz else variant.body
+        nbytes = 0 if request.method == "HEAD" else len(body)
+        return web.Response(body=body, headers=out), pool, variant.version, nbytes
+
+    # -- health and metrics --------------------------------------------------------------------------
+    async def healthz(self, request: web.Request) -> web.Response:
+        """200 once a good render is served; 503 before (or while the store is unreadable at start)."""
+        if self.state.ready:
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text=f"not ready: {self.state.store_error or 'no good render yet'}\n")
+
+    async def metrics_page(self, request: web.Request) -> web.Response:
+        """Prometheus text exposition."""
+        body = self.metrics.exposition()
+        response = web.Response(body=body)
+        response.headers["Content-Type"] = METRICS_CONTENT_TYPE
+        return response
+
+    # -- pools and node status -----------------------------------------------------------------------
+    def _address(self, request: web.Request) -> web.Response | None:
+        try:
+            self.policy.check_address(request.remote)
+        except Refused as exc:
+            request["log"] = {"refused": exc.reason}
+            return _error(403, "forbidden", "forbidden")
+        return None
+
+    async def pools(self, request: web.Request) -> web.Response:
+        """Every pool's MachineConfigPool-style status."""
+        if (refused := self._address(request)) is not None:
+            return refused
+        try:
+            items = await asyncio.to_thread(self._pool_statuses, None)
+        except StoreError as exc:
+            return _error(503, "store", str(exc), exc.path)
+        body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors)}
+        return web.json_response(body)
+
+    async def pool(self, request: web.Request) -> web.Response:
+        """One pool's status."""
+        if (refused := self._address(request)) is not None:
+            return refused
+        name = request.match_info["pool"]
+        if not _NAME_RE.match(name):
+            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool")
+        try:
+            items = await asyncio.to_thread(self._pool_statuses, name)
+        except NotFound:
+            return _error(404, "unknown-pool", f"no pool {name!r}", "path pool")
+        except StoreError as exc:
+            return _error(503, "store", str(exc), exc.path)
+        return web.json_response(items[0])
+
+    def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
+        names = [only] if only else self.store.list_pools()
+        records = [self.store.get_pool(n) for n in names]
+        nodes = self.store.list_node_status()
+        return [pool_status(r, nodes) for r in records]
+
+    async def node_status(self, request: web.Request) -> web.Response:
+        """A node reports `{pool, currentConfig, desiredConfig, state, message}`; stored, then echoed."""
+        if (refused := self._address(request)) is not None:
+            return refused
+        node = request.match_info["name"]
+        if not _NAME_RE.match(node):
+            return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
+        try:
+            body = json.loads(await request.read())
+        except ValueError as exc:
+            return _error(400, "json", f"body is not JSON: {exc}", "$")
+        try:
+            status = parse_report(node, body, reported_at=self.clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
+        except StatusReportError as exc:
+            return _error(400, "invalid-report", exc.message, exc.path)
+        request["log"] = {"pool": status.pool, "node": node, "state": status.state}
+        try:
+            self.policy.check_token(status.pool, request.headers.get("Authorization"))
+        except Refused as exc:
+            request["log"]["refused"] = exc.reason
+            return _error(403, "forbidden", "forbidden")
+        try:
+            await asyncio.to_thread(self._store_status, status)
+        except NotFound:
+            return _error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
+        except StoreError as exc:
+            return _error(503, "store", str(exc), exc.path)
+        return web.json_response(status.to_dict())
+
+    def _store_status(self, status: NodeStatus) -> None:
+        self.store.get_pool(status.pool)  # NotFound for an unknown pool
+        self.store.put_node_status(status)
+
+    async def desired(self, request: web.Request) -> web.Response:
+        """`{"desiredConfig": NAME, "pool": P}`: where the rollout says this node should go now."""
+        if (refused := self._address(request)) is not None:
+            return refused
+        node = request.match_info["name"]
+        if not _NAME_RE.match(node):
+            return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
+        pool = request.query.get("pool", "")
+        if pool and not _NAME_RE.match(pool):
+            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "query pool")
+        try:
+            answer = await asyncio.to_thread(self._desired, node, pool, request.headers.get("Authorization"))
+        except Refused as exc:
+            request["log"] = {"refused": exc.reason}
+            return _error(403, "forbidden", "forbidden")
+        except NotFound as exc:
+            return _error(404, "not-found", str(exc), exc.path)
+        except StoreError as exc:
+            return _error(503, "store", str(exc), exc.path)
+        except ValueError as exc:  # the pool's maxUnavailable is unusable (RolloutError)
+            return _error(503, "pool-spec", str(exc), getattr(exc, "path", ""))
+        except _MissingPool:
+            return _error(400, "missing-pool", "pool query parameter required for a node that never reported",
+                          "query pool")
+        if answer["desiredConfig"] is None:
+            return _error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
+        return web.json_response(answer)
+
+    def _desired(self, node: str, pool: str, authorization: str | None) -> dict[str, Any]:
+        with self._rollout_lock:  # two nodes asking at once are counted against each other
+            statuses = self.store.list_node_status()
+            mine = next((s for s in statuses if s.name == node), None)
+            if not pool:
+                pool = mine.pool if mine is not None else ""
+                if not pool:
+                    raise _MissingPool()
+            self.policy.check_token(pool, authorization)
+            record = self.store.get_pool(pool)
+            if self._desired_for is not None:
+                desired = self._desired_for(node, record, statuses)
+            else:
+                from server.rollout import desired_for
+
+                desired = desired_for(node, record, statuses)
+            if desired and desired == record.current and (mine is None or mine.desired_config != desired):
+                # Record the hand-out before answering, so the next node sees this one as busy.
+                now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                handed = (replace(mine, pool=pool, desired_config=desired, reported_at=now) if mine is not None
+                          else NodeStatus(node, pool, "", desired, "Working", "handed out desired config", now))
+                self.store.put_node_status(handed)
+        return {"desiredConfig": desired, "pool": pool}
+
+    async def rendered(self, request: web.Request) -> web.Response:
+        """The stored RenderedConfig JSON (what the on-node agent diffs against)."""
+        if (refused := self._address(request)) is not None:
+            return refused
+        name = request.match_info["name"]
+        try:
+            check_name("rendered", name)
+        except StoreError:
+            return _error(400, "invalid-name", "rendered config name must be a lowercase DNS name", "path name")
+        try:
+            rendered = await asyncio.to_thread(self.store.get_rendered, name)
+        except NotFound:
+            return _error(404, "not-found", f"no rendered config {name!r}", "path name")
+        except (StoreError, ModelError) as exc:
+            return _error(503, "store", str(exc))
+        try:
+            self.policy.check_token(rendered.pool, request.headers.get("Authorization"))
+        except Refused as exc:
+            request["log"] = {"refused": exc.reason}
+            return _error(403, "forbidden", "forbidden")
+        return web.Response(body=rendered.to_json_bytes(), content_type=_JSON)
+
+
+class _MissingPool(Exception):
+    """The desired-config query named no pool and the node never reported one."""
+
+
+@web.middleware
+async def count_requests(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+    """Count every request by route and status (the `/config` route is counted in detail by its handler)."""
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        resource = request.match_info.route.resource
+        request.app[METRICS].http_request(resource.canonical if resource is not None else "-", status)
+
+
+def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
+               desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> web.Application:
+    """The aiohttp application with every route (no listeners; run.py adds them)."""
+    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[count_requests])
+    app[STATE] = state
+    app[STORE] = store
+    app[METRICS] = metrics
+    app[SETTINGS] = settings
+    h = Handlers(state=state, store=store, settings=settings, metrics=metrics, desired_for=desired_for, clock=clock)
+    app.router.add_get("/config/{pool}", h.config)
+    app.router.add_get("/healthz", h.healthz)
+    app.router.add_get("/metrics", h.metrics_page)
+    app.router.add_get("/pools", h.pools)
+    app.router.add_get("/pools/{pool}", h.pool)
+    app.router.add_post("/nodes/{name}/status", h.node_status)
+    app.router.add_get("/nodes/{name}/desired", h.desired)
+    app.router.add_get("/rendered/{name}", h.rendered)
+    return app

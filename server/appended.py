@@ -1,0 +1,119 @@
+"""What the server adds to a served config for a booting node, as the MCS does (notes/mco.md §3.4 step 6).
+
+- `/etc/machine-config-daemon/node-annotations.json`: the node's first annotations (current, desired and
+  first-pivot config = the served rendered name, state Done; images when the config names a pre-built one),
+  so the on-node agent starts from the config the machine was provisioned with.
+- `/etc/ignition-machine-config-encapsulated.json` (always last): the MachineConfig with its Ignition part
+  replaced by an empty config of the served spec version; the first-boot agent reads osImageURL and kernel
+  arguments from it.
+- For a spec below 3.3.0 (no `kernelArguments` in Ignition), `kernelArguments.shouldExist` moves into the
+  encapsulated MachineConfig's `spec.kernelArguments`; `shouldNotExist` cannot travel and is refused.
+
+Added files have mode 0644 (420), `overwrite: true` and `data:,` contents percent-escaped like Go's
+`dataurl.Escape` (bytes outside `[A-Za-z0-9-_.!~*'()]` become `%XX`). A file of the config at the same
+path is replaced rather than duplicated, so the result stays valid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from renderer.rendered import RenderedConfig
+from server.convert import ConversionRefused
+
+ANNOTATIONS_PATH = "/etc/machine-config-daemon/node-annotations.json"
+ENCAPSULATED_PATH = "/etc/ignition-machine-config-encapsulated.json"
+ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
+PRE_BUILT_IMAGE = ANNOTATION_PREFIX + "pre-built-image"
+KARGS_SINCE = (3, 3, 0)
+
+
+@dataclass(frozen=True)
+class AppendOptions:
+    """Which MCS-style files to append (both on by default, as the MCS always does)."""
+
+    node_annotations: bool = True
+    encapsulated: bool = True
+
+
+def escape_data_url(data: bytes) -> str:
+    """A `data:,` URL with Go's `dataurl.Escape` percent-encoding (not base64, as the MCS writes them)."""
+    return "data:," + quote(data, safe="-_.!~*'()")
+
+
+def file_entry(path: str, data: bytes) -> dict[str, Any]:
+    """An Ignition `storage.files` entry as the MCS appends it."""
+    return {"path": path, "mode": 420, "overwrite": True, "contents": {"source": escape_data_url(data)}}
+
+
+def node_annotations(rendered: RenderedConfig) -> bytes:
+    """The node-annotations file content: compact JSON, keys sorted."""
+    annotations = {
+        ANNOTATION_PREFIX + "currentConfig": rendered.name,
+        ANNOTATION_PREFIX + "desiredConfig": rendered.name,
+        ANNOTATION_PREFIX + "firstPivotConfig": rendered.name,
+        ANNOTATION_PREFIX + "state": "Done",
+    }
+    image = rendered.annotations.get(PRE_BUILT_IMAGE, "")
+    if image:
+        annotations[ANNOTATION_PREFIX + "currentImage"] = image
+        annotations[ANNOTATION_PREFIX + "desiredImage"] = image
+    return json.dumps(annotations, sort_keys=True, separators=(",", ":")).encode()
+
+
+def encapsulated(rendered: RenderedConfig, version: str, kernel_arguments: tuple[str, ...]) -> bytes:
+    """The MachineConfig with `spec.config` emptied to `{"ignition":{"version":V}}`."""
+    spec = rendered.spec.to_dict()
+    spec["config"] = {"ignition": {"version": version}}
+    spec["kernelArguments"] = list(kernel_arguments)
+    mc = {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfig",
+        "metadata": {
+            "name": rendered.name,
+            "labels": {ANNOTATION_PREFIX + "pool": rendered.pool},
+            "annotations": dict(rendered.annotations),
+        },
+        "spec": spec,
+    }
+    return json.dumps(mc, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("-")[0].split(".")[:3])
+
+
+def migrate_kernel_arguments(config: Mapping[str, Any], version: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """For specs before 3.3.0: drop Ignition `kernelArguments`, returning `shouldExist` to carry in the MC."""
+    out = dict(config)
+    kargs = out.get("kernelArguments")
+    if _version_tuple(version) >= KARGS_SINCE or not isinstance(kargs, Mapping):
+        return out, ()
+    if kargs.get("shouldNotExist"):
+        raise ConversionRefused(version, f"can't serve version {version} with ignition "
+                                "kernelArguments.shouldNotExist populated", ("$.kernelArguments.shouldNotExist",))
+    del out["kernelArguments"]
+    return out, tuple(str(a) for a in kargs.get("shouldExist") or ())
+
+
+def with_appended(rendered: RenderedConfig, version: str, options: AppendOptions) -> dict[str, Any]:
+    """The rendered Ignition config plus the appended files, ready to translate to `version`."""
+    config, moved = migrate_kernel_arguments(rendered.ignition, version)
+    extra: list[dict[str, Any]] = []
+    if options.node_annotations:
+        extra.append(file_entry(ANNOTATIONS_PATH, node_annotations(rendered)))
+    if options.encapsulated:
+        kargs = tuple(rendered.spec.kernel_arguments) + moved
+        extra.append(file_entry(ENCAPSULATED_PATH, encapsulated(rendered, version, kargs)))
+    if not extra:
+        return config
+    storage = dict(config.get("storage") or {})
+    replaced = {e["path"] for e in extra}
+    files = [f for f in storage.get("files") or () if not (isinstance(f, Mapping) and f.get("path") in replaced)]
+    storage["files"] = files + extra
+    config["storage"] = storage
+    return config

@@ -1,0 +1,173 @@
+"""The composition root of `mco serve`: builds the store, state, reloader and app, opens the listeners.
+
+With `workers > 1`, that many processes share the ports through SO_REUSEPORT (the kernel spreads
+connections). Worker 0 is the leader: it renders and watches the cluster directory; the others follow
+the store. A shared store is needed for that, so without `--store` a temporary directory is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from aiohttp import web
+
+from renderer.store import DirectoryStore, MemoryStore, Store
+from server import accesslog
+from server.app import create_app
+from server.metrics import ServerMetrics
+from server.settings import ServerSettings
+from server.snapshot import PayloadCache
+from server.state import ServerState
+from server.tls import CertReloader, server_context
+from server.watch import Reloader, RenderFn, default_render
+
+log = logging.getLogger("mco.server")
+
+
+@dataclass
+class Running:
+    """A started server: what tests and the CLI need to talk to it and stop it."""
+
+    runner: web.AppRunner
+    state: ServerState
+    reloader: Reloader
+    tasks: list[asyncio.Task[None]]
+    addresses: list[tuple[str, str, int]]  # (scheme, host, port) actually bound
+    certs: CertReloader | None = None
+
+    async def stop(self) -> None:
+        """Stop polling and close the listeners."""
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.runner.cleanup()
+
+
+def open_store(settings: ServerSettings) -> Store:
+    """The directory store when one is configured, else an in-memory one."""
+    return DirectoryStore(settings.store_dir) if settings.store_dir else MemoryStore()
+
+
+async def start(settings: ServerSettings, *, store: Store | None = None, leader: bool = True,
+                render: RenderFn = default_render) -> Running:
+    """Render (leader) or load (follower), then listen; returns once the listeners are open."""
+    store = store if store is not None else open_store(settings)
+    state = ServerState()
+    metrics = ServerMetrics()
+    cache = PayloadCache(options=settings.append, gzip_level=settings.gzip_level)
+    reloader = Reloader(state=state, store=store, cache=cache, metrics=metrics, cluster_dir=settings.cluster_dir,
+                        render=render, leader=leader, interval=settings.poll_interval)
+    await reloader.start()
+    app = create_app(state=state, store=store, settings=settings, metrics=metrics)
+    logger = accesslog.configure(settings.access_log)
+    limits = settings.limits
+    runner = web.AppRunner(
+        app, access_log_class=accesslog.JsonAccessLogger, access_log=logger,
+        max_line_size=limits.max_line_size, max_field_size=limits.max_field_size,
+        max_headers=limits.max_headers, keepalive_timeout=limits.keepalive_timeout,
+        handle_signals=False)
+    await runner.setup()
+    reuse = settings.workers > 1
+    addresses: list[tuple[str, str, int]] = []
+    certs: CertReloader | None = None
+    try:
+        if settings.listen:
+            site = web.TCPSite(runner, settings.listen[0], settings.listen[1], reuse_port=reuse, backlog=1024)
+            await site.start()
+            addresses.append(("http", *_bound(site)))
+        if settings.tls_listen:
+            assert settings.cert_file and settings.key_file
+            ctx = server_context(settings.cert_file, settings.key_file)
+            certs = CertReloader(ctx, settings.cert_file, settings.key_file, interval=max(settings.poll_interval, 1.0))
+            site = web.TCPSite(runner, settings.tls_listen[0], settings.tls_listen[1], ssl_context=ctx,
+                               reuse_port=reuse, backlog=1024)
+            await site.start()
+            addresses.append(("https", *_bound(site)))
+    except BaseException:
+        await runner.cleanup()
+        raise
+    tasks = [asyncio.create_task(reloader.run())]
+    if certs is not None:
+        tasks.append(asyncio.create_task(certs.run()))
+    return Running(runner, state, reloader, tasks, addresses, certs)
+
+
+def _bound(site: web.TCPSite) -> tuple[str, int]:
+    server = site._server  # aiohttp keeps the asyncio Server here; we need the real port for port 0
+    sockets = getattr(server, "sockets", None) or []
+    for sock in sockets:
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            host, port = sock.getsockname()[:2]
+            return host, port
+    raise OSError("listener has no socket")
+
+
+async def serve_forever(settings: ServerSettings, *, leader: bool = True,
+                        announce: Callable[[Running], Awaitable[None] | None] | None = None) -> None:
+    """Start, then run until SIGINT/SIGTERM."""
+    running = await start(settings, leader=leader)
+    if announce is not None:
+        maybe = announce(running)
+        if maybe is not None:
+            await maybe
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await running.stop()
+
+
+def _follower_main(settings: ServerSettings) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us with SIGTERM
+    asyncio.run(serve_forever(settings, leader=False))
+
+
+def run(settings: ServerSettings, *, announce: Callable[[Running], None] | None = None) -> None:
+    """Serve with `settings.workers` processes until interrupted."""
+    if settings.workers <= 1:
+        asyncio.run(serve_forever(settings, announce=announce))
+        return
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if settings.store_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="mco-store-")
+        settings = replace(settings, store_dir=Path(tmp.name))
+    DirectoryStore(settings.store_dir or ".")  # create the layout before anyone reads it
+    ctx = multiprocessing.get_context("spawn")
+    children: list[multiprocessing.process.BaseProcess] = []
+
+    def spawn_followers(running: Running) -> None:
+        bound = {scheme: (host, port) for scheme, host, port in running.addresses}
+        follower = replace(settings, listen=bound.get("http"), tls_listen=bound.get("https"))
+        for _ in range(settings.workers - 1):
+            proc = ctx.Process(target=_follower_main, args=(follower,), daemon=True)
+            proc.start()
+            children.append(proc)
+        if announce is not None:
+            announce(running)
+
+    try:
+        asyncio.run(serve_forever(settings, announce=spawn_followers))
+    finally:
+        for proc in children:
+            if proc.pid is not None and proc.is_alive():
+                os.kill(proc.pid, signal.SIGTERM)
+        for proc in children:
+            proc.join(timeout=10)
+        if tmp is not None:
+            tmp.cleanup()

@@ -1,0 +1,30 @@
+"""What one server process currently serves, shared by the handlers and the reloader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from server.snapshot import Snapshot
+
+
+@dataclass
+class ServerState:
+    """Mutable holder of the current snapshot; replaced whole, never edited (the atomic swap).
+
+    `ready` turns True after the first good render (leader) or the first snapshot with a servable pool
+    (follower); `render_errors` are problems of the last render not tied to one pool (they leave the
+    previous snapshot in place); `store_error` is set while the store cannot be read.
+    """
+
+    snapshot: Snapshot | None = None
+    ready: bool = False
+    render_errors: tuple[str, ...] = ()
+    store_error: str | None = None
+    last_render: str = ""
+    generations: int = 0
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def swap(self, snapshot: Snapshot) -> None:
+        """Serve `snapshot` from the next request on."""
+        self.snapshot = snapshot
+        self.generations = snapshot.generation

@@ -1,0 +1,117 @@
+"""Node reports -> MachineConfigPool-style status (notes/mco.md §2.10), and the report's validation.
+
+Node reports are persisted in the store (`nodes/<node>.json`), so status survives a restart; the pool
+status is computed from the store on every read, which keeps several worker processes consistent.
+
+Counts over the nodes whose last report names the pool:
+- updated  = state Done, currentConfig == desiredConfig == the pool's target
+- ready    = updated (nodes report no separate readiness)
+- degraded = state Degraded
+- unavailable = not Done, or current != desired (mid-update or broken)
+Conditions: `Updated` (all nodes updated, none unavailable), `Updating` (not updated and not paused),
+`NodeDegraded` (degraded > 0, with each node's message), `RenderDegraded` as the renderer recorded it,
+and `Degraded` = NodeDegraded or RenderDegraded. `status.configuration` is the target once Updated,
+otherwise the config most nodes are at.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from renderer.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+
+MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
+
+
+class StatusReportError(ValueError):
+    """A node's status report is malformed; `path` is the JSON path of the bad field."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
+    """Validate a `POST /nodes/{name}/status` body into a NodeStatus."""
+    if not isinstance(body, Mapping):
+        raise StatusReportError("$", "must be a JSON object")
+    fields: dict[str, str] = {}
+    for key in ("pool", "currentConfig", "desiredConfig", "state"):
+        value = body.get(key)
+        if not isinstance(value, str):
+            raise StatusReportError(f"$.{key}", "required string" if value is None else "must be a string")
+        fields[key] = value
+    if not fields["pool"]:
+        raise StatusReportError("$.pool", "must not be empty")
+    if fields["state"] not in NODE_STATES:
+        raise StatusReportError("$.state", f"must be one of {', '.join(NODE_STATES)}")
+    message = body.get("message", "")
+    if not isinstance(message, str):
+        raise StatusReportError("$.message", "must be a string")
+    return NodeStatus(name=node, pool=fields["pool"], current_config=fields["currentConfig"],
+                      desired_config=fields["desiredConfig"], state=fields["state"],
+                      message=message[:MESSAGE_LIMIT], reported_at=reported_at)
+
+
+def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since: str = "") -> dict[str, str]:
+    return Condition(type_, "True" if ok else "False", reason, message, since).to_dict()
+
+
+def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
+    """The MachineConfigPool-style object for one pool (rules in the module docstring)."""
+    members = [n for n in nodes if n.pool == record.name]
+    target = record.current
+    updated = [n for n in members if n.state == "Done" and n.current_config == n.desired_config == target]
+    degraded = [n for n in members if n.state == "Degraded"]
+    unavailable = [n for n in members if n.state != "Done" or n.current_config != n.desired_config]
+    all_updated = len(updated) == len(members) and not unavailable
+    render = record.condition("RenderDegraded")
+    render_degraded = render is not None and render.status == "True"
+    conditions = []
+    if all_updated:
+        conditions.append(_condition("Updated", True, message=f"All nodes are updated with MachineConfig {target}"))
+        conditions.append(_condition("Updating", False))
+    else:
+        conditions.append(_condition("Updated", False))
+        if record.paused:
+            conditions.append(_condition("Updating", False,
+                                         message=f"Pool is paused; will not update to MachineConfig {target}"))
+        else:
+            conditions.append(_condition("Updating", True,
+                                         message=f"All nodes are updating to MachineConfig {target}"))
+    node_message = ", ".join(f'Node {n.name} is reporting: "{n.message}"' for n in degraded)
+    conditions.append(_condition("NodeDegraded", bool(degraded),
+                                 f"{len(degraded)} nodes are reporting degraded status on sync" if degraded else "",
+                                 node_message))
+    conditions.append(render.to_dict() if render is not None else _condition("RenderDegraded", False))
+    conditions.append(_condition("Degraded", bool(degraded) or render_degraded,
+                                 message=node_message or (render.message if render_degraded and render else "")))
+    if all_updated or not members:
+        configuration = target
+    else:
+        configuration = Counter(n.current_config for n in members).most_common(1)[0][0]
+    return {
+        "apiVersion": "machineconfiguration.openshift.io/v1",
+        "kind": "MachineConfigPool",
+        "metadata": {"name": record.name},
+        "spec": {
+            "configuration": {"name": target, "source": list(record.sources)},
+            "maxUnavailable": record.max_unavailable,
+            "paused": record.paused,
+            "nodeSelector": {"matchLabels": dict(record.node_selector)},
+        },
+        "status": {
+            "configuration": {"name": configuration},
+            "machineCount": len(members),
+            "updatedMachineCount": len(updated),
+            "readyMachineCount": len(updated),
+            "unavailableMachineCount": len(unavailable),
+            "degradedMachineCount": len(degraded),
+            "conditions": conditions,
+            "nodes": [{"name": n.name, "currentConfig": n.current_config, "desiredConfig": n.desired_config,
+                       "state": n.state, "message": n.message, "reportedAt": n.reported_at} for n in members],
+        },
+    }
