@@ -1,12 +1,62 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco ignition pointer`: write the pointer config a machine boots with (exit 1 bad input, 2 I/O)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+from cli.errors import InvalidInput, UsageError
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `mco ignition pointer`."""
+    p = subparsers.add_parser("pointer", help="write the pointer config that makes a machine fetch its pool's config",
+                              description="Print an Ignition config whose ignition.config.merge (or replace) points "
+                                          "at URL/config/POOL, trusting --ca and sending --token-file as a bearer token.")
+    p.add_argument("--pool", required=True, help="the pool whose config the machine fetches")
+    p.add_argument("--url", required=True, help="the server, e.g. https://HOST:22623")
+    p.add_argument("--ca", type=Path, metavar="FILE", help="CA certificate to trust (e.g. DIR/ca.crt)")
+    p.add_argument("--token-file", type=Path, metavar="FILE", help="file holding the pool's bearer token")
+    p.add_argument("--replace", action="store_true", help="use ignition.config.replace instead of merge")
+    p.add_argument("--spec-version", default="3.1.0", help="spec of the pointer config (default 3.1.0)")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
+    p.set_defaults(func=run_pointer)
+
+
+def _read(path: Path, flag: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot read: {exc.strerror or exc}") from None
+
+
+def run_pointer(args: argparse.Namespace) -> int:
+    """Build, then print or write, the pointer config."""
+    from renderer.store import atomic_write
+    from server.pointer import PointerError, pointer_config
+
+    ca = _read(args.ca, "--ca") if args.ca else None
+    token = None
+    if args.token_file:
+        lines = [line.strip() for line in _read(args.token_file, "--token-file").decode(errors="replace").splitlines()
+                 if line.strip()]
+        if not lines:
+            raise InvalidInput(f"--token-file {args.token_file}: no token in file")
+        token = lines[0]
+    try:
+        config = pointer_config(pool=args.pool, url=args.url, ca_pem=ca, token=token, replace=args.replace,
+                                version=args.spec_version)
+    except PointerError as exc:
+        raise InvalidInput(str(exc)) from None
+    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    if args.output:
+        try:
+            atomic_write(args.output, text.encode(), mode=0o600 if token else 0o644)
+        except OSError as exc:
+            raise UsageError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,73 @@
+"""The pointer config: the small Ignition config an installer hands a machine so it fetches the real one.
+
+`ignition.config.merge` (or `replace`) points at `<url>/config/<pool>`; `ignition.security.tls.
+certificateAuthorities` carries our CA as a base64 data URL (as the MCO's installer stub does); a bearer
+token travels as an `Authorization` header of that reference (`httpHeaders`, spec 3.1+).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography import x509
+
+_POOL_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+POINTER_VERSIONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0")
+
+
+class PointerError(ValueError):
+    """An input of the pointer config is unusable; `path` names the flag."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+def config_url(base: str, pool: str) -> str:
+    """`https://host:22623` + `worker` -> `https://host:22623/config/worker` (a full /config/ URL is kept)."""
+    if not _POOL_RE.match(pool):
+        raise PointerError("--pool", f"{pool!r} is not a lowercase DNS name")
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PointerError("--url", f"{base!r} must be an http:// or https:// URL with a host")
+    if parts.query or parts.fragment:
+        raise PointerError("--url", "must not have a query or fragment")
+    path = parts.path.rstrip("/")
+    if not path.endswith(f"/config/{pool}"):
+        path = f"{path}/config/{pool}"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def ca_data_url(pem: bytes) -> str:
+    """The CA bundle as `data:text/plain;charset=utf-8;base64,...`; refuses bytes that hold no certificate."""
+    try:
+        certs = x509.load_pem_x509_certificates(pem)
+    except ValueError as exc:
+        raise PointerError("--ca", f"not a PEM certificate: {exc}") from None
+    if not certs:
+        raise PointerError("--ca", "no certificate in file")
+    return "data:text/plain;charset=utf-8;base64," + base64.b64encode(pem).decode()
+
+
+def pointer_config(*, pool: str, url: str, ca_pem: bytes | None = None, token: str | None = None,
+                   replace: bool = False, version: str = "3.1.0") -> dict[str, Any]:
+    """The pointer config as a JSON-ready dict."""
+    if version not in POINTER_VERSIONS:
+        raise PointerError("--spec-version", f"{version!r} is not one of {', '.join(POINTER_VERSIONS)}")
+    source = config_url(url, pool)
+    reference: dict[str, Any] = {"source": source}
+    if token is not None:
+        token = token.strip()
+        if not token or any(c.isspace() for c in token) or not token.isprintable():
+            raise PointerError("--token-file", "the token must be one printable word")
+        if version == "3.0.0":
+            raise PointerError("--spec-version", "httpHeaders (the token) need spec 3.1.0 or newer")
+        reference["httpHeaders"] = [{"name": "Authorization", "value": f"Bearer {token}"}]
+    ignition: dict[str, Any] = {"version": version,
+                                "config": {"replace": reference} if replace else {"merge": [reference]}}
+    if ca_pem is not None:
+        ignition["security"] = {"tls": {"certificateAuthorities": [{"source": ca_data_url(ca_pem)}]}}
+    return {"ignition": ignition}
