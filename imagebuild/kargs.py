@@ -1,0 +1,69 @@
+"""Kernel arguments -> bootc's `/usr/lib/bootc/kargs.d/*.toml`, the form bootc applies on install and upgrade.
+
+Format (bootc_kargs.rs): `kargs = ["a", "b=c"]` and optional `match-architectures = ["x86_64"]`; unknown keys
+are an error there, so only these two are written. Architectures use Rust names (x86_64, aarch64, powerpc64,
+s390x); Go/Debian names (amd64, arm64, ppc64le) are mapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: Go / OCI architecture names -> the Rust names bootc matches against.
+RUST_ARCH = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "powerpc64", "s390x": "s390x",
+             "x86_64": "x86_64", "aarch64": "aarch64", "powerpc64": "powerpc64"}
+
+
+def split_kargs(entry: str) -> list[str]:
+    """Split one `kernelArguments` entry the way MCO does: whitespace separates, `"` toggles quoting."""
+    args: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for ch in entry:
+        if ch == '"':
+            quoted = not quoted
+            current.append(ch)
+        elif ch.isspace() and not quoted:
+            if current:
+                args.append("".join(current))
+                current = []
+        else:
+            current.append(ch)
+    if quoted:
+        raise ValueError(f"unbalanced quote in kernel argument {entry!r}")
+    if current:
+        args.append("".join(current))
+    return args
+
+
+def _toml_string(value: str) -> str:
+    """A TOML basic string with the escapes TOML requires."""
+    out = ['"']
+    for ch in value:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch in "\b\t\n\f\r":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def to_toml(kargs: Sequence[str], architectures: Sequence[str] = ()) -> str:
+    """The kargs.d file for these arguments (order kept), optionally limited to some architectures."""
+    lines = ["# Written by mco image build from the rendered config's kernelArguments.",
+             "kargs = [" + ", ".join(_toml_string(a) for a in kargs) + "]"]
+    if architectures:
+        rust = []
+        for arch in architectures:
+            if arch not in RUST_ARCH:
+                raise ValueError(f"unknown architecture {arch!r}")
+            if RUST_ARCH[arch] not in rust:
+                rust.append(RUST_ARCH[arch])
+        lines.append("match-architectures = [" + ", ".join(_toml_string(a) for a in rust) + "]")
+    return "\n".join(lines) + "\n"
