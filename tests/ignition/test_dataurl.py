@@ -1,0 +1,177 @@
+"""Data URLs as Ignition (vincent-petithory/dataurl + Go's encoding/base64) reads them, and the encoder.
+
+Error texts are the Go library's own (ignition.md section 8, observed with the HEAD validator) and,
+for the lexer corner cases, what its state machine returns.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ignition.dataurl import (
+    DataURLError,
+    _go_base64_slow,
+    data_url_problem,
+    decode_data_url,
+    encode_data_url,
+    escape,
+    go_base64_decode,
+    gunzip_contents,
+    gzip_contents,
+    parse_data_url,
+)
+
+# ignition.md section 8: this URL with `compression: gzip` made the real Ignition write "hello world".
+GZ_HELLO = base64.b64decode("H4sIAAAAAAAAA8tIzcnJVyjPL8pJAQCFEUoNCwAAAA==")
+
+DECODES = [
+    ("empty", "data:,", b""),
+    ("plain", "data:,hello", b"hello"),
+    ("percent-space-newline", "data:,hello%20world%0A", b"hello world\n"),
+    ("utf8-escaped", "data:,caf%C3%A9", "café".encode()),
+    ("plus-stays-plus", "data:,a+b", b"a+b"),
+    ("lowercase-hex", "data:,%e2%82%ac", "€".encode()),
+    ("binary-bytes", "data:,%1F%8B%08%00", b"\x1f\x8b\x08\x00"),
+    ("base64", "data:;base64,aGVsbG8gd29ybGQ=", b"hello world"),
+    ("base64-empty", "data:;base64,", b""),
+    ("base64-newlines", "data:;base64,aGVs\nbG8=\n", b"hello"),
+    ("base64-newline-in-padding", "data:;base64,YQ=\n=", b"a"),
+    ("mediatype", "data:text/plain,x", b"x"),
+    ("mediatype-charset", "data:text/plain;charset=utf-8;base64,eA==", b"x"),
+    ("param-only", "data:;charset=utf-8,x", b"x"),
+    ("x-token-type", "data:x-foo/bar,x", b"x"),
+    ("application-type", "data:application/octet-stream;base64,AAE=", b"\x00\x01"),
+    ("quoted-param", 'data:text/plain;name="a b",x', b"x"),
+    ("gzip-from-notes", "data:;base64,H4sIAAAAAAAAA8tIzcnJVyjPL8pJAQCFEUoNCwAAAA==", GZ_HELLO),
+    ("allowed-punctuation", "data:,!$&'()*+,;=:@/?~-._", b"!$&'()*+,;=:@/?~-._"),
+]
+
+REFUSALS = [
+    ("not-data", "http://x", "missing data prefix"),
+    ("no-comma", "data:", "missing comma before data"),
+    ("no-comma-after-subtype", "data:text/plain", "incomplete media type"),
+    ("no-comma-after-param", "data:;a=b", "missing comma before data"),
+    ("raw-space", "data:,hello world", "invalid data character"),
+    ("raw-newline", "data:,a\nb", "invalid data character"),
+    ("hash", "data:,a#b", "invalid data character"),
+    ("brace", "data:,{}", "invalid data character"),
+    ("backtick", "data:,`", "invalid data character"),
+    ("non-ascii", "data:,café", "invalid data character"),
+    ("percent-at-end", "data:,abc%", "rfc2396: unexpected end of unescape sequence"),
+    ("percent-one-digit", "data:,abc%4", "rfc2396: unexpected end of unescape sequence"),
+    ("percent-bad-hex", "data:,%G1", "rfc2396: invalid char 0x25 in unescape sequence"),
+    ("percent-bad-second-hex", "data:,%1G", "rfc2396: invalid char 0x25 in unescape sequence"),
+    ("base64-missing-padding", "data:;base64,aGVsbG8", "illegal base64 data at input byte 4"),
+    ("base64-one-char", "data:;base64,a", "illegal base64 data at input byte 0"),
+    ("base64-bad-char", "data:;base64,aGV*", "invalid data character"),
+    ("base64-space", "data:;base64,aGVs bG8=", "invalid data character"),
+    ("base64-early-padding", "data:;base64,a===", "illegal base64 data at input byte 1"),
+    ("base64-trailing-garbage", "data:;base64,YQ==YQ==", "illegal base64 data at input byte 4"),
+    ("base64-single-pad", "data:;base64,YQ=", "illegal base64 data at input byte 3"),
+    ("base64-pad-then-char", "data:;base64,YQ=a", "illegal base64 data at input byte 2"),
+    ("wrong-encoding-word", "data:;base65,x", "expected base64, got base65"),
+    ("bad-media-type", "data:foo/bar,x", "invalid media type"),
+    ("type-without-slash", "data:text,x", "invalid character for media type"),
+    ("incomplete-subtype", "data:text/", "incomplete media type"),
+    ("bad-subtype-char", "data:text/pl@in,x", "invalid character for media subtype"),
+    ("empty-param", "data:;,x", "unterminated parameter sequence"),
+    ("param-without-value", "data:;charset;base64,x", "invalid character for parameter attribute"),
+    ("param-bad-value-char", "data:;a=b@c,x", "invalid character for parameter value"),
+    ("unclosed-quote", 'data:;a="b,x', "unclosed quoted string"),
+    ("after-quote", 'data:;a="b"c,x', "expected semicolon or comma"),
+    ("bad-after-prefix", "data:@,x", "invalid character after data prefix"),
+    ("param-bad-escape", "data:;a=%ZZ,x", "rfc2396: invalid char 0x25 in unescape sequence"),
+    ("quoted-bad-go-escape", 'data:;a="\\q",x', "invalid syntax"),
+]
+
+
+@pytest.mark.parametrize(("url", "expected"), [c[1:] for c in DECODES], ids=[c[0] for c in DECODES])
+def test_decodes(url: str, expected: bytes) -> None:
+    assert decode_data_url(url) == expected
+    assert data_url_problem(url) is None
+
+
+@pytest.mark.parametrize(("url", "message"), [c[1:] for c in REFUSALS], ids=[c[0] for c in REFUSALS])
+def test_refuses_with_go_message(url: str, message: str) -> None:
+    with pytest.raises(DataURLError) as info:
+        decode_data_url(url)
+    assert info.value.message == message
+    assert data_url_problem(url) == message
+
+
+def test_media_type_and_params_are_reported() -> None:
+    du = parse_data_url('data:text/html;charset=utf-8;name="x\\"y";base64,eA==')
+    assert (du.content_type, du.base64, du.data) == ("text/html", True, b"x")
+    assert du.params == {"charset": "utf-8", "name": 'x"y'}
+    assert parse_data_url("data:,x").params == {"charset": "US-ASCII"}
+
+
+@pytest.mark.parametrize(
+    ("data", "base64_flag", "expected"),
+    [
+        (b"hello world\n", False, "data:,hello%20world%0A"),
+        (b"hello", True, "data:;base64,aGVsbG8="),
+        (b"\x00\x01\x02\x03\x04\x05", None, "data:;base64,AAECAwQF"),
+        (b"plain-text", None, "data:,plain-text"),
+        (b"", None, "data:,"),
+    ],
+    ids=["force-plain", "force-base64", "auto-picks-base64-for-binary", "auto-picks-plain-for-text", "empty"],
+)
+def test_encode(data: bytes, base64_flag: bool | None, expected: str) -> None:
+    assert encode_data_url(data, base64=base64_flag) == expected
+
+
+def test_encode_with_mediatype() -> None:
+    assert encode_data_url(b"x", mediatype="text/plain;charset=utf-8", base64=True) == (
+        "data:text/plain;charset=utf-8;base64,eA=="
+    )
+
+
+@given(st.binary(max_size=300), st.sampled_from([True, False, None]))
+def test_encode_then_decode_roundtrips(data: bytes, flag: bool | None) -> None:
+    url = encode_data_url(data, base64=flag)
+    assert decode_data_url(url) == data
+
+
+@given(st.binary(max_size=200))
+def test_escape_keeps_only_url_characters(data: bytes) -> None:
+    assert data_url_problem("data:," + escape(data)) is None
+
+
+@given(st.text(alphabet="ABCab01+/=\n", max_size=24))
+def test_base64_fast_path_agrees_with_go_port(text: str) -> None:
+    """The binascii fast path must accept exactly what the decodeQuantum port accepts, with the same bytes."""
+    try:
+        slow: bytes | str = _go_base64_slow(text)
+    except DataURLError as exc:
+        slow = exc.message
+    try:
+        fast: bytes | str = go_base64_decode(text)
+    except DataURLError as exc:
+        fast = exc.message
+    assert fast == slow
+
+
+@given(st.binary(max_size=100))
+def test_base64_matches_python_on_canonical_input(data: bytes) -> None:
+    assert go_base64_decode(base64.b64encode(data).decode()) == data
+
+
+def test_notes_gzip_example_gunzips_to_hello_world() -> None:
+    assert (
+        gunzip_contents(decode_data_url("data:;base64," + base64.b64encode(GZ_HELLO).decode()))
+        == b"hello world"
+    )
+
+
+def test_gzip_is_deterministic_and_reversible() -> None:
+    blob = b"hello world" * 100
+    assert gzip_contents(blob) == gzip_contents(blob)
+    assert gzip_contents(blob)[4:8] == b"\x00\x00\x00\x00"  # mtime 0
+    assert gunzip_contents(gzip_contents(blob)) == blob
+    with pytest.raises(DataURLError):
+        gunzip_contents(b"not gzip")
