@@ -1,12 +1,140 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco image build`: render a cluster directory, then build the pool's layered OS image (imagebuild/).
+
+    mco image build CLUSTER_DIR --pool P --base REF [--mode containerfile|oci] [--context DIR]
+        [--output oci:DIR:TAG] [--push docker://HOST/REPO:TAG] [--tls-verify=false] [--digestfile F]
+        [--build] [--format text|json]
+
+Progress goes to stderr; stdout's final line is the digested reference (`REPO@sha256:...`), or the
+Containerfile path when only a context was written; `--format json` prints one JSON object instead.
+Exit 1: the cluster does not render, or the config holds things an image refuses; exit 2: usage, I/O,
+registry or buildah failures.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+from cli.errors import CliError, InvalidInput, UsageError
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `mco image build`."""
+    group = subparsers.add_parser("image", help="build layered OS images from rendered configs")
+    sub = group.add_subparsers(dest="image_command", metavar="SUBCOMMAND")
+    sub.required = True
+    p = sub.add_parser("build", help="rendered config of a pool -> Containerfile + context, or an OCI image")
+    p.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path)
+    p.add_argument("--pool", required=True, help="the pool whose rendered config goes into the image")
+    p.add_argument("--base", required=True, help="base OS image: oci:DIR:TAG or [docker://]HOST/REPO:TAG")
+    p.add_argument("--mode", choices=("containerfile", "oci"), default="containerfile",
+                   help="containerfile: write a build context (default); oci: write the image itself")
+    p.add_argument("--context", type=Path, help="directory for the Containerfile and the files it copies")
+    p.add_argument("--output", metavar="oci:DIR:TAG", help="write the image into an OCI layout")
+    p.add_argument("--push", metavar="docker://HOST/REPO:TAG", help="push the image to a registry")
+    p.add_argument("--tls-verify", type=_bool, default=True, metavar="BOOL",
+                   help="verify registry TLS certificates (default true; false also allows plain HTTP)")
+    p.add_argument("--digestfile", type=Path, help="write the manifest digest (sha256:...) to this file")
+    p.add_argument("--build", action="store_true", help="containerfile mode: run buildah and push the result")
+    p.add_argument("--lint", action="store_true", help="end the Containerfile with `RUN bootc container lint`")
+    p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
+                   help="oci mode layer compression (none: byte-identical across zlib builds)")
+    p.add_argument("--arch", default="amd64", help="platform to pick from a multi-arch base (default amd64)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=run_build)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _rendered(cluster_dir: Path, pool: str) -> Any:
+    """Render the cluster in memory and return the pool's rendered config."""
+    from renderer.render import RenderError, render_cluster
+    from renderer.store import MemoryStore
+
+    if not cluster_dir.is_dir():
+        raise UsageError(f"{cluster_dir}: not a directory")
+    try:
+        result = render_cluster(cluster_dir, store=MemoryStore())
+    except RenderError as exc:
+        raise UsageError(str(exc)) from exc
+    if pool not in result.pools:
+        known = ", ".join(sorted(result.pools)) or "none"
+        raise InvalidInput(f"{cluster_dir}: no pool {pool!r} (pools: {known})")
+    pool_render = result.pools[pool]
+    errors = [*result.errors, *pool_render.errors]
+    if errors or pool_render.rendered is None:
+        raise InvalidInput(f"pool {pool} does not render:\n" + "\n".join(f"  {e}" for e in errors))
+    return pool_render.rendered
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """Entry point of `mco image build`."""
+    from imagebuild.errors import ImageBuildError, ImageInputError, PlanRefused
+    from imagebuild.pipeline import BuildRequest, build_image
+    from imagebuild.refs import LayoutRef, RegistryRef, parse_layout_ref, parse_registry_ref
+    from imagebuild.registry import RegistrySettings
+
+    output: LayoutRef | None = None
+    push: RegistryRef | None = None
+    try:
+        if args.output:
+            if not args.output.startswith("oci:"):
+                raise UsageError(f"--output {args.output}: expected oci:DIR:TAG")
+            output = parse_layout_ref(args.output, "--output")
+        if args.push:
+            if not args.push.startswith("docker://"):
+                raise UsageError(f"--push {args.push}: expected docker://HOST/REPO:TAG")
+            push = parse_registry_ref(args.push, "--push")
+            if push.digest:
+                raise UsageError(f"--push {args.push}: push to a tag, not a digest")
+    except ImageInputError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.build and args.mode != "containerfile":
+        raise UsageError("--build applies to --mode containerfile (oci mode needs no builder)")
+    if args.digestfile and args.mode == "containerfile" and not args.build:
+        raise UsageError("--digestfile needs an image: use --mode oci or --build")
+    rendered = _rendered(args.cluster_dir, args.pool)
+    request = BuildRequest(
+        rendered=rendered, base=args.base, mode=args.mode, context=args.context, output=output, push=push,
+        build=args.build, lint=args.lint, compression=args.compression, arch=args.arch,
+        registry=RegistrySettings(tls_verify=args.tls_verify),
+    )
+    try:
+        result = build_image(request, progress=_progress)
+    except PlanRefused as exc:
+        if args.format == "json":
+            print(json.dumps({"renderedConfig": rendered.name, "pool": rendered.pool, "reference": None,
+                              "refused": [p.to_dict() for p in exc.problems]}, indent=2, sort_keys=True))
+        raise InvalidInput(str(exc)) from exc
+    except ImageInputError as exc:
+        raise InvalidInput(str(exc)) from exc
+    except ImageBuildError as exc:
+        raise CliError(str(exc), exit_code=2) from exc
+    if args.digestfile and result.digest:
+        try:
+            args.digestfile.write_text(result.digest)
+        except OSError as exc:
+            raise UsageError(f"--digestfile {args.digestfile}: {exc.strerror or exc}") from exc
+    if args.format == "json":
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+    elif result.reference:
+        for ref in result.references[:-1]:
+            _progress(f"wrote {ref}")
+        print(result.reference)
+    elif result.context:
+        print(result.context / "Containerfile")
+    return 0

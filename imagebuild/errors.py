@@ -7,6 +7,8 @@ The CLI maps `PlanRefused` and `ImageInputError` to exit 1 and the I/O kinds to 
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ImageBuildError(Exception):
     """Base class: something about `path` stopped the build."""
@@ -24,7 +26,7 @@ class ImageInputError(ImageBuildError):
 class PlanRefused(ImageInputError):
     """The config holds things an image cannot carry and that are not left for first boot."""
 
-    def __init__(self, problems: tuple[object, ...]) -> None:
+    def __init__(self, problems: tuple[Any, ...]) -> None:
         lines = "\n".join(f"  {p}" for p in problems)
         super().__init__("", f"the rendered config cannot become an image:\n{lines}")
         self.problems = problems

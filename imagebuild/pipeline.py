@@ -105,6 +105,12 @@ def open_base(ref_text: str, *, arch: str, registry: RegistrySettings) -> BaseIm
     return RegistryClient(ref.host, settings=registry).image(ref, arch=arch)
 
 
+def base_label(base: BaseImage) -> str:
+    """`baseOSContainerImage`: the base pinned by digest; a layout base's local path is left out so that the
+    digest does not depend on where the layout happens to sit."""
+    return f"{base.registry_name}@{base.manifest_digest}" if base.registry_name else base.manifest_digest
+
+
 def build_image(request: BuildRequest, *, progress: Progress = lambda _m: None,
                 runner: CommandRunner | None = None) -> BuildResult:
     """Run the whole build for one rendered config; see the module docstring for the order of work."""
@@ -135,7 +141,7 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         with open(layer_file, "wb") as out:
             layer = write_layer(plan.entries, out, compression=request.compression)
         progress(f"layer {layer.digest} ({layer.size} bytes)")
-        image = derive_image(base, layer, labels={**plan.labels(), "baseOSContainerImage": request.base},
+        image = derive_image(base, layer, labels={**plan.labels(), "baseOSContainerImage": base_label(base)},
                              created_by=f"mco image build {plan.name}",
                              comment=f"rendered config {plan.name} of pool {plan.pool}", epoch=request.epoch)
         references: list[str] = []
