@@ -1,0 +1,128 @@
+"""Which MachineConfig (and manifest file:line) set each file, unit, dropin, user, kernel argument and image.
+
+Computed beside the merge from the same ordered MachineConfigs: every MachineConfig that sets an
+entry is recorded in order; the last one wins (it is what the merge keeps) and the earlier ones are
+what it overrode. Kernel arguments and extensions are concatenated, not overridden, so every
+MachineConfig that adds one is listed. Keys:
+
+    storage.files[/etc/chrony.conf]   storage.directories[P]   storage.links[P]
+    systemd.units[chronyd.service]    systemd.units[kubelet.service].dropins[10-env.conf]
+    passwd.users[core]                passwd.groups[G]          storage.disks[D] (filesystems, raid, luks)
+    kernelArguments[nosmt]            extensions[usbguard]      osImageURL   baseOSExtensionsContainerImage
+    kernelType   fips
+
+Values: `50-chrony (manifests/50-chrony.yaml:7); overrode 00-worker (templates/worker/00-worker/files/chrony.yaml:1)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from renderer.model import MachineConfig
+
+_KEYED = (("storage", "files", "path"), ("storage", "directories", "path"), ("storage", "links", "path"),
+          ("storage", "disks", "device"), ("storage", "filesystems", "device"), ("storage", "raid", "name"),
+          ("storage", "luks", "name"), ("passwd", "users", "name"), ("passwd", "groups", "name"),
+          ("systemd", "units", "name"))
+_CONCATENATED = ("kernelArguments[", "extensions[")
+
+
+def _line(mc: MachineConfig, path: tuple[str | int, ...], key_value: str | None) -> str:
+    """`file:line` of the entry at `path` inside `mc`'s manifest (best effort, cheap for JSON manifests)."""
+    doc = mc.doc
+    if doc is None:
+        return str(mc.origin)
+    if doc._node is not None:
+        where = doc.locate(path)
+        return f"{doc.source}:{where[0]}" if where else doc.source
+    if key_value is not None and doc.text:
+        pos = doc.text.find(json.dumps(key_value, ensure_ascii=False))
+        if pos >= 0:
+            return f"{doc.source}:{doc.text.count(chr(10), 0, pos) + 1}"
+    return str(mc.origin)
+
+
+def _where(mc: MachineConfig, key: str, path: tuple[str | int, ...], key_value: str | None) -> str:
+    origin = mc.entry_origins.get(key)
+    if origin is None:
+        origin = _line(mc, path, key_value)
+    return f"{mc.name} ({origin})"
+
+
+def _config_entries(config: Mapping[str, Any]) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """(key, path inside the config, key value) of every keyed entry of one config."""
+    out: list[tuple[str, tuple[str | int, ...], str]] = []
+    for section, name, key in _KEYED:
+        block = config.get(section)
+        if not isinstance(block, Mapping):
+            continue
+        for i, entry in enumerate(block.get(name) or ()):
+            if not isinstance(entry, Mapping) or not isinstance(entry.get(key), str):
+                continue
+            value = entry[key]
+            out.append((f"{section}.{name}[{value}]", (section, name, i), value))
+            if name == "units":
+                for j, dropin in enumerate(entry.get("dropins") or ()):
+                    if isinstance(dropin, Mapping) and isinstance(dropin.get("name"), str):
+                        out.append((f"systemd.units[{value}].dropins[{dropin['name']}]",
+                                    (section, name, i, "dropins", j), dropin["name"]))
+    return out
+
+
+def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
+    """Provenance of every entry of the merged result of `configs` (in merge order)."""
+    setters: dict[str, list[str]] = {}
+    for mc in configs:
+        if mc.has_config:
+            for key, path, value in _config_entries(mc.spec.config):
+                setters.setdefault(key, []).append(_where(mc, key, (*mc.config_path, *path), value))
+        spec = mc.spec
+        for i, arg in enumerate(spec.kernel_arguments):
+            setters.setdefault(f"kernelArguments[{arg}]", []).append(
+                _where(mc, f"kernelArguments[{arg}]", ("spec", "kernelArguments", i), arg))
+        for i, ext in enumerate(spec.extensions):
+            setters.setdefault(f"extensions[{ext}]", []).append(
+                _where(mc, f"extensions[{ext}]", ("spec", "extensions", i), ext))
+        if not mc.generated:
+            if spec.os_image_url:
+                setters.setdefault("osImageURL", []).append(_where(mc, "osImageURL", ("spec", "osImageURL"),
+                                                                   spec.os_image_url))
+            if spec.base_os_extensions_container_image:
+                setters.setdefault("baseOSExtensionsContainerImage", []).append(
+                    _where(mc, "baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
+                           spec.base_os_extensions_container_image))
+        if spec.kernel_type in ("realtime", "64k-pages"):
+            setters.setdefault("kernelType", []).append(_where(mc, "kernelType", ("spec", "kernelType"),
+                                                               spec.kernel_type))
+        if spec.fips:
+            setters.setdefault("fips", []).append(_where(mc, "fips", ("spec", "fips"), None))
+    out: dict[str, str] = {}
+    for key, who in setters.items():
+        if key.startswith(_CONCATENATED) or key == "fips":
+            out[key] = who[0] if len(who) == 1 else f"{who[0]}; also from {', '.join(who[1:])}"
+        else:
+            last, earlier = who[-1], who[:-1]
+            out[key] = last if not earlier else f"{last}; overrode {', '.join(reversed(earlier))}"
+    out.setdefault("osImageURL", f"{default_source} (default)")
+    return dict(sorted(out.items()))
+
+
+def explain(provenance: Mapping[str, str], query: str | None = None) -> list[tuple[str, str]]:
+    """Provenance lines matching `query`: a path (file, directory, link; a directory also matches what is
+    under it), a unit or dropin name, a kernel argument, or any provenance key; all of them without a query."""
+    items = sorted(provenance.items())
+    if not query:
+        return items
+    if query in provenance:
+        return [(query, provenance[query])]
+    out = []
+    for key, value in items:
+        inner = key[key.find("[") + 1:key.rfind("]")] if "[" in key else key
+        last = key.rsplit("[", 1)[-1].rstrip("]") if "[" in key else key
+        if inner == query or last == query or (query.startswith("/") and inner.startswith(query.rstrip("/") + "/")):
+            out.append((key, value))
+        elif key.startswith("kernelArguments[") and inner.split("=", 1)[0] == query:
+            out.append((key, value))
+    return out

@@ -1,0 +1,147 @@
+"""Validation of each MachineConfig and of a pool's merged result (MCO `ValidateMachineConfig`, notes/mco.md §2.5).
+
+Each input MachineConfig:
+- `kernelType` is one of "", `default`, `realtime`, `64k-pages` (`kernelType=<x> is invalid`);
+- a given `spec.config` must have a supported `ignition.version` and pass Ignition's own validation
+  (errors with the JSON path inside the manifest, so file:line:col is known); warnings stay warnings;
+- no file mode above 0777 (`invalid mode 04755 for <path>, cannot exceed 0777`);
+- extensions are checked against the allow-list (cluster.yaml `extensionsAllowList`, default the MCO's
+  supported extensions) only when the MachineConfig has a config, as the MCO does.
+The merged result:
+- `kernel-devel` with a non-default kernel type is refused;
+- the merged Ignition config passes Ignition validation;
+- its MachineConfig JSON is at most 1,572,864 bytes (`MaxMachineConfigSize`);
+- it is reconcilable with the pool's current target (renderer/reconcile.py, §2.7); when it is not, the
+  source MachineConfig that alone is not reconcilable is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ignition.versions import SUPPORTED_VERSIONS
+from renderer.model import MachineConfig
+from renderer.problems import Path, Problem
+from renderer.reconcile import check_reconcilable
+from renderer.rendered import MachineConfigSpec
+
+KERNEL_TYPES = ("", "default", "realtime", "64k-pages")
+MAX_MACHINE_CONFIG_SIZE = 1572864
+MAX_MODE = 0o777
+
+
+def mc_problem(mc: MachineConfig, code: str, path: Path, message: str, *, severity: str = "error") -> Problem:
+    """A Problem about `mc` at `path` (inside the MachineConfig object), located in its manifest if it has one."""
+    if mc.doc is not None:
+        return mc.doc.problem(code, path, message, severity=severity)
+    return Problem(code=code, message=f"{mc.name}: {message}", source=mc.origin.source, path=path,
+                   line=mc.origin.line, severity=severity)
+
+
+def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
+    return (*mc.config_path, *inner)
+
+
+def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
+    """(severity, path, code, message) of Ignition's verdict on a config dict."""
+    from ignition.validate import validate_dict
+
+    from ignition.errors import IgnitionError
+
+    ignition = config.get("ignition")
+    version = ignition.get("version") if isinstance(ignition, Mapping) else None
+    if not isinstance(version, str) or not version:
+        return [("error", ("ignition", "version"), "invalid-version",
+                 "parsing Ignition config failed: invalid version. Supported spec versions: "
+                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))]
+    if version not in SUPPORTED_VERSIONS:
+        return [("error", ("ignition", "version"), "unknown-version",
+                 f"parsing Ignition config failed: unknown version {version!r}. Supported spec versions: "
+                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))]
+    try:
+        report = validate_dict(config)
+    except IgnitionError as exc:
+        report = getattr(exc, "report", None)
+        if report is None:
+            return [("error", (), "ignition", str(exc))]
+    return [(e.severity, tuple(e.path), e.code, e.message) for e in report.entries]
+
+
+def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
+    out = []
+    storage = config.get("storage")
+    if not isinstance(storage, Mapping):
+        return out
+    for kind in ("files", "directories"):
+        for i, entry in enumerate(storage.get(kind) or ()):
+            if isinstance(entry, Mapping):
+                mode = entry.get("mode")
+                if isinstance(mode, int) and not isinstance(mode, bool) and mode > MAX_MODE:
+                    out.append((("storage", kind, i, "mode"), str(entry.get("path")), mode))
+    return out
+
+
+def validate_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> list[Problem]:
+    """Every problem of one input MachineConfig (errors and warnings)."""
+    problems: list[Problem] = []
+    spec = mc.spec
+    if spec.kernel_type not in KERNEL_TYPES:
+        problems.append(mc_problem(mc, "kernel-type", ("spec", "kernelType"),
+                                   f"kernelType={spec.kernel_type} is invalid"))
+    if mc.has_config:
+        config = spec.config
+        for severity, path, code, message in ignition_problems(config):
+            problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
+        for path, file_path, mode in _modes(config):
+            problems.append(mc_problem(mc, "mode-special-bits", _config_path(mc, path),
+                                       f"invalid mode 0{mode:o} for {file_path}, cannot exceed 0777"))
+        bad = [e for e in spec.extensions if e not in allowed_extensions]
+        if bad:
+            index = spec.extensions.index(bad[0])
+            problems.append(mc_problem(mc, "extension-unsupported", ("spec", "extensions", index),
+                                       f"invalid extensions found: [{' '.join(bad)}] "
+                                       f"(allowed: {', '.join(allowed_extensions)})"))
+    return problems
+
+
+def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *, size: int,
+                    pool: str) -> list[Problem]:
+    """Problems of a pool's merged spec; `size` is the length of its MachineConfig JSON."""
+    problems: list[Problem] = []
+    if spec.kernel_type != "default" and "kernel-devel" in spec.extensions:
+        culprit = next((m for m in configs if "kernel-devel" in m.spec.extensions), None)
+        message = f"installing kernel-devel extension is not supported with kernelType: {spec.kernel_type}"
+        if culprit is not None:
+            problems.append(mc_problem(culprit, "kernel-devel", ("spec", "extensions",
+                                                                 culprit.spec.extensions.index("kernel-devel")),
+                                       message))
+        else:
+            problems.append(Problem("kernel-devel", message, path=("spec", "extensions")))
+    for severity, path, code, message in ignition_problems(spec.config):
+        if severity == "error":
+            problems.append(Problem(code, f"merged config of pool {pool}: {message}",
+                                    path=("spec", "config", *path)))
+    if size > MAX_MACHINE_CONFIG_SIZE:
+        problems.append(Problem("size", f"rendered MachineConfig of pool {pool} is {size} bytes, more than the "
+                                f"limit of {MAX_MACHINE_CONFIG_SIZE}"))
+    return problems
+
+
+def reconcile_problems(current_name: str, current: MachineConfigSpec, new: MachineConfigSpec,
+                       configs: Sequence[MachineConfig], *, overrides: Sequence[str] = ()) -> list[Problem]:
+    """Problems when the new merged spec cannot be applied to nodes running `current` (§2.7)."""
+    reasons = check_reconcilable(current, new, overrides=overrides)
+    if not reasons:
+        return []
+    for mc in configs:
+        if not mc.has_config:
+            continue
+        alone = MachineConfigSpec(config=mc.spec.config, fips=new.fips)
+        culprit = check_reconcilable(current, alone, overrides=overrides)
+        if culprit and culprit[0] in reasons:
+            return [mc_problem(mc, "not-reconcilable", ("spec", "config"),
+                               f'reconciliation failed between current config "{current_name}" and base config '
+                               f'"{mc.name}": {culprit[0]}')]
+    return [Problem("not-reconcilable", f'the new config is not reconcilable against current config '
+                                        f'"{current_name}": {reasons[0]}')]
