@@ -1,0 +1,76 @@
+"""Atomic file writes: temp file in the same directory, mode set before data, fsync, rename, fsync the directory.
+
+A reader (or a node killed at any instant) sees the old bytes or the new bytes, never a mix, and a stray
+temp file is the only possible leftover (named `.<name>.mco-tmp*`, swept by `sweep_temp`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+TEMP_MARK = ".mco-tmp"
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(path: Path, mode: int = 0o755) -> None:
+    """mkdir -p with the given mode for created directories."""
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=mode)
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, uid: int | None = None, gid: int | None = None,
+                 durable: bool = True) -> None:
+    """Replace `path` with `data` atomically, with the given mode and (when given) owner."""
+    make_dirs(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:80]}{TEMP_MARK}")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            if uid is not None or gid is not None:
+                os.fchown(fh.fileno(), -1 if uid is None else uid, -1 if gid is None else gid)
+            if durable:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def copy_atomic(src: Path, dst: Path) -> None:
+    """Copy `src` to `dst` atomically, keeping mode and owner (cp -a for one regular file)."""
+    st = src.stat()
+    write_atomic(dst, src.read_bytes(), mode=st.st_mode & 0o7777, uid=st.st_uid, gid=st.st_gid)
+
+
+def sweep_temp(directory: Path) -> int:
+    """Remove temp files a killed writer left in `directory`; returns how many."""
+    count = 0
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        if TEMP_MARK in entry.name and entry.name.startswith("."):
+            try:
+                entry.unlink()
+                count += 1
+            except OSError:
+                pass
+    return count

@@ -1,0 +1,87 @@
+"""What every OS backend offers, and the rules they share (kernel argument deltas, verification texts)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from renderer.diff import ConfigDiff, split_kernel_args
+from renderer.rendered import MachineConfigSpec
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A bootable OS tree: `id` identifies it, `image` is what it tracks, `kargs` its kernel command line."""
+
+    id: str
+    image: str = ""
+    kargs: tuple[str, ...] = ()
+    booted: bool = False
+    staged: bool = False
+    checksum: str = ""
+    digest: str = ""
+    packages: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """Stages OS-level changes for the next boot and checks them after it."""
+
+    name: str
+
+    def booted(self) -> Deployment | None:
+        """The deployment the node runs now (None when the backend has no notion of one)."""
+        ...
+
+    def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
+        """Stage the OS changes of `diff` for the next boot; returns what to verify after it (JSON-able)."""
+        ...
+
+    def verify(self, spec: MachineConfigSpec, staged: dict[str, Any]) -> list[str]:
+        """Mismatches between the booted OS and `spec` (and the staged deployment); [] when all is well."""
+        ...
+
+    def rollback(self) -> None:
+        """Make the previous deployment the default for the next boot."""
+        ...
+
+
+def go_list(items: Sequence[str]) -> str:
+    """A Go `%v` of a []string: `[a b c]` (how the MCD prints lists in its messages)."""
+    return "[" + " ".join(items) + "]"
+
+
+def kargs_after(current: Sequence[str], old: Sequence[str], new: Sequence[str]) -> list[str]:
+    """MCO's kargs strategy on a command line: delete-if-present each old arg (once), then append each new one."""
+    result = list(current)
+    for arg in split_kernel_args(old):
+        if arg in result:
+            result.remove(arg)
+    return result + list(split_kernel_args(new))
+
+
+def missing_kargs(expected: Sequence[str], have: Sequence[str]) -> str | None:
+    """`missing expected kernel arguments: [..]` when an expected arg is not on the command line."""
+    missing = [a for a in split_kernel_args(expected) if a not in set(have)]
+    return f"missing expected kernel arguments: {go_list(missing)}" if missing else None
+
+
+def image_mismatch(expected: str, have: str) -> str | None:
+    """The MCD's text when the booted image is not the expected one."""
+    if expected and expected != have:
+        return f'expected target osImageURL "{expected}", have "{have}"'
+    return None
+
+
+def strip_transport(ref: str) -> str:
+    """`ostree-unverified-registry:quay.io/x@sha256:..` -> `quay.io/x@sha256:..` (also docker:// and registry:)."""
+    for prefix in ("ostree-unverified-registry:", "ostree-unverified-image:registry:", "ostree-image-signed:registry:",
+                   "ostree-unverified-image:docker://", "docker://", "registry:"):
+        if ref.startswith(prefix):
+            return ref[len(prefix):]
+    if ref.startswith("ostree-remote-image:"):
+        parts = ref.split(":", 3)
+        if len(parts) == 4 and parts[2] == "registry":
+            return parts[3]
+    return ref

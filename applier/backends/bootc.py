@@ -1,0 +1,127 @@
+"""The `bootc` backend: `bootc switch` to the digest given, confirmed with `bootc status --format=json`.
+
+(notes/imaging.md A1, D.) Staging: `bootc switch --transport registry <image>` (the reference without a
+`docker://` / transport prefix); the staged entry's image (and digest, when the reference is pinned
+`@sha256:`) must then match. bootc has no per-machine kargs CLI, so kernel arguments go through
+`rpm-ostree kargs --delete-if-present=.. --append=..` as on rpm-ostree hosts. Kernel type and extensions
+are baked into bootc images and refused here. After the reboot `status.booted` must be the staged image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from applier.backends.base import Deployment, image_mismatch, missing_kargs, strip_transport
+from applier.errors import PermanentError
+from applier.runner import CommandRunner, check
+from renderer.diff import ConfigDiff, split_kernel_args
+from renderer.rendered import MachineConfigSpec
+
+
+def _entry(entry: Any, *, booted: bool = False, staged: bool = False) -> Deployment | None:
+    if not isinstance(entry, dict):
+        return None
+    image_status = entry.get("image") or {}
+    ref = (image_status.get("image") or {}) if isinstance(image_status, dict) else {}
+    ostree = entry.get("ostree") or {}
+    checksum = str(ostree.get("checksum") or "")
+    serial = ostree.get("deploySerial", ostree.get("deploy_serial", 0))
+    return Deployment(id=f"{checksum}.{serial}" if checksum else str(image_status.get("imageDigest") or ""),
+                      image=str(ref.get("image") or ""), booted=booted, staged=staged, checksum=checksum,
+                      digest=str(image_status.get("imageDigest") or ""),
+                      extra={"transport": ref.get("transport", ""), "incompatible": bool(entry.get("incompatible"))})
+
+
+def parse_status(text: str) -> dict[str, Deployment | None]:
+    """`bootc status` (JSON or YAML) -> {"booted": .., "staged": .., "rollback": ..}; unknown keys ignored."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PermanentError("bootc status", f"cannot parse: {exc}") from exc
+    status = (data or {}).get("status") or {} if isinstance(data, dict) else {}
+    return {"booted": _entry(status.get("booted"), booted=True),
+            "staged": _entry(status.get("staged"), staged=True),
+            "rollback": _entry(status.get("rollback"))}
+
+
+def image_matches(expected: str, deployment: Deployment) -> bool:
+    """True when the deployment is the expected reference (and digest, for a pinned reference)."""
+    ref = strip_transport(expected)
+    if "@sha256:" in ref:
+        name, digest = ref.split("@", 1)
+        return deployment.digest == digest and deployment.image.split("@", 1)[0] == name
+    return deployment.image == ref
+
+
+class BootcBackend:
+    """bootc on the live host."""
+
+    name = "bootc"
+
+    def __init__(self, *, runner: CommandRunner) -> None:
+        self.runner = runner
+
+    def status(self) -> dict[str, Deployment | None]:
+        """`bootc status --format=json`, parsed."""
+        return parse_status(check(self.runner.run(["bootc", "status", "--format=json"], timeout=120),
+                                  "bootc status").stdout)
+
+    def booted(self) -> Deployment | None:
+        """The booted entry, with the kernel arguments rpm-ostree reports."""
+        booted = self.status()["booted"]
+        if booted is None:
+            return None
+        result = self.runner.run(["rpm-ostree", "kargs"], timeout=120)
+        kargs = tuple(result.stdout.split()) if result.ok else ()
+        return Deployment(id=booted.id, image=booted.image, kargs=kargs, booted=True, checksum=booted.checksum,
+                          digest=booted.digest, extra=booted.extra)
+
+    def commands(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> list[list[str]]:
+        """The commands that stage `diff`."""
+        if diff.kernel_type:
+            raise PermanentError("spec.kernelType", "kernel type is part of the image with the bootc backend")
+        if diff.extensions:
+            raise PermanentError("spec.extensions", "extensions are part of the image with the bootc backend")
+        cmds = []
+        if diff.os_image and new.os_image_url:
+            cmds.append(["bootc", "switch", "--transport", "registry", strip_transport(new.os_image_url)])
+        if diff.kernel_arguments:
+            cmds.append(["rpm-ostree", "kargs",
+                         *[f"--delete-if-present={a}" for a in split_kernel_args(old.kernel_arguments)],
+                         *[f"--append={a}" for a in split_kernel_args(new.kernel_arguments)]])
+        return cmds
+
+    def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
+        """Switch (stage) and confirm the staged entry."""
+        cmds = self.commands(diff, old, new)
+        if not cmds:
+            return {}
+        before = self.status()["booted"]
+        for cmd in cmds:
+            check(self.runner.run(cmd, timeout=1800), " ".join(cmd[:2]))
+        staged = self.status()["staged"]
+        if diff.os_image and new.os_image_url:
+            if staged is None or not image_matches(new.os_image_url, staged):
+                have = f"{staged.image}@{staged.digest}" if staged else "nothing"
+                raise PermanentError("spec.osImageURL", f"bootc staged {have}, expected {new.os_image_url}")
+        return {"id": staged.id if staged else "", "image": new.os_image_url, "digest": staged.digest if staged else "",
+                "previous": before.id if before else ""}
+
+    def verify(self, spec: MachineConfigSpec, staged: dict[str, Any]) -> list[str]:
+        """Booted entry is the expected image; kargs present."""
+        booted = self.booted()
+        if booted is None:
+            return ["bootc reports no booted deployment (not a bootc host?)"]
+        problems = []
+        if spec.os_image_url and not image_matches(spec.os_image_url, booted):
+            problems.append(image_mismatch(spec.os_image_url, f"{booted.image}@{booted.digest}") or "")
+        problem = missing_kargs(spec.kernel_arguments, booted.kargs)
+        if problem:
+            problems.append(problem)
+        return problems
+
+    def rollback(self) -> None:
+        """`bootc rollback`."""
+        check(self.runner.run(["bootc", "rollback"], timeout=600), "bootc rollback")

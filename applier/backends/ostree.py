@@ -1,0 +1,218 @@
+"""The `ostree` backend: real deployments in an ostree sysroot (notes/imaging.md B6).
+
+Staging is `ostree admin deploy --sysroot=S --os=OS --origin-file=F --karg-none --karg-append=...  REF`:
+a new default deployment whose kernel command line is the booted one with the old config's arguments
+removed (once each) and the new config's appended (MCO's delete-if-present/append strategy), and whose
+origin records the osImageURL in an `[mco] image=` key. A pending deployment left by an earlier attempt is
+undeployed first (like `rpm-ostree cleanup -p`), so re-staging after a kill converges.
+
+osImageURL forms: `ostree:<refspec>` or a refspec present in the sysroot's repo.
+
+The booted deployment: on a booted ostree system (`/run/ostree-booted`, sysroot `/`) the one marked `*`
+by `ostree admin status`; in a directory sysroot nothing is booted, so the booted deployment is recorded
+in `<sysroot>/.mco-booted` (`<checksum>.<serial>`). `simulate_reboot(sysroot)` writes the next boot's
+deployment there: that is what a reboot does to this backend (`python -m applier.backends.ostree
+simulate-reboot SYSROOT` as a `--reboot-command`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from applier.atomic import write_atomic
+from applier.backends.base import Deployment, image_mismatch, kargs_after, missing_kargs
+from applier.errors import PermanentError
+from applier.runner import CommandRunner, SubprocessRunner, check
+from renderer.diff import ConfigDiff
+from renderer.rendered import MachineConfigSpec
+
+BOOTED_MARK = ".mco-booted"
+_STATUS_RE = re.compile(r"^(?P<mark>[* ]) (?P<os>\S+) (?P<id>[0-9a-f]{64}\.\d+)(?P<rest>.*)$")
+_TITLE_RE = re.compile(r"\(ostree:(\d+)\)")
+
+
+def _read_origin(path: Path) -> dict[str, dict[str, str]]:
+    groups: dict[str, dict[str, str]] = {}
+    current = ""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return groups
+    for line in lines:
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            groups.setdefault(current, {})
+        elif "=" in line and current:
+            key, _, value = line.partition("=")
+            groups[current][key.strip()] = value.strip()
+    return groups
+
+
+class OstreeBackend:
+    """Deployments in the sysroot `sysroot` for stateroot `osname` (the only one when empty)."""
+
+    name = "ostree"
+
+    def __init__(self, *, runner: CommandRunner, sysroot: Path, osname: str = "") -> None:
+        self.runner = runner
+        self.sysroot = Path(sysroot)
+        self._osname = osname
+
+    @property
+    def osname(self) -> str:
+        """The stateroot."""
+        if self._osname:
+            return self._osname
+        try:
+            names = sorted(p.name for p in (self.sysroot / "ostree" / "deploy").iterdir() if p.is_dir())
+        except OSError:
+            names = []
+        if len(names) != 1:
+            raise PermanentError(str(self.sysroot), f"cannot pick a stateroot (found {names or 'none'}); pass --osname")
+        return names[0]
+
+    def _admin(self, *args: str) -> list[str]:
+        return ["ostree", "admin", *args, f"--sysroot={self.sysroot}"]
+
+    def deployments(self) -> list[Deployment]:
+        """Every deployment, next boot first (as `ostree admin status` lists them)."""
+        result = check(self.runner.run(self._admin("status"), timeout=60), "ostree admin status")
+        rows: list[tuple[str, str, str, bool]] = []
+        for line in result.stdout.splitlines():
+            m = _STATUS_RE.match(line)
+            if m:
+                rows.append((m.group("os"), m.group("id"), m.group("rest"), m.group("mark") == "*"))
+        kargs = self._entry_kargs()
+        marked = self._marked()
+        out = []
+        for index, (osname, dep_id, rest, star) in enumerate(rows):
+            origin = _read_origin(self.sysroot / "ostree" / "deploy" / osname / "deploy" / f"{dep_id}.origin")
+            refspec = origin.get("origin", {}).get("refspec", "")
+            image = origin.get("mco", {}).get("image", "") or (f"ostree:{refspec}" if refspec else "")
+            booted = star or (marked == dep_id if marked else (len(rows) == 1))
+            out.append(Deployment(id=dep_id, image=image, kargs=kargs.get(index, ()), booted=booted,
+                                  staged="pending" in rest, checksum=dep_id.split(".")[0],
+                                  extra={"osname": osname, "refspec": refspec, "index": index,
+                                         "live": star}))
+        return out
+
+    def _entry_kargs(self) -> dict[int, tuple[str, ...]]:
+        entries = self.sysroot / "boot" / "loader" / "entries"
+        found: dict[int, tuple[str, ...]] = {}
+        try:
+            files = sorted(entries.glob("*.conf"))
+        except OSError:
+            return found
+        for file in files:
+            index, options = None, ""
+            for line in file.read_text(errors="replace").splitlines():
+                if line.startswith("title "):
+                    m = _TITLE_RE.search(line)
+                    index = int(m.group(1)) if m else None
+                elif line.startswith("options "):
+                    options = line[len("options "):]
+            if index is not None:
+                found[index] = tuple(a for a in options.split() if not a.startswith("ostree="))
+        return found
+
+    def _marked(self) -> str:
+        try:
+            return (self.sysroot / BOOTED_MARK).read_text().strip()
+        except OSError:
+            return ""
+
+    def booted(self) -> Deployment | None:
+        """The booted deployment (rules in the module docstring)."""
+        return next((d for d in self.deployments() if d.booted), None)
+
+    def resolve(self, url: str) -> str:
+        """The refspec an osImageURL names in this sysroot's repo."""
+        ref = url[len("ostree:"):] if url.startswith("ostree:") else url
+        result = self.runner.run(["ostree", f"--repo={self.sysroot / 'ostree' / 'repo'}", "rev-parse", ref],
+                                 timeout=60)
+        if not result.ok:
+            raise PermanentError("spec.osImageURL", f"cannot resolve {url!r}: no such ref in "
+                                 f"{self.sysroot / 'ostree' / 'repo'} (use ostree:<refspec>)")
+        return ref
+
+    def _cleanup_pending(self, deployments: list[Deployment]) -> list[Deployment]:
+        """Undeploy deployments queued ahead of the booted one (an earlier, unfinished stage)."""
+        booted_index = next((i for i, d in enumerate(deployments) if d.booted), None)
+        if booted_index:
+            for index in range(booted_index - 1, -1, -1):
+                check(self.runner.run(self._admin("undeploy", str(index)), timeout=300), "ostree admin undeploy")
+            deployments = self.deployments()
+        return deployments
+
+    def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
+        """Deploy the new tree / kernel arguments as the next boot's default."""
+        if diff.kernel_type:
+            raise PermanentError("spec.kernelType", "kernel type changes are not supported by the ostree backend")
+        if diff.extensions:
+            raise PermanentError("spec.extensions", "extensions are not supported by the ostree backend")
+        if not (diff.os_image or diff.kernel_arguments):
+            return {}
+        deployments = self.deployments()
+        booted = next((d for d in deployments if d.booted), None)
+        if booted is None:
+            raise PermanentError(str(self.sysroot), "no booted deployment to stage from")
+        if not self._marked() and not booted.extra.get("live"):
+            write_atomic(self.sysroot / BOOTED_MARK, f"{booted.id}\n".encode())
+        deployments = self._cleanup_pending(deployments)
+        image = new.os_image_url or booted.image
+        refspec = self.resolve(image) if new.os_image_url else str(booted.extra.get("refspec") or "")
+        if not refspec:
+            raise PermanentError("spec.osImageURL", "the booted deployment has no refspec and none is configured")
+        kargs = kargs_after(booted.kargs, old.kernel_arguments, new.kernel_arguments)
+        with tempfile.NamedTemporaryFile("w", suffix=".origin", delete=False) as fh:
+            fh.write(f"[origin]\nrefspec={refspec}\n\n[mco]\nimage={image}\n")
+            origin = fh.name
+        try:
+            args = self._admin("deploy", f"--os={booted.extra['osname']}", f"--origin-file={origin}", "--karg-none",
+                               *[f"--karg-append={a}" for a in kargs], refspec)
+            check(self.runner.run(args, timeout=600), "ostree admin deploy")
+        finally:
+            Path(origin).unlink(missing_ok=True)
+        new_default = self.deployments()[0]
+        return {"id": new_default.id, "image": image, "kargs": list(kargs), "previous": booted.id}
+
+    def verify(self, spec: MachineConfigSpec, staged: dict[str, Any]) -> list[str]:
+        """The booted deployment is the staged one, with every expected karg and the expected image."""
+        booted = self.booted()
+        if booted is None:
+            return ["no booted deployment"]
+        problems = []
+        if staged.get("id") and booted.id != staged["id"]:
+            problems.append(f"booted deployment {booted.id} is not the staged deployment {staged['id']}")
+        for problem in (image_mismatch(spec.os_image_url, booted.image), missing_kargs(spec.kernel_arguments,
+                                                                                       booted.kargs)):
+            if problem:
+                problems.append(problem)
+        return problems
+
+    def rollback(self) -> None:
+        """Drop the default deployment when it is the booted, failed one, so the previous one boots next."""
+        deployments = self.deployments()
+        if len(deployments) < 2:
+            raise PermanentError(str(self.sysroot), "no previous deployment to roll back to")
+        check(self.runner.run(self._admin("undeploy", "0"), timeout=300), "ostree admin undeploy")
+
+
+def simulate_reboot(sysroot: Path, runner: CommandRunner | None = None) -> str:
+    """What a reboot does to a directory sysroot: the next boot's default deployment becomes the booted one."""
+    backend = OstreeBackend(runner=runner or SubprocessRunner(), sysroot=sysroot)
+    first = backend.deployments()[0]
+    write_atomic(Path(sysroot) / BOOTED_MARK, f"{first.id}\n".encode())
+    return first.id
+
+
+if __name__ == "__main__":  # `python -m applier.backends.ostree simulate-reboot SYSROOT`
+    if len(sys.argv) != 3 or sys.argv[1] != "simulate-reboot":
+        print("usage: python -m applier.backends.ostree simulate-reboot SYSROOT", file=sys.stderr)
+        sys.exit(2)
+    print(simulate_reboot(Path(sys.argv[2])))

@@ -1,0 +1,148 @@
+"""Writing and removing the config's files under a root, with MCO's backup rules (notes/mco.md §4.5).
+
+- Writes are atomic (applier/atomic.py): mode set before data, owner from `user`/`group` (id or name,
+  looked up in the root's own passwd/group files; default 0:0), fsync, rename.
+- Originals are backed up once: the first time the applier writes a path it records either a backup
+  (`orig/<path>.mcdorig`, when a file the config did not manage already existed) or a stamp
+  (`noorig/<path>.mcdnoorig`). A backup is never overwritten.
+- When a path leaves the config: a stamp means delete the file; a backup is renamed back over the path
+  (one atomic step, so a kill cannot lose it). A path with neither is not ours and is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from applier.atomic import copy_atomic, fsync_dir, write_atomic
+from applier.errors import PermanentError
+from applier.state import StateDir
+from renderer.diff import ContentsError, file_contents, file_mode
+
+
+def host_path(root: Path, path: str) -> Path:
+    """The path under `root` for an absolute config path; refuses relative paths and `..`."""
+    pure = PurePosixPath(path)
+    if not pure.is_absolute() or ".." in pure.parts:
+        raise PermanentError(path, "path must be absolute and must not contain '..'")
+    return root.joinpath(*pure.parts[1:])
+
+
+def _lookup(root: Path, files: tuple[str, ...], name: str) -> int | None:
+    for rel in files:
+        try:
+            text = (root / rel).read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            parts = line.split(":")
+            if len(parts) >= 3 and parts[0] == name and parts[2].isdigit():
+                return int(parts[2])
+    return None
+
+
+def owner_of(root: Path, entry: Mapping[str, Any]) -> tuple[int, int]:
+    """uid and gid of a file entry: `id`, else the name looked up in the root's passwd/group; default 0:0."""
+    path = str(entry.get("path", "?"))
+    ids = []
+    for key, dbs, label in (("user", ("etc/passwd", "usr/lib/passwd"), "UserID for username"),
+                            ("group", ("etc/group", "usr/lib/group"), "GroupID for group")):
+        spec = entry.get(key) or {}
+        if isinstance(spec, Mapping) and isinstance(spec.get("id"), int):
+            ids.append(int(spec["id"]))
+        elif isinstance(spec, Mapping) and spec.get("name"):
+            found = _lookup(root, dbs, str(spec["name"]))
+            if found is None:
+                raise PermanentError(f"{path}.{key}.name", f"failed to retrieve {label}: {spec['name']}")
+            ids.append(found)
+        else:
+            ids.append(0)
+    return ids[0], ids[1]
+
+
+class FileWriter:
+    """Applies file entries under `root`, keeping backups in the state directory."""
+
+    def __init__(self, root: Path, state: StateDir, *, durable: bool = True) -> None:
+        self.root = Path(root)
+        self.state = state
+        self.durable = durable
+
+    def _record(self, path: str, target: Path, managed_before: bool) -> None:
+        """Back up the original once, or stamp that there is none."""
+        orig, noorig = self.state.orig(path), self.state.noorig(path)
+        if orig.exists() or noorig.exists():
+            return
+        if not managed_before and target.is_file() and not target.is_symlink():
+            copy_atomic(target, orig)
+        else:
+            write_atomic(noorig, b"", durable=self.durable)
+
+    def adopt(self, path: str) -> None:
+        """Stamp a path the config already put there (e.g. Ignition at first boot) as ours."""
+        self._record(path, host_path(self.root, path), True)
+
+    def write_bytes(self, path: str, data: bytes, *, mode: int, uid: int = 0, gid: int = 0,
+                    managed_before: bool = False) -> None:
+        """Write one path (recording its original first)."""
+        target = host_path(self.root, path)
+        try:
+            if target.is_dir() and not target.is_symlink():
+                raise PermanentError(path, "cannot write file: a directory is in the way")
+            self._record(path, target, managed_before)
+            write_atomic(target, data, mode=mode, uid=uid, gid=gid, durable=self.durable)
+        except OSError as exc:
+            raise PermanentError(path, f"cannot write file: {exc.strerror or exc}") from exc
+
+    def write(self, entry: Mapping[str, Any], *, managed_before: bool = False) -> None:
+        """Write one Ignition file entry (contents decoded, mode, owner)."""
+        path = str(entry.get("path", ""))
+        if entry.get("append"):
+            raise PermanentError(path, "found an append section when writing files. Append is not supported")
+        try:
+            data = file_contents(entry)
+        except ContentsError as exc:
+            raise PermanentError(exc.path, exc.message) from exc
+        uid, gid = owner_of(self.root, entry)
+        self.write_bytes(path, data, mode=file_mode(entry), uid=uid, gid=gid, managed_before=managed_before)
+
+    def symlink(self, path: str, target_link: str, *, managed_before: bool = False) -> None:
+        """Make `path` a symlink to `target_link` (unit masks), atomically."""
+        target = host_path(self.root, path)
+        try:
+            self._record(path, target, managed_before)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.mco-tmp-link")
+            if tmp.is_symlink() or tmp.exists():
+                tmp.unlink()
+            os.symlink(target_link, tmp)
+            os.replace(tmp, target)
+            if self.durable:
+                fsync_dir(target.parent)
+        except OSError as exc:
+            raise PermanentError(path, f"cannot create symlink: {exc.strerror or exc}") from exc
+
+    def remove(self, path: str) -> str:
+        """Undo the applier's ownership of `path`: restore the backup, delete a stamped file, else leave it."""
+        target = host_path(self.root, path)
+        orig, noorig = self.state.orig(path), self.state.noorig(path)
+        try:
+            if orig.exists():
+                try:
+                    os.replace(orig, target)
+                except OSError:
+                    copy_atomic(orig, target)
+                    orig.unlink()
+                if self.durable:
+                    fsync_dir(target.parent)
+                return "restored"
+            if noorig.exists():
+                if target.is_symlink() or target.exists():
+                    target.unlink()
+                noorig.unlink()
+                return "deleted"
+        except OSError as exc:
+            raise PermanentError(path, f"cannot remove file: {exc.strerror or exc}") from exc
+        return "left"
