@@ -143,13 +143,17 @@ _FCOS_NAME = re.compile(r"^\d+-([a-z0-9]+)-")
 
 def _butane(path: Path, rel: str, cluster_dir: Path, inputs: Inputs) -> None:
     """A `.bu` document: openshift variant -> its MachineConfig; fcos -> MachineConfig named after the file."""
-    from ignition.butane import transpile
     from ignition.errors import IgnitionError
 
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         inputs.problems.append((_ALL, Problem("io", f"cannot read: {exc}", rel)))
+        return
+    try:
+        from ignition.butane import transpile
+    except ImportError as exc:  # the Butane transpiler is an optional part of ignition/
+        inputs.problems.append((_butane_owner(text, path), Problem("butane", f"Butane is not available: {exc}", rel)))
         return
     files_dir = cluster_dir / FILES_DIR if (cluster_dir / FILES_DIR).is_dir() else path.parent
     try:
@@ -446,7 +450,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
     except StoreError as exc:
         raise RenderError(exc.path, f"store: {exc}") from exc
     pools: dict[str, PoolRender] = {}
-    for (outcome, _previous, current), (record, changed) in zip(outcomes, records, strict=True):
+    for (outcome, _previous, current), (_rec, changed) in zip(outcomes, records, strict=True):
         target = outcome.rendered if outcome.rendered is not None else current
         pools[outcome.pool.name] = PoolRender(
             pool=outcome.pool.name, rendered=target, errors=tuple(p.format() for p in outcome.errors),
