@@ -1,0 +1,130 @@
+"""The real client: Debian's `ignition` 2.14 fetches from a running `mco serve` through a pointer config.
+
+Over HTTP and over HTTPS with the CA from `mco certs init`, with a bearer token from the pointer's
+httpHeaders. Ignition 2.14 asks for spec 3.3.0 and the cluster is written in 3.4.0, so a successful run
+also proves the down-translation. The files, modes, links, units and dropins Ignition wrote into the
+temporary root are compared with the rendered config the server's store holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.server.realignition import check_root, run_ignition
+from tests.tools import real_tool
+
+HERE = Path(__file__).resolve().parent
+MCO = [sys.executable, "-m", "cli"]
+TOKEN = "t0ken-for-workers"
+
+pytestmark = pytest.mark.realtool
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running `mco serve` and what the tests need to reach it."""
+
+    http: str
+    https: str
+    ca: Path
+    token_file: Path
+    access_log: Path
+
+
+def _mco(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MCO, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
+
+
+def _wait_for_addresses(proc: subprocess.Popen[str], deadline: float) -> dict[str, str]:
+    found: dict[str, str] = {}
+    assert proc.stderr is not None
+    while time.monotonic() < deadline and len(found) < 2:
+        line = proc.stderr.readline()
+        if not line:
+            raise AssertionError(f"mco serve exited ({proc.poll()})")
+        if "serving " in line:
+            url = line.split("serving ", 1)[1].split(" ", 1)[0]
+            found[url.split(":", 1)[0]] = url
+    return found
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    base = tmp_path_factory.mktemp("served")
+    os.chmod(base, 0o755)
+    cluster = base / "cluster"
+    shutil.copytree(HERE / "cluster", cluster)
+    certs = base / "certs"
+    done = _mco("certs", "init", str(certs), "--ip", "127.0.0.1", "--dns", "localhost")
+    assert done.returncode == 0, done.stderr
+    token_file = base / "worker.token"
+    token_file.write_text(TOKEN + "\n")
+    log = base / "access.log"
+    proc = subprocess.Popen(
+        [*MCO, "serve", str(cluster), "--store", str(base / "store"), "--listen", "127.0.0.1:0",
+         "--tls-listen", "127.0.0.1:0", "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key"),
+         "--token", f"worker={token_file}", "--access-log", str(log)],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
+    try:
+        urls = _wait_for_addresses(proc, time.monotonic() + 60)
+        yield Served(urls["http"], urls["https"], certs / "ca.crt", token_file, log)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _rendered_config(served: Served, pool: str) -> dict[str, Any]:
+    status = requests.get(f"{served.http}/pools/{pool}", timeout=10).json()
+    name = status["spec"]["configuration"]["name"]
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    rendered = requests.get(f"{served.http}/rendered/{name}", headers=headers, timeout=10).json()
+    return rendered["spec"]["config"]
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: Path) -> None:
+    ignition = real_tool("ignition")
+    url = served.http if scheme == "http" else served.https
+    pointer = tmp_path / "pointer.ign"
+    args = ["ignition", "pointer", "--pool", "worker", "--url", url, "--token-file", str(served.token_file),
+            "-o", str(pointer)]
+    if scheme == "https":
+        args += ["--ca", str(served.ca)]
+    done = _mco(*args)
+    assert done.returncode == 0, done.stderr
+    run = run_ignition(ignition, pointer, tmp_path / "run")
+    rendered = _rendered_config(served, "worker")
+    assert rendered["ignition"]["version"] == "3.4.0"
+    assert check_root(run.root, rendered) == []
+    for appended in ("etc/machine-config-daemon/node-annotations.json", "etc/ignition-machine-config-encapsulated.json"):
+        assert (run.root / appended).is_file()
+    annotations = json.loads((run.root / "etc/machine-config-daemon/node-annotations.json").read_text())
+    assert annotations["machineconfiguration.openshift.io/currentConfig"].startswith("rendered-worker-")
+    encapsulated = json.loads((run.root / "etc/ignition-machine-config-encapsulated.json").read_text())
+    assert encapsulated["spec"]["config"] == {"ignition": {"version": "3.3.0"}}
+    served_lines = [json.loads(line) for line in served.access_log.read_text().splitlines()]
+    fetches = [e for e in served_lines if e["path"] == "/config/worker" and e["ua"].startswith("Ignition/")]
+    assert fetches and fetches[-1]["status"] == 200 and fetches[-1]["version"] == "3.3.0"
+    assert TOKEN not in served.access_log.read_text()  # no secrets in the access log
+
+
+def test_real_ignition_without_the_token_is_refused(served: Served, tmp_path: Path) -> None:
+    ignition = real_tool("ignition")
+    pointer = tmp_path / "pointer.ign"
+    assert _mco("ignition", "pointer", "--pool", "worker", "--url", served.http, "-o", str(pointer)).returncode == 0
+    with pytest.raises(AssertionError, match="failed to fetch"):
+        run_ignition(ignition, pointer, tmp_path / "run")
+    assert not (tmp_path / "run/root/etc/demo").exists()
