@@ -1,0 +1,152 @@
+"""Positioned YAML nodes + Butane schema -> plain Python values, Go-YAML type errors and unused-key warnings.
+
+Second step of the pipeline. Values are plain dicts/lists/scalars keyed by the YAML (snake_case) names; a
+field that is absent or YAML `null` is simply missing from its dict (Go's nil pointer / zero value).
+Type mismatches are collected with go-yaml v3's wording (`line 5: cannot unmarshal !!str `abc` into int`),
+unknown keys become `Unused key <k>` warnings exactly as Ignition's unused-key check words them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ignition.butane.report import KeyStep, Problems, YPath
+from ignition.butane.schema import BNode
+from ignition.butane.yamlsrc import BOOL, FLOAT, INT, NULL, YNode
+
+_YES = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
+_NO = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass
+class Positions:
+    """Where every YAML node (and mapping key) of the source starts: the context tree Butane correlates with."""
+
+    nodes: dict[YPath, tuple[int, int]] = field(default_factory=dict)
+
+    def record(self, node: YNode | None, path: YPath = ()) -> None:
+        """Record `node` and everything below it."""
+        if node is None:
+            return
+        self.nodes[path] = (node.line, node.col)
+        if node.kind == "map":
+            for key, value in node.pairs:
+                self.nodes[path + (KeyStep(key.text),)] = (key.line, key.col)
+                self.record(value, path + (key.text,))
+        elif node.kind == "seq":
+            for i, item in enumerate(node.items):
+                self.record(item, path + (i,))
+
+    def locate(self, path: YPath) -> tuple[int, int] | None:
+        """Position of the deepest recorded node on `path` (vcontext's getDeepestNode)."""
+        p = tuple(path)
+        while True:
+            if p in self.nodes:
+                return self.nodes[p]
+            if not p:
+                return None
+            p = p[:-1]
+
+
+def zero(node: BNode) -> Any:
+    """Go's zero value of a node kind, as Butane sees a missing non-pointer field."""
+    return {"object": {}, "list": [], "strmap": {}, "string": "", "integer": 0, "boolean": False}[node.kind]
+
+
+def _short(node: YNode) -> str:
+    if node.kind != "scalar":
+        return ""
+    text = node.text
+    return f" `{text[:7]}...`" if len(text) > 10 else f" `{text}`"
+
+
+class Decoder:
+    """Decodes one document; `type_errors` hold go-yaml's lines, `problems` the unused-key warnings."""
+
+    def __init__(self) -> None:
+        self.type_errors: list[str] = []
+        self.problems = Problems()
+
+    def _terror(self, node: YNode, target: BNode) -> Any:
+        self.type_errors.append(f"line {node.line}: cannot unmarshal {node.tag}{_short(node)} into {target.go}")
+        return MISSING
+
+    def decode(self, node: YNode | None, target: BNode, path: YPath) -> Any:
+        """The value of `node` read as `target` (MISSING when absent or null)."""
+        if node is None or (node.kind == "scalar" and node.tag == NULL):
+            return MISSING
+        kind = target.kind
+        if kind in ("object", "strmap"):
+            if node.kind != "map":
+                return self._terror(node, target)
+            return self._mapping(node, target, path)
+        if kind == "list":
+            if node.kind != "seq":
+                return self._terror(node, target)
+            assert target.item is not None
+            out = []
+            for i, item in enumerate(node.items):
+                value = self.decode(item, target.item, path + (i,))
+                out.append(zero(target.item) if value is MISSING else value)
+            return out
+        if node.kind != "scalar":
+            return self._terror(node, target)
+        if kind == "string":
+            return node.text
+        if kind == "integer":
+            if node.tag == INT and -(2**63) <= node.value < 2**63:
+                return int(node.value)
+            if node.tag == FLOAT and float(node.value).is_integer() and abs(node.value) < 2**63:
+                return int(node.value)
+            return self._terror(node, target)
+        if kind == "boolean":
+            if node.tag == BOOL:
+                return bool(node.value)
+            if isinstance(node.value, str) and node.value in _YES:
+                return True
+            if isinstance(node.value, str) and node.value in _NO:
+                return False
+            return self._terror(node, target)
+        raise AssertionError(kind)
+
+    def _mapping(self, node: YNode, target: BNode, path: YPath) -> dict[str, Any]:
+        for i, (key, _) in enumerate(node.pairs):
+            for later, _ in node.pairs[i + 1 :]:
+                if later.kind == key.kind and later.text == key.text:
+                    self.type_errors.append(
+                        f'line {later.line}: mapping key "{_go_escape(later.text)}" already defined at line {key.line}'
+                    )
+        out: dict[str, Any] = {}
+        if target.kind == "strmap":
+            assert target.item is not None
+            for key, value in node.pairs:
+                decoded = self.decode(value, target.item, path + (key.text,))
+                out[key.text] = "" if decoded is MISSING else decoded
+            return out
+        unused = []
+        for key, value in node.pairs:
+            member = target.fields.get(key.text)
+            if member is None:
+                unused.append(key)
+                continue
+            decoded = self.decode(value, member.node, path + (key.text,))
+            if decoded is not MISSING:
+                out[key.text] = decoded
+            elif key.text in out:
+                del out[key.text]
+        for key in unused:
+            self.problems.warn(path + (KeyStep(key.text),), f"Unused key {key.text}")
+        return out
+
+
+def _go_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")

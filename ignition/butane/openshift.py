@@ -1,0 +1,128 @@
+"""The openshift variant: MachineConfig output, `openshift.*` fields, and the MCO's refusals.
+
+Sugar step after the fcos translation (notes/ignition.md §11.3). The Ignition config becomes
+`spec.config` of a `machineconfiguration.openshift.io/v1` MachineConfig named by `metadata`;
+`openshift.kernel_arguments/extensions/fips/kernel_type` become spec fields (ignored with a warning in raw
+mode); `fips` adds a FIPS-compatible LUKS cipher before 4.20. The checks run on the fully desugared
+config, in JSON space, because sugar (trees, boot_device) can generate what the MCO cannot apply.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ignition import schema as ign
+from ignition.butane import messages as m
+from ignition.butane.output import go_order
+from ignition.butane.translate import Context
+
+API_VERSION = "machineconfiguration.openshift.io/v1"
+KIND = "MachineConfig"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+_SPEC_FIELDS = (("extensions", "extensions"), ("fips", "fips"), ("kernelArguments", "kernel_arguments"),
+                ("kernelType", "kernel_type"))
+
+
+def spec_fields(butane: dict[str, Any]) -> dict[str, Any]:
+    """The MachineConfig spec fields (besides `config`) set by the `openshift` section."""
+    section = butane.get("openshift") or {}
+    out: dict[str, Any] = {}
+    for json_name, yaml_name in _SPEC_FIELDS:
+        value = section.get(yaml_name)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        out[json_name] = value
+    return out
+
+
+def add_fips_options(config: dict[str, Any], fields: dict[str, Any], ctx: Context) -> None:
+    """With `fips: true` (before 4.20), give LUKS volumes without a cipher option `--cipher aes-cbc-essiv:sha256`."""
+    if fields.get("fips") is not True or ctx.spec.openshift_minor >= 20:
+        return
+    for i, luks in enumerate((config.get("storage") or {}).get("luks") or []):
+        options = list(luks.get("options") or [])
+        if any(o == "--cipher" or o.startswith("--cipher=") or o == "-c" for o in options):
+            continue
+        for j in range(2):
+            ctx.translated(("storage", "luks", i, "options", len(options) + j), ("openshift", "fips"))
+        if not options:
+            ctx.translated(("storage", "luks", i, "options"), ("openshift", "fips"))
+        luks["options"] = options + ["--cipher", "aes-cbc-essiv:sha256"]
+
+
+def _error(ctx: Context, jpath: tuple[str | int, ...], message: str) -> None:
+    ctx.problems.error(ctx.to_yaml(jpath), message)
+
+
+def check_support(config: dict[str, Any], ctx: Context) -> None:
+    """Errors for what RHCOS and the MCO refuse (Butane's validateRHCOSSupport and validateMCOSupport)."""
+    storage = config.get("storage") or {}
+    passwd = config.get("passwd") or {}
+    for i, fs in enumerate(storage.get("filesystems") or []):
+        if fs.get("format") == "btrfs":
+            _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_BTRFS)
+    for i, _ in enumerate(storage.get("directories") or []):
+        _error(ctx, ("storage", "directories", i), m.ERR_DIRECTORIES)
+    for i, f in enumerate(storage.get("files") or []):
+        if f.get("append"):
+            _error(ctx, ("storage", "files", i, "append"), m.ERR_FILE_APPEND)
+        source = (f.get("contents") or {}).get("source")
+        if source is not None:
+            match = _SCHEME.match(source)
+            scheme = match.group(1).lower() if match else ""
+            if scheme != "data" and not (not match and ":" in source.split("/", 1)[0]):
+                _error(ctx, ("storage", "files", i, "contents", "source"), m.ERR_FILE_SCHEME)
+        mode = f.get("mode")
+        if isinstance(mode, int) and mode & ~0o777:
+            _error(ctx, ("storage", "files", i, "mode"), m.ERR_SPECIAL_MODE)
+    for i, _ in enumerate(storage.get("links") or []):
+        _error(ctx, ("storage", "links", i), m.ERR_LINKS)
+    for i, _ in enumerate(passwd.get("groups") or []):
+        _error(ctx, ("passwd", "groups", i), m.ERR_GROUPS)
+    user_node = ign.node(ctx.spec.ignition, "passwd.users[]")
+    allowed = {"name", "sshAuthorizedKeys"} | ({"passwordHash"} if ctx.spec.openshift_minor >= 13 else set())
+    for i, user in enumerate(passwd.get("users") or []):
+        if user.get("name") != "core":
+            _error(ctx, ("passwd", "users", i, "name"), m.ERR_USER_NAME)
+            continue
+        assert user_node is not None
+        for name in go_order(user_node):
+            if name in allowed or user.get(name) is None or user.get(name) == []:
+                continue
+            _error(ctx, ("passwd", "users", i, name), m.ERR_USER_FIELD)
+
+
+def check_filters(config: dict[str, Any], ctx: Context) -> None:
+    """Errors for fields this openshift spec version filters out entirely."""
+    kargs = config.get("kernelArguments") or {}
+    if kargs.get("shouldExist") or kargs.get("shouldNotExist"):
+        _error(ctx, ("kernelArguments",), m.ERR_KERNEL_ARGUMENTS)
+    storage = config.get("storage") or {}
+    for i, f in enumerate(storage.get("files") or []):
+        contents = f.get("contents") or {}
+        if contents.get("httpHeaders"):
+            _error(ctx, ("storage", "files", i, "contents", "httpHeaders"), m.ERR_FILE_HEADERS)
+        if ctx.spec.openshift_minor < 10 and contents.get("compression"):
+            _error(ctx, ("storage", "files", i, "contents", "compression"), m.ERR_FILE_COMPRESSION)
+    for i, fs in enumerate(storage.get("filesystems") or []):
+        if fs.get("format") == "none":
+            _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_FORMAT_NONE)
+
+
+def elided_warnings(fields: dict[str, Any], ctx: Context) -> None:
+    """Raw mode: every `openshift` spec field that will not be written gets `field ignored in raw mode`."""
+    for json_name, yaml_name in _SPEC_FIELDS:
+        if json_name in fields:
+            ctx.problems.warn(("openshift", yaml_name), m.ERR_FIELD_ELIDED)
+
+
+def machine_config(butane: dict[str, Any], ignition_json: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """The MachineConfig document (JSON shape) wrapping an Ignition config."""
+    meta = butane.get("metadata") or {}
+    metadata: dict[str, Any] = {"name": meta.get("name", "")}
+    if meta.get("labels"):
+        metadata["labels"] = dict(meta["labels"])
+    spec: dict[str, Any] = {"config": ignition_json}
+    spec.update(fields)
+    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": metadata, "spec": spec}

@@ -1,0 +1,232 @@
+"""Butane values (YAML space) -> Ignition dict (JSON space): the base copy, Butane's checks, and leaf sugar.
+
+Third step of the pipeline. Every Butane field with an Ignition counterpart is copied under its camelCase
+name; resource `inline`/`local` become `source` (+ `compression`), `contents_local` becomes `contents`,
+`ssh_authorized_keys_local` adds keys. Every generated JSON path that does not simply mirror a YAML path
+is recorded in a translation map, so errors found in the output point back at the YAML that caused them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ignition.butane import messages as m
+from ignition.butane.files import LocalFileError, make_data_url, read_local
+from ignition.butane.report import Problems, YPath
+from ignition.butane.schema import BNode, snake
+from ignition.butane.variants import Spec
+
+JPath = tuple[str | int, ...]
+_RESOURCE_TYPES = ("Resource", "FileContents", "ConfigReference", "CaReference")
+_LINE_SPLIT = re.compile(r"\r?\n")
+
+
+@dataclass
+class Context:
+    """What one translation needs: the spec, the files directory, where problems and translations go."""
+
+    spec: Spec
+    files_dir: str | None
+    allow_compression: bool = True
+    problems: Problems = field(default_factory=Problems)
+    tmap: dict[JPath, YPath] = field(default_factory=dict)
+    prefixes: dict[JPath, YPath] = field(default_factory=dict)
+
+    def translated(self, jpath: JPath, ypath: YPath) -> None:
+        """Record that output `jpath` came from input `ypath`."""
+        self.tmap[tuple(jpath)] = tuple(ypath)
+
+    def prefix(self, jprefix: JPath, yprefix: YPath) -> None:
+        """Record that everything under output `jprefix` mirrors input `yprefix` (a moved list item)."""
+        self.prefixes[tuple(jprefix)] = tuple(yprefix)
+
+    def to_yaml(self, jpath: JPath) -> YPath:
+        """The input path an output path came from (Butane's TranslateReportPaths, snake_case fallback)."""
+        jpath = tuple(jpath)
+        if jpath in self.tmap:
+            return self.tmap[jpath]
+        for cut in range(len(jpath), 0, -1):
+            head = jpath[:cut]
+            if head in self.prefixes:
+                return self.prefixes[head] + _snake_path(jpath[cut:])
+        return _snake_path(jpath)
+
+
+def _snake_path(path: JPath) -> YPath:
+    return tuple(snake(p) if isinstance(p, str) else p for p in path)
+
+
+def _type(node: BNode) -> str:
+    return node.go.split(".")[-1]
+
+
+# ---- Butane's own checks, in YAML space (before translation) -------------------------------------------
+
+
+def check_decimal_mode(mode: int, directory: bool) -> bool:
+    """True when `mode` looks like octal digits written in decimal (`644`), as Butane warns."""
+    if mode < 0 or mode > 7777:
+        return False
+    corrected = 0
+    for divisor in (1000, 100, 10, 1):
+        digit = (mode // divisor) % 10
+        if digit > 7:
+            return False
+        corrected = (corrected << 3) | digit
+    return not _typical_mode(mode, directory) and _typical_mode(corrected, directory)
+
+
+def _typical_mode(mode: int, directory: bool) -> bool:
+    if mode == 0:
+        return True
+    had_r = had_w = had_x = False
+    for perm in (mode & 0o7, (mode & 0o70) >> 3, (mode & 0o700) >> 6):
+        r, w, x = bool(perm & 4), bool(perm & 2), bool(perm & 1)
+        if (not r and had_r) or (not w and had_w) or (not x and had_x):
+            return False
+        if x and had_r and not had_x:
+            return False
+        if (w or x) and not r:
+            return False
+        had_r, had_w, had_x = had_r or r, had_w or w, had_x or x
+    if not had_r:
+        return False
+    if directory:
+        if not had_x or mode & 0o4000:
+            return False
+        if mode & 0o3000 and not had_w:
+            return False
+    else:
+        if mode & 0o6000:
+            if not had_x or mode & 2:
+                return False
+        if mode & 0o1000:
+            return False
+    return True
+
+
+def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
+    """Butane's Validate() methods over the whole document, parents before children, in field order."""
+    if node.kind == "list" and isinstance(value, list):
+        assert node.item is not None
+        for i, item in enumerate(value):
+            validate(item, node.item, path + (i,), problems)
+        return
+    if node.kind != "object" or not isinstance(value, dict):
+        return
+    kind = _type(node)
+    if kind in _RESOURCE_TYPES:
+        sources, last = 0, ""
+        for name in ("local", "inline", "source"):
+            if name in value:
+                sources, last = sources + 1, name
+        if sources > 1:
+            problems.error(path + (last,), m.ERR_TOO_MANY_SOURCES)
+    elif kind in ("File", "Directory") and isinstance(value.get("mode"), int):
+        if check_decimal_mode(value["mode"], kind == "Directory"):
+            problems.warn(path + ("mode",), m.ERR_DECIMAL_MODE)
+    elif kind == "Tree" and not value.get("local"):
+        problems.error(path, m.ERR_TREE_NO_LOCAL)
+    elif kind in ("Unit", "Dropin") and "contents" in value and "contents_local" in value:
+        problems.error(path + ("contents_local",), m.ERR_TOO_MANY_SYSTEMD_SOURCES)
+    elif kind == "Filesystem" and value.get("with_mount_unit") is True:
+        if not value.get("format"):
+            problems.error(path + ("format",), m.ERR_MOUNT_UNIT_NO_FORMAT)
+        elif value["format"] != "swap" and not value.get("path"):
+            problems.error(path + ("path",), m.ERR_MOUNT_UNIT_NO_PATH)
+    elif kind == "Metadata":
+        if not value.get("name"):
+            problems.error(path + ("name",), m.ERR_NAME_REQUIRED)
+        if not (value.get("labels") or {}).get(m.ROLE_LABEL):
+            problems.error(path + ("labels",), m.ERR_ROLE_REQUIRED)
+    elif kind == "OpenShift" and value.get("kernel_type", "") not in ("", "default", "realtime"):
+        problems.error(path + ("kernel_type",), m.ERR_INVALID_KERNEL_TYPE)
+    for key, member in node.fields.items():
+        if key in value:
+            validate(value[key], member.node, path + (key,), problems)
+
+
+# ---- the copy, with leaf sugar ---------------------------------------------------------------------------
+
+
+def copy(value: Any, node: BNode, ypath: YPath, jpath: JPath, ctx: Context) -> Any:
+    """The Ignition form of a Butane value (objects keep only fields Ignition has)."""
+    if node.kind == "list":
+        assert node.item is not None
+        return [copy(v, node.item, ypath + (i,), jpath + (i,), ctx) for i, v in enumerate(value)]
+    if node.kind != "object":
+        return value
+    out: dict[str, Any] = {}
+    for key, member in node.fields.items():
+        if member.json is not None and key in value:
+            out[member.json] = copy(value[key], member.node, ypath + (key,), jpath + (member.json,), ctx)
+    kind = _type(node)
+    if kind in _RESOURCE_TYPES:
+        _resource(value, out, ypath, jpath, ctx)
+    elif kind in ("Unit", "Dropin"):
+        _contents_local(value, out, ypath, jpath, ctx)
+    elif kind == "PasswdUser":
+        _ssh_keys_local(value, out, ypath, jpath, ctx)
+    return out
+
+
+def _resource(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context) -> None:
+    for name in ("local", "inline"):
+        if name not in value:
+            continue
+        if name == "local":
+            try:
+                data = read_local(value["local"], ctx.files_dir)
+            except LocalFileError as exc:
+                ctx.problems.error(ypath + ("local",), str(exc))
+                return
+        else:
+            data = value["inline"].encode("utf-8", "surrogateescape")
+        url, compression = make_data_url(data, out.get("compression"), ctx.allow_compression)
+        out["source"] = url
+        ctx.translated(jpath + ("source",), ypath + (name,))
+        if compression is not None and _has_compression(ctx, jpath):
+            out["compression"] = compression
+            ctx.translated(jpath + ("compression",), ypath + (name,))
+
+
+def _has_compression(ctx: Context, jpath: JPath) -> bool:
+    """Spec 3.0 CA references have no `compression` field; everything else does."""
+    return not (ctx.spec.base == 1 and "certificateAuthorities" in jpath)
+
+
+def _contents_local(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context) -> None:
+    local = value.get("contents_local")
+    if not local:
+        return
+    try:
+        data = read_local(local, ctx.files_dir)
+    except LocalFileError as exc:
+        ctx.problems.error(ypath + ("contents_local",), str(exc))
+        return
+    ctx.translated(jpath + ("contents",), ypath + ("contents_local",))
+    out["contents"] = data.decode("utf-8", "replace")
+
+
+def _ssh_keys_local(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context) -> None:
+    files = value.get("ssh_authorized_keys_local") or []
+    if not files:
+        return
+    here = ypath + ("ssh_authorized_keys_local",)
+    ctx.translated(jpath + ("sshAuthorizedKeys",), here)
+    if not ctx.files_dir:
+        ctx.problems.error(here, m.ERR_NO_FILES_DIR)
+        return
+    keys = out.setdefault("sshAuthorizedKeys", [])
+    for i, name in enumerate(files):
+        try:
+            data = read_local(name, ctx.files_dir)
+        except LocalFileError as exc:
+            ctx.problems.error(here + (i,), str(exc))
+            continue
+        for line in _LINE_SPLIT.split(data.decode("utf-8", "replace")):
+            if line:
+                ctx.translated(jpath + ("sshAuthorizedKeys", len(keys)), here + (i,))
+                keys.append(line)
