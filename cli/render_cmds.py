@@ -1,12 +1,214 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco render` and `mco diff` (see cli/main.py for exit-code conventions).
+
+    mco render CLUSTER_DIR [--store DIR]                 render every pool; table: pool, rendered, sources, changed
+    mco render CLUSTER_DIR --pool P --print [--output yaml|json]
+                                                         the pool's rendered MachineConfig on stdout
+    mco render CLUSTER_DIR --explain P [PATH|UNIT|karg]  which manifest (file:line) set what, and what it overrode
+    mco diff A B --store DIR [--cluster DIR] [--json]    two rendered configs from the store
+    mco diff --pool P --store DIR --cluster DIR [--json] the pool's current target against a fresh render
+
+Without `--store`, `mco render` renders into memory (nothing is written). Exit codes: 0 ok; 1 a pool
+failed to render (errors on stderr, file:line:col and field path) or a name is unknown; 2 unusable
+directory or store.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+from cli.errors import InvalidInput, UsageError
+from renderer.diff import diff_rendered
+from renderer.disruption import DisruptionPolicy, PolicyError, disruption
+from renderer.provenance import explain
+from renderer.render import RenderError, RenderResult, load_inputs, render_cluster
+from renderer.rendered import RenderedConfig
+from renderer.store import DirectoryStore, MemoryStore, NotFound, Store, StoreError
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `mco render` and `mco diff`."""
+    render = subparsers.add_parser("render", help="render a cluster directory into rendered-<pool>-<hash> configs",
+                                   description="Render every pool of a cluster directory into the store.")
+    render.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path)
+    render.add_argument("--store", type=Path, help="store directory (default: render in memory, write nothing)")
+    render.add_argument("--pool", help="the pool to --print")
+    render.add_argument("--print", dest="print_config", action="store_true",
+                        help="print the pool's rendered MachineConfig document")
+    render.add_argument("--output", "-o", choices=("yaml", "json"), default="yaml", help="format for --print")
+    render.add_argument("--explain", nargs="+", metavar=("POOL", "QUERY"),
+                        help="provenance of POOL's rendered config, optionally for one path, unit or karg")
+    render.set_defaults(func=run_render)
+
+    diff = subparsers.add_parser("diff", help="what changes between two rendered configs, and the disruption",
+                                 description="Compare two rendered configs (or a pool's target with a fresh "
+                                             "render) and say what a node must do to apply the change.")
+    diff.add_argument("names", nargs="*", metavar="NAME", help="two rendered config names (A B)")
+    diff.add_argument("--store", type=Path, required=True, help="store directory")
+    diff.add_argument("--pool", help="compare the pool's current target with a fresh render of --cluster")
+    diff.add_argument("--cluster", type=Path, help="cluster directory (fresh render; disruption policies)")
+    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    diff.set_defaults(func=run_diff)
+
+
+def _open_store(path: Path | None) -> Store:
+    if path is None:
+        return MemoryStore()
+    try:
+        return DirectoryStore(path)
+    except OSError as exc:
+        raise UsageError(f"cannot open store {path}: {exc.strerror or exc}") from exc
+
+
+def _render(cluster_dir: Path, store: Store) -> RenderResult:
+    try:
+        return render_cluster(cluster_dir, store=store)
+    except RenderError as exc:
+        if exc.path == "cluster.yaml" and (cluster_dir / "cluster.yaml").is_file():
+            raise InvalidInput(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
+
+
+def _report_errors(result: RenderResult) -> None:
+    for message in result.errors:
+        print(f"error: {message}", file=sys.stderr)
+    for message in result.warnings:
+        print(message, file=sys.stderr)
+    for pool in result.pools.values():
+        for message in pool.errors:
+            print(f"error: pool {pool.pool}: {message}", file=sys.stderr)
+        for message in pool.warnings:
+            print(f"pool {pool.pool}: {message}", file=sys.stderr)
+
+
+def _table(result: RenderResult) -> str:
+    rows = [("POOL", "RENDERED", "SOURCES", "CHANGED")]
+    for name in sorted(result.pools):
+        pool = result.pools[name]
+        rendered = pool.rendered.name if pool.rendered else "-"
+        status = "yes" if pool.changed else ("DEGRADED" if pool.errors else "no")
+        if pool.errors and pool.rendered:
+            status = "DEGRADED (kept)"
+        rows.append((name, rendered, str(len(pool.rendered.sources if pool.rendered and not pool.errors
+                                             else pool.sources)), status))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+
+
+def document(rendered: RenderedConfig, output: str) -> str:
+    """The rendered MachineConfig as YAML or JSON text."""
+    data = rendered.to_dict()
+    if output == "json":
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def run_render(args: argparse.Namespace) -> int:
+    """`mco render`."""
+    if args.print_config and not args.pool:
+        raise UsageError("--print needs --pool P")
+    if args.pool and not args.print_config:
+        raise UsageError("--pool is used with --print")
+    if args.explain and len(args.explain) > 2:
+        raise UsageError("--explain takes a pool and at most one PATH, UNIT or karg")
+    store = _open_store(args.store)
+    result = _render(args.cluster_dir, store)
+    _report_errors(result)
+    wanted = args.pool or (args.explain[0] if args.explain else None)
+    if wanted is not None:
+        pool = result.pools.get(wanted)
+        if pool is None:
+            raise InvalidInput(f"no pool {wanted!r} (pools: {', '.join(sorted(result.pools))})")
+        if pool.rendered is None or pool.errors:
+            raise InvalidInput(f"pool {wanted} did not render")
+        if args.print_config:
+            sys.stdout.write(document(pool.rendered, args.output))
+            return 0
+        query = args.explain[1] if len(args.explain) > 1 else None
+        lines = explain(pool.rendered.provenance, query)
+        if not lines:
+            raise InvalidInput(f"nothing in {pool.rendered.name} matches {query!r}")
+        width = max(len(k) for k, _ in lines)
+        print(f"# {pool.rendered.name}")
+        for key, value in lines:
+            print(f"{key.ljust(width)}  <- {value}")
+        return 0
+    print(_table(result))
+    return 0 if result.ok else 1
+
+
+def _policy(cluster_dir: Path | None) -> DisruptionPolicy:
+    if cluster_dir is None:
+        return DisruptionPolicy.defaults()
+    try:
+        inputs = load_inputs(cluster_dir)
+    except RenderError as exc:
+        raise UsageError(str(exc)) from exc
+    mc = inputs.machine_configuration
+    try:
+        return DisruptionPolicy.from_dict(mc.spec if mc else None)
+    except PolicyError as exc:
+        source = mc.origin if mc else ""
+        raise InvalidInput(f"{source} {exc}") from exc
+
+
+def _get(store: Store, name: str) -> RenderedConfig:
+    try:
+        return store.get_rendered(name)
+    except NotFound as exc:
+        raise InvalidInput(str(exc)) from exc
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """`mco diff`."""
+    store = _open_store(args.store)
+    if args.pool:
+        if args.names:
+            raise UsageError("give either two rendered names or --pool P, not both")
+        if args.cluster is None:
+            raise UsageError("--pool needs --cluster CLUSTER_DIR to render afresh")
+        try:
+            record = store.get_pool(args.pool)
+        except NotFound as exc:
+            raise InvalidInput(f"pool {args.pool} has no target in the store: {exc}") from exc
+        if not record.current:
+            raise InvalidInput(f"pool {args.pool} has no current target in the store")
+        old = _get(store, record.current)
+        scratch = MemoryStore()
+        scratch.put_rendered(old)
+        scratch.put_pool(record)
+        result = _render(args.cluster, scratch)
+        pool = result.pools.get(args.pool)
+        if pool is None or pool.errors or pool.rendered is None:
+            if pool is not None:
+                for message in pool.errors:
+                    print(f"error: pool {args.pool}: {message}", file=sys.stderr)
+            raise InvalidInput(f"pool {args.pool} does not render from {args.cluster}")
+        new = pool.rendered
+    else:
+        if len(args.names) != 2:
+            raise UsageError("give two rendered config names: mco diff A B --store DIR")
+        old, new = _get(store, args.names[0]), _get(store, args.names[1])
+    changes = diff_rendered(old.spec, new.spec)
+    verdict = disruption(changes, _policy(args.cluster))
+    if args.json:
+        print(json.dumps({"from": old.name, "to": new.name, "diff": changes.to_dict(),
+                          "disruption": verdict.to_dict()}, indent=2, sort_keys=True))
+        return 0
+    print(f"--- {old.name}")
+    print(f"+++ {new.name}")
+    for line in changes.summary() or ["(no changes)"]:
+        print(line)
+    drain = "drain" if verdict.drain else "no drain"
+    actions = ", ".join(str(a) for a in verdict.actions)
+    print(f"disruption: {verdict.verdict} ({drain}; actions: {actions})")
+    for reason in verdict.reasons:
+        print(f"  {reason}")
+    return 0

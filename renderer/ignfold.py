@@ -15,7 +15,7 @@ Rules (Ignition's `config/merge`, walked over `ignition.schema` of the target ve
 - lists sharing a key space (files/directories/links by path; kernelArguments shouldExist /
   shouldNotExist): a child entry whose key is in a *sibling* list drops the parent's entry there, and
   is appended to its own list;
-- an HTTP header in the child without a value removes the parent's header of that name;
+- an HTTP header in the child without a value removes the parent's header of that name (a new one is added);
 - keys the schema does not know are dropped (as Go's JSON decoding drops them); empty objects and lists
   are left out of the result (Go's `omitempty`).
 """
@@ -168,10 +168,9 @@ class Fold:
                     current.append(entry)
                 continue
             existing = index.get(k)
-            if is_header and isinstance(entry, Mapping) and entry.get("value") is None:
-                if existing is not None:
-                    current.remove(existing)
-                    del index[k]
+            if is_header and existing is not None and isinstance(entry, Mapping) and entry.get("value") is None:
+                current.remove(existing)
+                del index[k]
                 continue
             if existing is not None:
                 if isinstance(entry, Mapping):

@@ -359,7 +359,7 @@ def parse_manifest(doc: Document) -> tuple[Manifest | None, list[Problem]]:
         check.add("unknown-kind", ("kind",), f"{kind} ({api}) is not a kind the renderer reads ({known}); ignored",
                   severity="warning")
         return None, check.problems
-    obj = build(check, data)
+    obj: Manifest = build(check, data)  # type: ignore[assignment]
     if any(p.severity == "error" for p in check.problems):
         return None, check.problems
     return obj, check.problems

@@ -47,7 +47,7 @@ from renderer.order import merge_order
 from renderer.problems import Problem, RendererError
 from renderer.provenance import compute_provenance
 from renderer.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
-from renderer.select import LabelSelector
+from renderer.select import LabelSelector, parse_selector
 from renderer.store import NotFound, Store, StoreError
 from renderer.templates import CONTROLLER_VERSION, render_role, ssh_machine_config, template_roles
 from renderer.validate_mc import reconcile_problems, validate_machine_config, validate_result
@@ -120,9 +120,9 @@ def _raw_labels(doc: Document) -> dict[str, str] | None:
 
 def _owner_of_broken(doc: Document) -> Any:
     """Who a problem in a document that did not parse belongs to (see the module docstring)."""
-    data = doc.data if isinstance(doc.data, Mapping) else {}
+    data: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}
     kind = data.get("kind")
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    meta: Mapping[str, Any] = data["metadata"] if isinstance(data.get("metadata"), Mapping) else {}
     if kind == "MachineConfigPool" and isinstance(meta.get("name"), str):
         return ("pool", meta["name"])
     if kind == "MachineConfig":
@@ -130,8 +130,7 @@ def _owner_of_broken(doc: Document) -> Any:
         if labels:
             return labels
     if kind in ("KubeletConfig", "ContainerRuntimeConfig"):
-        spec = data.get("spec") if isinstance(data.get("spec"), Mapping) else {}
-        from renderer.select import parse_selector
+        spec: Mapping[str, Any] = data["spec"] if isinstance(data.get("spec"), Mapping) else {}
         sel, problems = parse_selector(spec.get("machineConfigPoolSelector"), ())
         if sel is not None and not problems:
             return ("pool-selector", sel)
@@ -201,12 +200,13 @@ def _butane_owner(text: str, path: Path) -> Any:
 
 def _add_document(doc: Document, inputs: Inputs) -> None:
     obj, problems = parse_manifest(doc)
+    owner: Any
     if obj is None:
         owner = _owner_of_broken(doc)
         inputs.problems.extend((owner, p) for p in problems)
         return
     if isinstance(obj, MachineConfig):
-        owner: Any = dict(obj.labels) or _ALL
+        owner = dict(obj.labels) or _ALL
         inputs.machine_configs.append(obj)
     elif isinstance(obj, MachineConfigPool):
         owner = ("pool", obj.name)
@@ -398,6 +398,7 @@ def _record(previous: PoolRecord | None, outcome: _Outcome, now: str) -> tuple[P
     old_current = previous.current if previous else None
     old_history = previous.history if previous else ()
     conditions = {c.type: c for c in (previous.conditions if previous else ())}
+    current: str | None
     if outcome.rendered is not None:
         current, sources = outcome.rendered.name, outcome.sources
         degraded = Condition(RENDER_DEGRADED, "False")

@@ -69,7 +69,7 @@ def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, s
 
 
 def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
-    out = []
+    out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
     if not isinstance(storage, Mapping):
         return out

@@ -1,0 +1,116 @@
+"""The MCO's merge rules (notes/mco.md §2.3-2.4, test vectors of §7), table-driven."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from renderer.merge_mc import merge_machine_configs
+from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, Origin
+from renderer.naming import rendered_name, spec_hash
+from renderer.order import merge_order
+from renderer.rendered import MachineConfigSpec
+
+V = "3.5.0"
+
+
+def mc(name: str, role: str = "worker", config: dict[str, Any] | None = None, generated: bool = False,
+       **spec: Any) -> MachineConfig:
+    return MachineConfig(name=name, labels={ROLE_LABEL: role}, annotations={GENERATED_BY: "x"} if generated else {},
+                         spec=MachineConfigSpec(config=config or {}, **spec), has_config=config is not None,
+                         origin=Origin(f"manifests/{name}.yaml", 1))
+
+
+def files(*entries: dict[str, Any]) -> dict[str, Any]:
+    return {"ignition": {"version": V}, "storage": {"files": list(entries)}}
+
+
+def test_order_worker_configs_first_then_others_by_name() -> None:
+    configs = [mc("50-infra", "infra"), mc("99-worker-x"), mc("00-worker"), mc("10-infra", "infra")]
+    assert [c.name for c in merge_order(configs)] == ["00-worker", "99-worker-x", "10-infra", "50-infra"]
+
+
+def _merged(*configs: MachineConfig, **kw: str) -> MachineConfigSpec:
+    return merge_machine_configs(merge_order(configs), **kw)
+
+
+FILE_CASES = [
+    ([files({"path": "/etc/a", "mode": 0o644, "contents": {"source": "data:,one"}}),
+      files({"path": "/etc/a", "contents": {"source": "data:,two"}})],
+     [{"path": "/etc/a", "mode": 0o644, "contents": {"source": "data:,two"}, "overwrite": True}],
+     "later-source-wins-mode-inherited"),
+    ([files({"path": "/etc/a", "contents": {"source": "data:;base64,H4sI", "compression": "gzip"}}),
+      files({"path": "/etc/a", "contents": {"source": "data:,plain"}})],
+     [{"path": "/etc/a", "contents": {"source": "data:,plain"}, "overwrite": True}],
+     "gzip-reset-by-uncompressed-later-file"),
+    ([files({"path": "/etc/a", "overwrite": False, "contents": {"source": "data:,x"}})],
+     [{"path": "/etc/a", "overwrite": False, "contents": {"source": "data:,x"}}],
+     "explicit-overwrite-false-kept"),
+    ([files({"path": "/etc/b", "contents": {"source": "data:,b"}}),
+      files({"path": "/etc/a", "contents": {"source": "data:,a"}})],
+     [{"path": "/etc/b", "contents": {"source": "data:,b"}, "overwrite": True},
+      {"path": "/etc/a", "contents": {"source": "data:,a"}, "overwrite": True}],
+     "new-files-appended-in-order"),
+]
+
+
+@pytest.mark.parametrize(("configs", "expected"), [c[:2] for c in FILE_CASES], ids=[c[2] for c in FILE_CASES])
+def test_file_merge(configs: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
+    spec = _merged(*(mc(f"{i:02d}-worker", config=c) for i, c in enumerate(configs)))
+    assert spec.config["storage"]["files"] == expected
+
+
+def test_ssh_keys_union_and_units_merge_dropins_by_name() -> None:
+    a = {"ignition": {"version": V}, "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["k1"]}]},
+         "systemd": {"units": [{"name": "k.service", "enabled": True,
+                                "dropins": [{"name": "10.conf", "contents": "a"}]}]}}
+    b = {"ignition": {"version": V}, "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["k2", "k1"]}]},
+         "systemd": {"units": [{"name": "k.service", "dropins": [{"name": "10.conf", "contents": "b"},
+                                                                  {"name": "20.conf", "contents": "c"}]}]}}
+    spec = _merged(mc("00-worker", config=a), mc("99-worker-ssh", config=b))
+    assert spec.config["passwd"]["users"] == [{"name": "core", "sshAuthorizedKeys": ["k1", "k2"]}]
+    assert spec.config["systemd"]["units"] == [{"name": "k.service", "enabled": True, "dropins": [
+        {"name": "10.conf", "contents": "b"}, {"name": "20.conf", "contents": "c"}]}]
+
+
+SPEC_CASES = [
+    ([mc("00-worker", kernel_arguments=("a", "b")), mc("10-worker", kernel_arguments=("b", "c"))],
+     "kernel_arguments", ("a", "b", "b", "c"), "kargs-concatenated-no-dedup"),
+    ([mc("00-worker", extensions=("usbguard",)), mc("10-worker", extensions=("usbguard", "sysstat"))],
+     "extensions", ("usbguard", "usbguard", "sysstat"), "extensions-concatenated"),
+    ([mc("00-worker", fips=True), mc("10-worker")], "fips", True, "fips-or"),
+    ([mc("00-worker", kernel_type="realtime"), mc("10-worker", kernel_type="default")],
+     "kernel_type", "realtime", "kernel-type-last-non-default"),
+    ([mc("00-worker", kernel_type="realtime"), mc("10-worker", kernel_type="64k-pages")],
+     "kernel_type", "64k-pages", "kernel-type-last-wins"),
+    ([mc("00-worker", os_image_url="quay.io/a"), mc("10-worker", os_image_url="quay.io/b")],
+     "os_image_url", "quay.io/b", "os-image-last-user-mc"),
+    ([mc("00-worker", os_image_url="quay.io/a"), mc("10-worker", os_image_url="quay.io/gen", generated=True)],
+     "os_image_url", "quay.io/a", "os-image-generated-ignored"),
+    ([mc("00-worker")], "os_image_url", "quay.io/default", "os-image-default"),
+    ([mc("00-worker", base_os_extensions_container_image="quay.io/ext")],
+     "base_os_extensions_container_image", "quay.io/ext", "extensions-image-override"),
+]
+
+
+@pytest.mark.parametrize(("configs", "field", "expected"), [c[:3] for c in SPEC_CASES], ids=[c[3] for c in SPEC_CASES])
+def test_spec_fields(configs: list[MachineConfig], field: str, expected: Any) -> None:
+    spec = _merged(*configs, default_os_image="quay.io/default")
+    assert getattr(spec, field) == expected
+
+
+def test_absent_configs_give_an_empty_35_config() -> None:
+    assert _merged(mc("00-worker"), mc("01-worker")).config == {"ignition": {"version": V}}
+
+
+def test_hash_changes_iff_spec_changes() -> None:
+    one = _merged(mc("00-worker", config=files({"path": "/etc/a", "contents": {"source": "data:,x"}})))
+    renamed = _merged(mc("00-worker-renamed", config=files({"path": "/etc/a", "contents": {"source": "data:,x"}})))
+    other = _merged(mc("00-worker", config=files({"path": "/etc/a", "contents": {"source": "data:,y"}})))
+    assert spec_hash(one) == spec_hash(renamed)
+    assert spec_hash(one) != spec_hash(other)
+    assert len(spec_hash(one)) == 32
+    assert rendered_name("infra", one).split("-")[-1] == rendered_name("worker", one).split("-")[-1]
+    reordered = MachineConfigSpec(config={"storage": one.config["storage"], "ignition": one.config["ignition"]})
+    assert spec_hash(reordered) == spec_hash(MachineConfigSpec(config=one.config))
