@@ -15,6 +15,7 @@ from imagebuild.errors import ImageRefError
 _REPO_RE = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$")
 _TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+_OTHER_TRANSPORTS = ("containers-storage:", "docker-archive:", "oci-archive:", "dir:", "docker-daemon:")
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,6 @@ def parse_ref(text: str, where: str = "reference") -> LayoutRef | RegistryRef:
     """A layout reference when it starts with `oci:`, a registry reference otherwise."""
     if text.startswith("oci:"):
         return parse_layout_ref(text, where)
-    if "://" in text and not text.startswith("docker://"):
+    if ("://" in text and not text.startswith("docker://")) or text.startswith(_OTHER_TRANSPORTS):
         raise ImageRefError(where, f"unsupported transport in {text!r} (use oci:DIR:TAG or docker://HOST/REPO:TAG)")
     return parse_registry_ref(text, where)

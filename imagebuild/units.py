@@ -6,7 +6,7 @@ exactly as `systemctl --root=IMAGE enable UNIT` creates them (checked against th
 
 - `WantedBy=T`   -> `<unitdir>/T.wants/<unit>`    -> `<unitdir>/<unit file>`
 - `RequiredBy=T` -> `<unitdir>/T.requires/<unit>`
-- `UpheldBy=T`   -> `<unitdir>/T.upholds/<unit>`
+- `UpheldBy=T`   -> `<unitdir>/T.upholds/<unit>` (systemd >= 254)
 - `Alias=A`      -> `<unitdir>/A`                 -> `<unitdir>/<unit file>`
 - a template `foo@.service` is linked as `foo@<DefaultInstance>.service` (no DefaultInstance: no links);
   an instance `foo@bar.service` whose file is the template links the instance name to the template file.

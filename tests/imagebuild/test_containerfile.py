@@ -1,0 +1,76 @@
+"""Containerfile mode: golden Containerfiles, and the context tree they copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from imagebuild.containerfile import render_containerfile, write_context
+from imagebuild.errors import ImageInputError
+from imagebuild.plan import PlanSettings, plan_image
+from renderer.rendered import MachineConfigSpec, RenderedConfig
+
+GOLDEN = Path(__file__).parent / "golden"
+DATA = Path(__file__).parent / "data"
+BASE = "quay.io/fedora/fedora-coreos@sha256:" + "3a" * 32
+
+
+def worker(**spec: object) -> RenderedConfig:
+    config = json.loads((DATA / "worker.ign").read_text())
+    return RenderedConfig("rendered-worker-0123456789abcdef", "worker",
+                          MachineConfigSpec(config=config, kernel_arguments=("nosmt",), **spec))  # type: ignore[arg-type]
+
+
+CASES = {
+    "worker": (worker(), False),
+    "worker-extensions-rt-lint": (worker(extensions=("usbguard", "kerberos"), kernel_type="realtime",
+                                         base_os_extensions_container_image="quay.io/fedora/ext@sha256:" + "9f" * 32),
+                                  True),
+    "worker-packages-no-extensions-image": (worker(extensions=("sysstat",), kernel_type="64k-pages"), False),
+}
+
+
+@pytest.mark.parametrize("rendered,lint", CASES.values(), ids=CASES.keys())
+def test_golden_containerfile(rendered: RenderedConfig, lint: bool, request: pytest.FixtureRequest) -> None:
+    plan = plan_image(rendered, PlanSettings(engine=True))
+    assert not plan.refused
+    text = render_containerfile(plan, base=BASE, lint=lint)
+    golden = GOLDEN / f"Containerfile.{request.node.callspec.id}"
+    if os.environ.get("MCO_UPDATE_GOLDEN") == "1":
+        golden.write_text(text)
+    assert text == golden.read_text()
+    assert "<<" not in text  # no heredocs: Debian's buildah 1.28 cannot parse them
+
+
+def test_context_tree(tmp_path: Path) -> None:
+    plan = plan_image(worker(), PlanSettings(engine=True))
+    containerfile = write_context(plan, tmp_path / "ctx", base=BASE)
+    rootfs = tmp_path / "ctx" / "rootfs"
+    assert containerfile == tmp_path / "ctx" / "Containerfile"
+    assert stat.S_IMODE((rootfs / "etc/myapp/app.conf").stat().st_mode) == 0o600
+    assert (rootfs / "etc/myapp/app.conf").read_bytes() == b"level=debug\nname=demo\n"
+    assert (rootfs / "etc/myapp/app-hard.conf").stat().st_ino == (rootfs / "etc/myapp/app.conf").stat().st_ino
+    assert os.readlink(rootfs / "etc/systemd/system/multi-user.target.wants/demo.service") == \
+        "/etc/systemd/system/demo.service"
+    assert stat.S_IMODE((rootfs / "etc/myapp/conf.d").stat().st_mode) == 0o700
+    assert not (rootfs / "etc/owned/by-1000.conf").exists()          # copied by its own COPY --chown
+    assert (tmp_path / "ctx" / "owned" / "0").read_bytes() == b"mine\n"
+    assert (rootfs / "etc/owned/dir").is_dir()                      # chowned by a RUN step
+
+
+def test_context_replaces_only_generated_contexts(tmp_path: Path) -> None:
+    plan = plan_image(worker(), PlanSettings(engine=True))
+    write_context(plan, tmp_path / "ctx", base=BASE)
+    (tmp_path / "ctx" / "rootfs" / "stale").write_text("old")
+    write_context(plan, tmp_path / "ctx", base=BASE)
+    assert not (tmp_path / "ctx" / "rootfs" / "stale").exists()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ImageInputError, match="not a generated build context"):
+        write_context(plan, tmp_path / "other", base=BASE)
+    assert (tmp_path / "other" / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ctx", "other"]   # no temporaries left
