@@ -1,12 +1,142 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco apply`: run the on-node agent (applier/agent.py) once or in a loop.
+
+    mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] | --desired FILE)
+              [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
+              [--interval S] [--drift repair|report] [--repair]
+Extra options: --pool, --sysroot/--osname (ostree backend), --policy FILE (a MachineConfiguration),
+--drain-command/--uncordon-command/--hook-timeout, --rollback.
+Output: one JSON line per sync on stdout ({state, current, desired, message, rebooting}).
+Exit codes: 0 Done (or rebooting), 1 Degraded / refused, 2 usage or I/O error (unreadable file, server away).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
 from typing import Any
+
+import yaml
+
+from cli.errors import InvalidInput, UsageError
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `mco apply`."""
+    p = subparsers.add_parser("apply", help="apply the desired rendered config to this node (the on-node agent)",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--once", action="store_true", help="one sync, then exit")
+    p.add_argument("--node", required=True, help="this node's name")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--server", metavar="URL", help="machine-config server base URL")
+    src.add_argument("--desired", metavar="FILE", type=Path,
+                     help="rendered MachineConfig (YAML or JSON, as `mco render --pool P --print` writes it)")
+    p.add_argument("--ca", type=Path, help="CA bundle for the server's TLS certificate")
+    p.add_argument("--token-file", type=Path, help="file holding the bearer token for the server")
+    p.add_argument("--pool", help="the node's pool (default: from the state or node-annotations.json)")
+    p.add_argument("--root", type=Path, default=Path("/"), help="the node's root filesystem (default /)")
+    p.add_argument("--state-dir", type=Path, help="state directory (default ROOT/etc/machine-config-daemon)")
+    p.add_argument("--backend", choices=("ostree", "rpm-ostree", "bootc", "none"),
+                   help="OS backend (default: rpm-ostree/bootc on a booted ostree host at /, else none)")
+    p.add_argument("--sysroot", type=Path, default=Path("/"), help="ostree sysroot (ostree backend)")
+    p.add_argument("--osname", default="", help="ostree stateroot (default: the only one)")
+    p.add_argument("--reboot-command", metavar="CMD", help="shell command that reboots (default systemctl reboot on /)")
+    p.add_argument("--interval", type=float, default=60.0, metavar="S", help="seconds between syncs (default 60)")
+    p.add_argument("--drift", choices=("repair", "report"), default="repair", help="what to do about drift")
+    p.add_argument("--repair", action="store_true", help="with --once: restore drifted files and units now")
+    p.add_argument("--policy", type=Path, metavar="FILE", help="MachineConfiguration `cluster` (disruption policy)")
+    p.add_argument("--drain-command", default="", metavar="CMD", help="hook run before a reboot ({node} substituted)")
+    p.add_argument("--uncordon-command", default="", metavar="CMD", help="hook run after verification")
+    p.add_argument("--hook-timeout", type=float, default=600.0, metavar="S", help="timeout of each hook")
+    p.add_argument("--rollback", action="store_true", help="roll back the deployment when verification fails")
+    p.set_defaults(func=run)
+
+
+def _default_backend(root: Path) -> str:
+    if str(root.resolve()) == "/" and Path("/run/ostree-booted").exists():
+        if shutil.which("bootc"):
+            return "bootc"
+        if shutil.which("rpm-ostree"):
+            return "rpm-ostree"
+    return "none"
+
+
+def _read_token(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return path.read_text().strip()
+    except OSError as exc:
+        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from exc
+
+
+def _policy(path: Path | None) -> Any:
+    from renderer.disruption import DisruptionPolicy, PolicyError
+
+    if path is None:
+        return None
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"--policy {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"--policy {path}: not YAML: {exc}") from exc
+    try:
+        return DisruptionPolicy.from_dict(data)
+    except PolicyError as exc:
+        raise InvalidInput(f"--policy {path}: {exc}") from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the agent (the composition root) and run it."""
+    from applier.agent import Agent, AgentSettings
+    from applier.backends import make_backend
+    from applier.errors import PermanentError, TemporaryError
+    from applier.fetch import FileSource, ServerClient, ServerSource
+    from applier.hooks import Hooks
+    from applier.report import HttpReporter, StreamReporter
+    from applier.runner import SubprocessRunner
+
+    if args.repair and not args.once:
+        raise UsageError("--repair needs --once")
+    if args.desired is not None and not args.desired.is_file():
+        raise UsageError(f"--desired {args.desired}: no such file")
+    if not args.root.is_dir():
+        raise UsageError(f"--root {args.root}: not a directory")
+    runner = SubprocessRunner()
+    policy = _policy(args.policy)
+    if args.server:
+        client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file))
+        source: Any = ServerSource(client)
+        reporter: Any = HttpReporter(client)
+    else:
+        source = FileSource(args.desired)
+        reporter = StreamReporter(sys.stderr)
+    try:
+        backend = make_backend(args.backend or _default_backend(args.root), runner=runner, sysroot=args.sysroot,
+                               osname=args.osname)
+    except PermanentError as exc:
+        raise UsageError(str(exc)) from exc
+    settings = AgentSettings(node=args.node, root=args.root, state_dir=args.state_dir, pool=args.pool,
+                             reboot_command=args.reboot_command, drift=args.drift, interval=args.interval,
+                             policy=policy, hooks=Hooks(args.drain_command, args.uncordon_command, args.hook_timeout),
+                             rollback=args.rollback)
+    agent = Agent(settings, source=source, reporter=reporter, backend=backend, runner=runner,
+                  log=lambda m: print(f"mco apply: {m}", file=sys.stderr, flush=True))
+    result: Any = None
+    try:
+        if args.once:
+            result = agent.sync(repair=True if args.repair else None)
+        else:
+            result = agent.run()
+    except TemporaryError as exc:
+        raise UsageError(str(exc)) from exc
+    except PermanentError as exc:
+        raise InvalidInput(str(exc)) from exc
+    if result is None:
+        return 0
+    print(json.dumps({"state": result.state, "current": result.current, "desired": result.desired,
+                      "message": result.message, "rebooting": result.rebooting}, sort_keys=True), flush=True)
+    return 1 if result.state == "Degraded" else 0

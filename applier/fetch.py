@@ -1,0 +1,139 @@
+"""Where the desired rendered config comes from: the machine-config server, or a file.
+
+Server: `GET /nodes/{name}/desired?pool=P` -> `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the
+stored RenderedConfig JSON), with the cluster CA and `Authorization: Bearer <token>` when configured.
+Connection failures and 5xx answers are TemporaryErrors (retried with backoff); 4xx are PermanentErrors.
+File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAML or JSON).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import requests
+import yaml
+
+from applier.errors import PermanentError, TemporaryError
+from renderer.rendered import ModelError, RenderedConfig
+
+
+class DesiredSource(Protocol):
+    """Answers which rendered config the node should be at."""
+
+    def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
+        """The desired config (None: the source has nothing for this node)."""
+        ...
+
+
+def load_rendered(text: str, *, source: str) -> RenderedConfig:
+    """Parse a rendered MachineConfig document (YAML or JSON)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise PermanentError(source, f"not YAML or JSON: {exc}") from exc
+    try:
+        return RenderedConfig.from_dict(data)
+    except ModelError as exc:
+        raise PermanentError(source, f"not a rendered MachineConfig: {exc}") from exc
+
+
+@dataclass
+class FileSource:
+    """The desired config from a file (re-read every sync, so editing it is a new target)."""
+
+    path: Path
+
+    def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
+        """Read and parse the file."""
+        try:
+            text = Path(self.path).read_text()
+        except OSError as exc:
+            raise PermanentError(str(self.path), f"cannot read: {exc.strerror or exc}") from exc
+        return load_rendered(text, source=str(self.path))
+
+
+def retrying(call: Callable[[], Any], *, attempts: int, base_delay: float, max_delay: float,
+             sleep: Callable[[float], None] = time.sleep) -> Any:
+    """Call, retrying TemporaryErrors with exponential backoff (base, 2x, ... capped); the last error is raised."""
+    delay = base_delay
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except TemporaryError:
+            if attempt == attempts:
+                raise
+            sleep(delay)
+            delay = min(delay * 2, max_delay)
+    raise AssertionError("unreachable")
+
+
+class ServerClient:
+    """HTTP client for the machine-config server (one requests.Session)."""
+
+    def __init__(self, url: str, *, ca: Path | None = None, token: str = "", timeout: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.session = requests.Session()
+        self.session.verify = str(ca) if ca else True
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        self.timeout = timeout
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """One request; maps failures to TemporaryError / PermanentError naming the URL."""
+        url = f"{self.url}{path}"
+        try:
+            response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+        except requests.exceptions.SSLError as exc:
+            raise PermanentError(url, f"TLS error: {exc}") from exc
+        except requests.RequestException as exc:
+            raise TemporaryError(url, f"server unreachable: {exc.__class__.__name__}", delay=1.0) from exc
+        if response.status_code >= 500 or response.status_code == 429:
+            raise TemporaryError(url, f"server answered {response.status_code}", delay=1.0)
+        if response.status_code >= 400:
+            raise PermanentError(url, f"server answered {response.status_code}: {response.text.strip()[:200]}")
+        return response
+
+    def json(self, path: str, **kwargs: Any) -> Any:
+        """GET a JSON document."""
+        response = self.request("GET", path, **kwargs)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise PermanentError(f"{self.url}{path}", "answer is not JSON") from exc
+
+
+@dataclass
+class ServerSource:
+    """The desired config as the server's rollout decides it."""
+
+    client: ServerClient
+    attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
+        """Ask `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
+        params = {"pool": pool} if pool else {}
+
+        def ask() -> Any:
+            return self.client.json(f"/nodes/{node}/desired", params=params)
+
+        answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
+        name = answer.get("desiredConfig") if isinstance(answer, dict) else None
+        if not name:
+            return current
+        if current is not None and current.name == name:
+            return current
+
+        def fetch() -> Any:
+            return self.client.json(f"/rendered/{name}")
+
+        data = retrying(fetch, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
+        try:
+            return RenderedConfig.from_dict(data)
+        except ModelError as exc:
+            raise PermanentError(f"{self.client.url}/rendered/{name}", f"not a rendered config: {exc}") from exc

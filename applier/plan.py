@@ -1,0 +1,85 @@
+"""From (current, desired) to a plan: what to write, remove, stage, and how disruptive it is. Pure.
+
+The plan is computed against the *effective* specs: with the `none` backend the OS fields are not
+managed, so the desired spec's osImageURL, kernel arguments, kernel type and extensions are taken as they
+are on the old side (no OS change, no reboot for it). Paths left over from an interrupted update
+(`leftover_paths`: files of a pending config that never became current) count as old paths, so a stale
+file from a half-applied update is removed too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from applier.units import dropin_path, unit_path
+from renderer.diff import ConfigDiff, diff_rendered, dropins_of, files_of, units_of
+from renderer.disruption import Disruption, DisruptionPolicy, disruption
+from renderer.reconcile import check_reconcilable
+from renderer.rendered import MachineConfigSpec
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything one update does, in order: files, stale files, units, stale units, SSH keys, OS stage."""
+
+    old: MachineConfigSpec
+    new: MachineConfigSpec
+    diff: ConfigDiff
+    disruption: Disruption
+    write_files: tuple[Mapping[str, Any], ...] = ()
+    remove_files: tuple[str, ...] = ()
+    write_units: tuple[Mapping[str, Any], ...] = ()
+    remove_units: tuple[str, ...] = ()
+    remove_dropins: tuple[str, ...] = ()
+    write_ssh: bool = False
+    unreconcilable: tuple[str, ...] = field(default=())
+
+    @property
+    def stage_os(self) -> bool:
+        """True when the backend has something to stage."""
+        return bool(self.diff.os_changes)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and verdict, for logs and reports."""
+        return {"writeFiles": len(self.write_files), "removeFiles": len(self.remove_files),
+                "writeUnits": len(self.write_units), "removeUnits": len(self.remove_units),
+                "sshKeys": self.write_ssh, "os": list(self.diff.os_changes), "verdict": self.disruption.verdict}
+
+
+def effective(old: MachineConfigSpec, new: MachineConfigSpec, *, manage_os: bool) -> MachineConfigSpec:
+    """`new` with the OS fields of `old` when the backend does not manage the OS."""
+    if manage_os:
+        return new
+    return replace(new, os_image_url=old.os_image_url, kernel_arguments=old.kernel_arguments,
+                   kernel_type=old.kernel_type, extensions=old.extensions)
+
+
+def make_plan(old: MachineConfigSpec, new: MachineConfigSpec, *, policy: DisruptionPolicy | None = None,
+              manage_os: bool = True, overrides: Iterable[str] = (), leftover_paths: Iterable[str] = (),
+              leftover_units: Iterable[str] = (), force: bool = False) -> Plan:
+    """Plan the update from `old` to `new` (rules in the module docstring)."""
+    new_eff = effective(old, new, manage_os=manage_os)
+    problems = tuple(check_reconcilable(old, new_eff, overrides=overrides))
+    diff = diff_rendered(old, new_eff)
+    decided = disruption(diff, policy, force=force)
+    old_cfg, new_cfg = old.config or {}, new_eff.config or {}
+    new_files = files_of(new_cfg)
+    new_units = units_of(new_cfg)
+    unit_paths = {unit_path(n) for n in new_units} | {dropin_path(*k.split("/", 1)) for k in dropins_of(new_cfg)}
+    old_paths = set(files_of(old_cfg)) | set(leftover_paths)
+    write_files = tuple(new_files[p] for p in sorted(new_files) if p in diff.files.added or p in diff.files.changed)
+    remove_files = tuple(sorted(p for p in old_paths - set(new_files) if p not in unit_paths))
+    changed_units = set(diff.units.added) | set(diff.units.changed)
+    old_unit_names = set(units_of(old_cfg)) | set(leftover_units)
+    return Plan(
+        old=old, new=new_eff, diff=diff, disruption=decided,
+        write_files=write_files,
+        remove_files=remove_files,
+        write_units=tuple(new_units[n] for n in sorted(new_units) if n in changed_units),
+        remove_units=tuple(sorted(old_unit_names - set(new_units))),
+        remove_dropins=tuple(sorted(set(dropins_of(old_cfg)) - set(dropins_of(new_cfg)))),
+        write_ssh=diff.passwd,
+        unreconcilable=problems,
+    )

@@ -1,0 +1,94 @@
+"""Reporting the node's state (`Working` / `Done` / `Degraded`) to the server's status endpoint.
+
+`POST /nodes/{name}/status` with `{pool, currentConfig, desiredConfig, state, message}`, retried with
+backoff while the server is away. A report that still could not be delivered is kept in the state
+directory (`last-report.json`, `acked: false`) and sent again on the next sync.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from applier.errors import ApplyError, TemporaryError
+from applier.fetch import ServerClient, retrying
+
+MAX_MESSAGE = 2000  # the MCD truncates its reason annotation to 2000 characters
+
+
+@dataclass(frozen=True)
+class NodeReport:
+    """One state report."""
+
+    node: str
+    pool: str
+    current: str
+    desired: str
+    state: str
+    message: str = ""
+
+    def body(self) -> dict[str, str]:
+        """The POST body."""
+        return {"pool": self.pool, "currentConfig": self.current, "desiredConfig": self.desired,
+                "state": self.state, "message": self.message[:MAX_MESSAGE]}
+
+
+class Reporter(Protocol):
+    """Delivers reports; returns True when the receiver has it."""
+
+    def send(self, report: NodeReport) -> bool:
+        """Deliver one report."""
+        ...
+
+
+@dataclass
+class StreamReporter:
+    """Writes reports as JSON lines (for `--desired FILE` runs without a server)."""
+
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+
+    def send(self, report: NodeReport) -> bool:
+        """Print the report."""
+        print(json.dumps({"node": report.node, **report.body()}, sort_keys=True), file=self.stream, flush=True)
+        return True
+
+
+@dataclass
+class MemoryReporter:
+    """Keeps reports in a list (tests, and the in-process multi-node harness)."""
+
+    reports: list[NodeReport] = field(default_factory=list)
+
+    def send(self, report: NodeReport) -> bool:
+        """Remember the report."""
+        self.reports.append(report)
+        return True
+
+
+@dataclass
+class HttpReporter:
+    """POSTs reports to the server with retries and backoff."""
+
+    client: ServerClient
+    attempts: int = 5
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    errors: list[str] = field(default_factory=list)
+
+    def send(self, report: NodeReport) -> bool:
+        """POST; False (and the error remembered) when the server stayed away."""
+
+        def post() -> Any:
+            return self.client.request("POST", f"/nodes/{report.node}/status", json=report.body())
+
+        try:
+            retrying(post, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
+        except TemporaryError as exc:
+            self.errors.append(str(exc))
+            return False
+        except ApplyError as exc:
+            self.errors.append(str(exc))
+            return False
+        return True
