@@ -1,0 +1,180 @@
+"""Step 4-5 of the pipeline: read a JSON value into one spec version's shape, the way Go's `encoding/json` does.
+
+`decode(doc, version)` checks every JSON type against the schema (a wrong type is fatal, like Go's
+UnmarshalTypeError: only the first one is reported), warns about keys the version does not know
+(`unused key X`), and returns a *normalized* copy the rules can read without caring about Go's quirks:
+
+* keys are the schema's field names (Go matches keys case-insensitively; the odd-cased key is still warned);
+* `null` on a pointer field means unset, so the key is dropped; `null` on a non-pointer field is its zero value;
+* a `null` list item is the zero item (`{}` or `""`);
+* keys unknown to the version are dropped (their sections are ignored, as Ignition ignores them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ignition.report import Path
+from ignition.schema import Node, root
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class TypeMismatch:
+    """A JSON value of the wrong type (Go's UnmarshalTypeError), with what Go would name in its message."""
+
+    path: Path
+    json_kind: str
+    go_struct: str
+    field_path: str
+    go_type: str
+    literal: str | None = None  # number text, for "number 1.5" (filled in from the source when known)
+
+    def message(self, literal: str | None = None) -> str:
+        """Go's text: `json: cannot unmarshal string into Go struct field File.storage.files.mode of type int`."""
+        what = self.json_kind
+        lit = literal if literal is not None else self.literal
+        if what == "number" and lit is not None:
+            what = f"number {lit}"
+        return f"json: cannot unmarshal {what} into Go struct field {self.go_struct}.{self.field_path} of type {self.go_type}"
+
+
+class _Stop(Exception):
+    def __init__(self, mismatch: TypeMismatch) -> None:
+        self.mismatch = mismatch
+
+
+def json_kind(value: Any) -> str:
+    """Go's name for a JSON value's type in unmarshal errors."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def _zero(node: Node) -> Any:
+    if node.kind == "string":
+        return ""
+    if node.kind == "integer":
+        return 0
+    if node.kind == "boolean":
+        return False
+    if node.kind == "object":
+        return {}
+    return []
+
+
+class _Decoder:
+    def __init__(self) -> None:
+        self.unused: list[Path] = []
+
+    def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
+        kind = node.kind
+        t = type(value)
+        if kind == "string":
+            if t is str:
+                return value
+        elif kind == "integer":
+            if t is int and INT_MIN <= value <= INT_MAX:
+                return value
+        elif t is bool:
+            return value
+        literal = None
+        if kind == "integer" and t in (int, float):
+            literal = repr(value)
+        raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
+
+    def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
+        kind = node.kind
+        if kind == "object":
+            if type(value) is not dict:
+                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
+            return self.obj(value, node, path, fpath)
+        if kind == "list":
+            if type(value) is not list:
+                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
+            item = node.item
+            assert item is not None
+            out = []
+            if item.kind == "object":
+                for i, v in enumerate(value):
+                    if v is None:
+                        out.append({})
+                    elif type(v) is dict:
+                        out.append(self.obj(v, item, path + (i,), fpath))
+                    else:
+                        raise _Stop(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
+            else:
+                for i, v in enumerate(value):
+                    if v is None:
+                        out.append(_zero(item))
+                    elif type(v) is str and item.kind == "string":
+                        out.append(v)
+                    else:
+                        out.append(self.scalar(v, item, path + (i,), struct, fpath))
+            return out
+        return self.scalar(value, node, path, struct, fpath)
+
+    def obj(self, value: dict[str, Any], node: Node, path: Path, fpath: str) -> dict[str, Any]:
+        fields = node.fields
+        struct = node.go
+        out: dict[str, Any] = {}
+        for key, val in value.items():
+            name: str | None = key
+            if key not in fields:
+                self.unused.append(path + (key,))
+                name = node.match(key)
+                if name is None:
+                    continue
+            member = fields[name]
+            sub = f"{fpath}.{name}" if fpath else name
+            if val is None:
+                if member.pointer:
+                    out.pop(name, None)
+                elif name not in out:
+                    out[name] = _zero(member.node)
+                continue
+            child = member.node
+            if child.kind == "string":
+                if type(val) is not str:
+                    self.scalar(val, child, path + (name,), struct, sub)
+                out[name] = val
+            elif child.kind == "object" and name in out and type(val) is dict:
+                merged = dict(out[name])
+                merged.update(self.obj(val, child, path + (name,), sub))
+                out[name] = merged
+            else:
+                out[name] = self.value(val, child, path + (name,), struct, sub)
+        return out
+
+
+@dataclass
+class Decoded:
+    """The result of decoding: the normalized document, or the type error that stopped Go."""
+
+    doc: dict[str, Any] | None
+    mismatch: TypeMismatch | None
+    unused: list[Path]
+
+
+def decode(doc: Any, version: str) -> Decoded:
+    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring)."""
+    dec = _Decoder()
+    if doc is None:
+        doc = {}
+    if type(doc) is not dict:
+        return Decoded(None, TypeMismatch((), json_kind(doc), "", "", "types.Config"), [])
+    try:
+        out = dec.obj(doc, root(version), (), "")
+    except _Stop as stop:
+        return Decoded(None, stop.mismatch, dec.unused)
+    return Decoded(out, None, dec.unused)

@@ -1,0 +1,231 @@
+"""Reading an Ignition document: the pipeline of Ignition's `config.Parse`, with positions for every entry.
+
+1. empty input -> `not a config (empty)`;
+2. JSON syntax (C decoder; on failure Go's own error text and offset, from ignition/gojson.py);
+3. `ignition.version`: semver (`invalid config version (couldn't parse)`), then one of the accepted versions
+   (`unsupported config version`);
+4. decode into that version's shape (ignition/decode.py): a wrong JSON type is fatal, unknown keys warn;
+5. validate (ignition/validate.py) — every rule, all entries collected;
+6. line:col attached to every entry (ignition/locate.py), lazily, only for the entries there are.
+
+`check(raw)` runs it all and returns a `Checked` (the normalized dict, the version, the report);
+`parse(raw)` also builds the typed, immutable `Config` (ignition/types.py) when the document is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ignition import gojson
+from ignition.decode import TypeMismatch, decode
+from ignition.locate import Locator
+from ignition.report import ERROR, WARNING, Entry, Report
+from ignition.versions import ACCEPTED_VERSIONS
+
+_SEMVER_IDENT = re.compile(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+MSG_EMPTY = "not a config (empty)"
+MSG_BAD_VERSION = "invalid config version (couldn't parse)"
+MSG_UNSUPPORTED = "unsupported config version"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid constant {name}")
+
+
+def parse_semver(text: str) -> tuple[int, int, int, str, str] | None:
+    """coreos/go-semver's NewVersion: (major, minor, patch, prerelease, metadata), or None if it fails."""
+    version, sep, metadata = text.partition("+")
+    if not sep:
+        metadata = ""
+    version, sep, pre = version.partition("-")
+    if not sep:
+        pre = ""
+    parts = version.split(".", 2)
+    if len(parts) != 3:
+        return None
+    for ident in (pre, metadata):
+        if ident and not _SEMVER_IDENT.fullmatch(ident):
+            return None
+    nums = []
+    for part in parts:
+        if not _GO_INT.fullmatch(part):
+            return None
+        value = int(part)
+        if not -(2**63) <= value < 2**63:
+            return None
+        nums.append(value)
+    return nums[0], nums[1], nums[2], pre, metadata
+
+
+_ACCEPTED = {parse_semver(v): v for v in ACCEPTED_VERSIONS}
+
+
+def match_version(text: str) -> tuple[str | None, str | None]:
+    """(accepted version, None) or (None, the error text) for an `ignition.version` string."""
+    parsed = parse_semver(text)
+    if parsed is None:
+        return None, MSG_BAD_VERSION
+    version = _ACCEPTED.get(parsed)
+    if version is None:
+        return None, MSG_UNSUPPORTED
+    return version, None
+
+
+def _fold_get(obj: dict[str, Any], name: str) -> tuple[bool, Any]:
+    """Go's case-insensitive field lookup over a JSON object: the last matching key wins."""
+    found, value = False, None
+    for key, val in obj.items():
+        if key == name or key.lower() == name:
+            found, value = True, val
+    return found, value
+
+
+@dataclass
+class Checked:
+    """Everything `check` learned about one document."""
+
+    report: Report
+    version: str | None = None
+    doc: dict[str, Any] | None = None  # normalized (see ignition/decode.py); None when parsing failed
+    raw_doc: Any = None  # the JSON as read
+
+    @property
+    def ok(self) -> bool:
+        """True when the document parsed and has no errors."""
+        return self.doc is not None and not self.report.is_fatal
+
+
+def _text_of(raw: bytes | str) -> tuple[str, bytes | None]:
+    if isinstance(raw, str):
+        return raw, None
+    return raw.decode("utf-8", "replace"), raw
+
+
+def _syntax_entry(text: str, data: bytes | None, exc: Exception) -> Entry:
+    raw = data if data is not None else text.encode("utf-8", "surrogatepass")
+    found = gojson.syntax_error(raw)
+    if found is None:
+        message, offset = str(exc), getattr(exc, "pos", 0)
+        offset = len(text[:offset].encode("utf-8", "surrogatepass"))
+    else:
+        message, offset = found
+    if offset >= len(raw):
+        return Entry(ERROR, "json-syntax", (), message)
+    line = raw.count(b"\n", 0, offset) + 1
+    start = raw.rfind(b"\n", 0, offset) + 1
+    return Entry(ERROR, "json-syntax", (), message, line, offset - start + 1)
+
+
+def _mismatch_entry(m: TypeMismatch, locator: Locator | None) -> Entry:
+    literal = None
+    line = col = None
+    if locator is not None:
+        span = locator.value_span(m.path)
+        if span is not None:
+            start, end = span
+            literal = locator.text[start:end]
+            is_container = locator.text[start : start + 1] in ("{", "[")
+            line, col = locator.line_col(start + 1 if is_container else end)
+    return Entry(ERROR, "json-type", m.path, m.message(literal), line, col)
+
+
+def _version_stub(doc: Any) -> tuple[str | None, Entry | None]:
+    """Step 3a: Ignition's util.GetConfigVersion (unmarshal only ignition.version)."""
+    if doc is None:
+        return "", None
+    if type(doc) is not dict:
+        kind = _go_kind(doc)
+        return None, Entry(ERROR, "json-type", (), f"json: cannot unmarshal {kind} into Go value of type util.versionStub")
+    found, ign = _fold_get(doc, "ignition")
+    if not found or ign is None:
+        return "", None
+    if type(ign) is not dict:
+        return None, Entry(
+            ERROR,
+            "json-type",
+            ("ignition",),
+            f"json: cannot unmarshal {_go_kind(ign)} into Go struct field versionStub.ignition of type struct",
+        )
+    found, ver = _fold_get(ign, "version")
+    if not found or ver is None:
+        return "", None
+    if type(ver) is not str:
+        return None, Entry(
+            ERROR,
+            "json-type",
+            ("ignition", "version"),
+            f"json: cannot unmarshal {_go_kind(ver)} into Go struct field .Ignition.Version of type string",
+        )
+    return ver, None
+
+
+def _go_kind(value: Any) -> str:
+    from ignition.decode import json_kind
+
+    return json_kind(value)
+
+
+def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Checked:
+    """Run the whole pipeline on one document (see the module docstring); never raises for bad input."""
+    del source
+    if len(raw) == 0:
+        return Checked(Report([Entry(ERROR, "empty", (), MSG_EMPTY)]))
+    text, data = _text_of(raw)
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        return Checked(Report([_syntax_entry(text, data, exc)]))
+    locator = Locator(text)
+    version_text, stub_error = _version_stub(doc)
+    if stub_error is not None:
+        return Checked(Report([_mismatch_stub(stub_error, locator)]), raw_doc=doc)
+    assert version_text is not None
+    version, problem = match_version(version_text)
+    if version is None:
+        code = "version-invalid" if problem == MSG_BAD_VERSION else "version-unsupported"
+        entry = Entry(ERROR, code, ("ignition", "version"), problem or "")
+        return Checked(_positioned(Report([entry]), locator), raw_doc=doc)
+    decoded = decode(doc, version)
+    if decoded.mismatch is not None:
+        return Checked(Report([_mismatch_entry(decoded.mismatch, locator)]), version=version, raw_doc=doc)
+    report = Report()
+    if validate:
+        from ignition.validate import validate_normalized
+
+        report = validate_normalized(decoded.doc or {}, version)
+    for path in decoded.unused:
+        report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
+    return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
+
+
+def _mismatch_stub(entry: Entry, locator: Locator) -> Entry:
+    span = locator.value_span(entry.path)
+    if span is None:
+        return entry
+    start, end = span
+    is_container = locator.text[start : start + 1] in ("{", "[")
+    line, col = locator.line_col(start + 1 if is_container else end)
+    return replace(entry, line=line, col=col)
+
+
+def _positioned(report: Report, locator: Locator) -> Report:
+    out = Report()
+    for e in report.entries:
+        pos = locator.locate(e.path, key=e.code == "unused-key")
+        out.entries.append(replace(e, line=pos[0], col=pos[1]) if pos else e)
+    return out
+
+
+def parse(raw: bytes | str, *, source: str = "") -> tuple[Any, Report]:
+    """Parse and validate a document: (typed immutable Config, or None when it is invalid; the report)."""
+    checked = check(raw, source=source)
+    if not checked.ok or checked.doc is None or checked.version is None:
+        return None, checked.report
+    from ignition.types import to_config
+
+    return to_config(checked.doc, checked.version), checked.report

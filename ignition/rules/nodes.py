@@ -1,0 +1,117 @@
+"""Files, directories and links (Ignition `types/node.go`, `file.go`, `directory.go`, `link.go`, `storage.go`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ignition.rules.context import Ctx
+from ignition.rules.paths import check_path, go_clean, go_join
+from ignition.rules.resources import check_resource
+
+SPECIAL_BITS = "setuid/setgid/sticky bits are not supported or functional in spec versions older than 3.6.0"
+
+
+def _check_owner(owner: Any) -> str | None:
+    if owner and owner.get("id") is not None and owner.get("name"):
+        return "cannot set both id and name"
+    return None
+
+
+def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
+    base = ("storage", kind, i)
+    ctx.error(base + ("path",), check_path(node.get("path", "")))
+    user = node.get("user")
+    if user:
+        ctx.error(base + ("user",), _check_owner(user))
+    group = node.get("group")
+    if group:
+        ctx.error(base + ("group",), _check_owner(group))
+    if kind != "links":
+        mode = node.get("mode")
+        if mode is not None:
+            if mode < 0 or mode > 0o7777:
+                ctx.error(base + ("mode",), "illegal file mode")
+            elif mode & 0o7000 and not ctx.since("3.6.0"):
+                ctx.warn(base + ("mode",), SPECIAL_BITS)
+
+
+def check_files(files: list[dict[str, Any]], ctx: Ctx) -> None:
+    """File.Validate for each file: node rules, mode, overwrite, contents and append resources."""
+    for i, f in enumerate(files):
+        _check_node("files", i, f, ctx)
+        contents = f.get("contents")
+        if f.get("overwrite") is True and (contents is None or contents.get("source") is None):
+            ctx.error(("storage", "files", i, "overwrite"), "overwrite must be false if source is unspecified")
+        if contents:
+            check_resource(contents, ("storage", "files", i, "contents"), ctx)
+        for j, frag in enumerate(f.get("append") or ()):
+            check_resource(frag, ("storage", "files", i, "append", j), ctx)
+
+
+def check_directories(dirs: list[dict[str, Any]], ctx: Ctx) -> None:
+    """Directory.Validate for each directory."""
+    for i, d in enumerate(dirs):
+        _check_node("directories", i, d, ctx)
+
+
+def check_links(links: list[dict[str, Any]], ctx: Ctx) -> None:
+    """Link.Validate for each link (the target rules live in `check_storage_links`)."""
+    for i, link in enumerate(links):
+        _check_node("links", i, link, ctx)
+
+
+def _through_link(paths: list[str], link_counts: Counter[str]) -> list[tuple[int, int]]:
+    """(index, how many links) for every path that starts with `<link path>/` (Go tests every link)."""
+    hits: list[tuple[int, int]] = []
+    if not link_counts:
+        return hits
+    for i, p in enumerate(paths):
+        n = 0
+        start = 0
+        while True:
+            j = p.find("/", start)
+            if j < 0:
+                break
+            n += link_counts.get(p[:j], 0)
+            start = j + 1
+        if n:
+            hits.append((i, n))
+    return hits
+
+
+def check_storage_links(storage: dict[str, Any], ctx: Ctx) -> None:
+    """Storage.Validate: paths through links, link targets, hard links to directories, hard-link owners."""
+    links = storage.get("links") or []
+    dirs = storage.get("directories") or []
+    files = storage.get("files") or []
+    counts: Counter[str] = Counter(link.get("path", "") for link in links)
+    for i, n in _through_link([d.get("path", "") for d in dirs], counts):
+        for _ in range(n):
+            ctx.error(("storage", "directories", i), "directory path includes link in config")
+    for i, n in _through_link([f.get("path", "") for f in files], counts):
+        for _ in range(n):
+            ctx.error(("storage", "files", i), "file path includes link in config")
+    link_paths = [link.get("path", "") for link in links]
+    through = dict(_through_link(link_paths, counts))
+    dir_paths = Counter(d.get("path", "") for d in dirs)
+    for i, link in enumerate(links):
+        for _ in range(through.get(i, 0)):
+            ctx.error(("storage", "links", i), "link path includes link in config")
+        target = link.get("target")
+        if ctx.since("3.3.0") and not target:
+            ctx.error(("storage", "links", i, "target"), "link target is required")
+            continue
+        if link.get("hard") is not True:
+            continue
+        target = target or ""
+        resolved = go_clean(target)
+        if not resolved.startswith("/"):
+            resolved = go_join(link.get("path", ""), target)
+        for _ in range(dir_paths.get(resolved, 0)):
+            ctx.error(("storage", "links", i), "hard link target is a directory")
+        for owner in ("user", "group"):
+            o = link.get(owner) or {}
+            for key in ("id", "name"):
+                if key in o:
+                    ctx.warn(("storage", "links", i, owner, key), "user/group ignored for hard link")

@@ -1,0 +1,217 @@
+"""go-systemd's unit-file lexer (`unit.DeserializeOptions`), as Ignition uses it to check unit and dropin contents.
+
+Ported step for step, including the bufio.Reader buffering that decides when a line counts as too long:
+the Go lexer peeks 2048 bytes whenever at least that much is buffered and fails if they hold no newline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LINE_MAX = 2048
+_BUF = 4096
+
+
+class UnitParseError(ValueError):
+    """The lexer's error; its text follows `invalid unit content: `."""
+
+
+@dataclass(frozen=True)
+class UnitOption:
+    """One `Name=Value` line and the section it is in."""
+
+    section: str
+    name: str
+    value: str
+
+
+class _Reader:
+    """Enough of Go's bufio.Reader over a strings.Reader to reproduce Buffered()."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.r = 0
+        self.w = 0
+        self.eof = False
+
+    def buffered(self) -> int:
+        return self.w - self.r
+
+    def fill(self) -> None:
+        if self.w >= len(self.data):
+            self.eof = True
+            return
+        self.w = min(self.r + _BUF, len(self.data))
+
+    def read_rune(self) -> str | None:
+        if self.r == self.w or (self.data[self.r] >= 0x80 and self.w - self.r < 4 and self.w < len(self.data)):
+            self.fill()
+            if self.r == self.w:
+                self.eof = False
+                return None
+        b = self.data[self.r]
+        size = 1
+        if b >= 0xF0:
+            size = 4
+        elif b >= 0xE0:
+            size = 3
+        elif b >= 0xC0:
+            size = 2
+        chunk = self.data[self.r : self.r + size]
+        try:
+            ch = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            ch, size = "\ufffd", 1
+        self.r += size
+        self.last = size
+        return ch
+
+    def unread_rune(self) -> None:
+        self.r -= self.last
+
+    def read_bytes(self, delim: int) -> tuple[bytes, bool]:
+        """ReadBytes: (line including delim, hit_eof)."""
+        start = self.r
+        s = 0
+        while True:
+            i = self.data.find(delim, self.r + s, self.w)
+            if i >= 0:
+                self.r = i + 1
+                return self.data[start : self.r], False
+            if self.eof:
+                self.eof = False
+                line = self.data[start : self.w]
+                self.r = self.w
+                return line, True
+            if self.w - self.r >= _BUF:
+                # ErrBufferFull: ReadBytes keeps the fragment and reads on from an empty buffer.
+                self.r = self.w
+                s = 0
+                self.fill()
+                continue
+            s = self.w - self.r
+            self.fill()
+
+    def peek_has_newline(self) -> bool:
+        window = self.data[self.r : self.r + LINE_MAX]
+        return b"\n" in window or b"\r" in window
+
+
+def _is_space(ch: str) -> bool:
+    return ch.isspace() or ch in "\x85\xa0"
+
+
+def deserialize(contents: str) -> list[UnitOption]:
+    """Parse unit contents like go-systemd; raises UnitParseError with the Go error text."""
+    rd = _Reader(contents.encode("utf-8"))
+    options: list[UnitOption] = []
+    state = "next_section"
+    section = ""
+    name = ""
+    partial = b""
+    after_ignore = "next_section"
+
+    def to_eol() -> tuple[bytes, bool]:
+        line, eof = rd.read_bytes(0x0A)
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line.endswith(b"\n"):
+            line = line[:-1]
+        return line, eof
+
+    while True:
+        if rd.buffered() >= LINE_MAX and not rd.peek_has_newline():
+            raise UnitParseError(f"line too long (max {LINE_MAX} bytes)")
+        if state == "next_section":
+            ch = rd.read_rune()
+            if ch is None:
+                return options
+            if ch == "[":
+                state = "section_name"
+            elif ch in "#;":
+                state, after_ignore = "ignore", "next_section"
+        elif state == "section_name":
+            sec, eof = rd.read_bytes(ord("]"))
+            if eof:
+                raise UnitParseError("unable to find end of section")
+            section = sec[:-1].decode("utf-8", "replace")
+            state = "section_suffix"
+        elif state == "section_suffix":
+            garbage, _ = to_eol()
+            garbage = garbage.strip(b" \t\n\r\v\f")
+            if garbage:
+                raise UnitParseError(f"found garbage after section name : {_go_quote(garbage)}")
+            state = "section_or_option"
+        elif state == "ignore":
+            while True:
+                line, _ = to_eol()
+                line = line.removesuffix(b" ")
+                if not line.endswith(b"\\"):
+                    break
+            state = after_ignore
+        elif state == "section_or_option":
+            ch = rd.read_rune()
+            if ch is None:
+                return options
+            if _is_space(ch):
+                continue
+            if ch == "[":
+                state = "section_name"
+            elif ch in "#;":
+                state, after_ignore = "ignore", "section_or_option"
+            else:
+                rd.unread_rune()
+                state = "option_name"
+        elif state == "option_name":
+            chars: list[str] = []
+            while True:
+                ch = rd.read_rune()
+                if ch is None:
+                    raise UnitParseError("EOF")
+                if ch in "\n\r":
+                    raise UnitParseError("unexpected newline encountered while parsing option name")
+                if ch == "=":
+                    break
+                chars.append(ch)
+            name = "".join(chars).strip()
+            partial = b""
+            state = "option_value"
+        elif state == "option_value":
+            line, eof = to_eol()
+            if line.strip():
+                partial += line
+                if line.endswith(b"\\"):
+                    if not eof:
+                        partial += b"\n"
+                    continue
+            val = partial.decode("utf-8", "replace")
+            val = val.strip() + "\n" if val.endswith("\n") else val.strip()
+            options.append(UnitOption(section, name, val))
+            state = "section_or_option"
+
+
+def _go_quote(b: bytes) -> str:
+    """Go's %q of a byte slice (close enough: printable ASCII kept, the rest escaped)."""
+    out = []
+    for ch in b.decode("utf-8", "replace"):
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\x{ord(ch):02x}")
+    return '"' + "".join(out) + '"'
+
+
+def check_unit_contents(contents: str | None) -> tuple[str | None, list[UnitOption]]:
+    """Ignition's validateUnitContent: (error text or None, the parsed options)."""
+    if contents is None:
+        return None, []
+    try:
+        return None, deserialize(contents)
+    except UnitParseError as exc:
+        return f"invalid unit content: {exc}", []

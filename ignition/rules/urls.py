@@ -1,0 +1,79 @@
+"""Source URL rules (Ignition `types/url.go`): which schemes each spec version fetches, S3 and ARN forms, data URLs."""
+
+from __future__ import annotations
+
+from ignition.rules import goneturl
+from ignition.rules.dataurls import check_data_url
+from ignition.versions import at_least
+
+INVALID_URL = "unable to parse url"
+INVALID_SCHEME = "invalid url scheme"
+
+
+def _schemes(version: str) -> frozenset[str]:
+    schemes = {"http", "https", "tftp", "s3", "data"}
+    if at_least(version, "3.2.0"):
+        schemes.add("gs")
+    if at_least(version, "3.4.0"):
+        schemes.add("arn")
+    return frozenset(schemes)
+
+
+def _version_id_error(raw_query: str) -> str | None:
+    values = goneturl.query_values(raw_query).get("versionId")
+    if values is not None and (len(values) == 0 or values[0] == ""):
+        return "invalid S3 object VersionId"
+    return None
+
+
+def _check_arn(u: goneturl.GoURL) -> str | None:
+    full = u.scheme + ":" + u.opaque
+    bad = "invalid S3 ARN format"
+    if not full.startswith("arn:") or full.count(":") < 5:
+        return bad
+    sections = full.split(":", 5)
+    if len(sections) != 6 or not sections[1] or not sections[2] or not sections[5]:
+        return bad
+    if sections[2] != "s3":
+        return bad
+    resource = sections[5]
+    parts = full.split("/")
+    if resource.startswith("accesspoint/"):
+        if len(parts) < 3:
+            return bad
+    elif len(parts) < 2:
+        return bad
+    return _version_id_error(u.raw_query)
+
+
+def check_url(source: str, version: str) -> str | None:
+    """Ignition's validateURL for a source string in `version`; the error text or None."""
+    try:
+        u = goneturl.parse(source)
+    except goneturl.URLError:
+        return INVALID_URL
+    scheme = u.scheme
+    if scheme not in _schemes(version):
+        return INVALID_SCHEME
+    if scheme == "s3":
+        return _version_id_error(u.raw_query)
+    if scheme == "arn":
+        return _check_arn(u)
+    if scheme == "data":
+        return check_data_url(source)
+    return None
+
+
+def check_url_nil_ok(source: str | None, version: str) -> str | None:
+    """validateURLNilOK: an unset or empty source is fine (it fetches nothing)."""
+    if not source:
+        return None
+    return check_url(source, version)
+
+
+def scheme_of(source: str) -> str | None:
+    """The lower-cased scheme Go's url.Parse finds, or None when it cannot parse the URL."""
+    try:
+        return goneturl.parse(source).scheme
+    except goneturl.URLError:
+        return None
