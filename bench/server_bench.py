@@ -1,0 +1,193 @@
+"""Benchmark: `mco serve` against Debian's nginx serving the same bytes, loaded with wrk on 127.0.0.1.
+
+One run: render a generated cluster (a ~250 KB worker config and a ~4 KB master config), start
+`mco serve --workers N`, fetch both configs as Ignition 2.14 would (spec 3.3.0), write those exact bytes
+into an nginx root (world-readable, checked byte for byte before timing) and start nginx with
+`worker_processes N`. Then, for each size, each server gets a 2 s unmeasured warm-up and a measured
+wrk run (`-t2 -c64 --latency`, the Ignition Accept header). Prints requests/s, p99 latency, and
+mco/nginx ratios against the goals (>= 0.6x on large, >= 0.35x on small, p99 within 2x).
+
+    .venv/bin/python bench/server_bench.py [--duration 10] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCEPT = "application/vnd.coreos.ignition+json;version=3.3.0, */*;q=0.1"
+GOALS = {"large": 0.6, "small": 0.35}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _file(path: str, size: int, seed: int) -> str:
+    line = f"# generated setting {seed} for the benchmark; value={'x' * 40}\n"
+    body = (line * (size // len(line) + 1))[:size]
+    escaped = "".join(c if c.isalnum() else f"%{ord(c):02X}" for c in body)
+    return (f"        - path: {path}\n          mode: 0644\n          overwrite: true\n"
+            f"          contents:\n            source: \"data:,{escaped}\"\n")
+
+
+def write_cluster(directory: Path, *, large_files: int, small_bytes: int) -> None:
+    """A cluster whose worker config is large (many files) and whose master config is small."""
+    (directory / "manifests").mkdir(parents=True)
+    (directory / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
+    for role, files in (("worker", [_file(f"/etc/bench/large-{i}.conf", 1000, i) for i in range(large_files)]),
+                        ("master", [_file("/etc/bench/small.conf", small_bytes, 0)])):
+        (directory / "manifests" / f"10-{role}-bench.yaml").write_text(
+            "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\n"
+            f"metadata:\n  name: 10-{role}-bench\n  labels:\n    machineconfiguration.openshift.io/role: {role}\n"
+            "spec:\n  config:\n    ignition:\n      version: 3.4.0\n    storage:\n      files:\n" + "".join(files))
+
+
+def fetch(url: str) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": ACCEPT})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read()
+
+
+def wait_healthy(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} never became healthy")
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def run_wrk(url: str, duration: float) -> dict[str, float]:
+    """Requests/s, p99 (ms) and non-2xx count of one wrk run."""
+    out = subprocess.run(["wrk", "-t2", "-c64", f"-d{duration}s", "--latency", "--timeout", "5s",
+                          "-H", f"Accept: {ACCEPT}", url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    m = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    p99 = float(m.group(1)) * _UNITS[m.group(2)] if m else float("nan")
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    return {"rps": rps, "p99": p99, "non2xx": float(bad.group(1)) if bad else 0.0,
+            "socket_errors": float(sum(int(g) for g in errors.groups())) if errors else 0.0}
+
+
+NGINX_CONF = """worker_processes {workers};
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    open_file_cache max=100 inactive=60s;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    default_type application/json;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+    }}
+}}
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured wrk run")
+    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 2))
+    parser.add_argument("--large-files", type=int, default=200, help="files in the large config (~1.2 KB each)")
+    args = parser.parse_args()
+    for tool in ("nginx", "wrk"):
+        if not shutil.which(tool):
+            print(f"{tool} not installed (scripts/install-deps.sh)", file=sys.stderr)
+            return 2
+    tmp = Path(tempfile.mkdtemp(prefix="mco-bench-"))
+    os.chmod(tmp, 0o755)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        cluster = tmp / "cluster"
+        write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
+        mco_port, nginx_port = free_port(), free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp / "store"), "--listen",
+             f"127.0.0.1:{mco_port}", "--workers", str(args.workers), "--access-log", "off"],
+            env=env, stderr=open(tmp / "mco.log", "wb")))
+        wait_healthy(f"http://127.0.0.1:{mco_port}/healthz")
+        time.sleep(3)  # let the follower workers bind too
+        root = tmp / "www"
+        (root / "config").mkdir(parents=True)
+        sizes = {}
+        for name, pool in (("large", "worker"), ("small", "master")):
+            body = fetch(f"http://127.0.0.1:{mco_port}/config/{pool}")
+            assert json.loads(body)["ignition"]["version"] == "3.3.0"
+            (root / "config" / pool).write_bytes(body)
+            sizes[name] = len(body)
+        for p in (tmp, root, root / "config", *(root / "config").iterdir()):
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        (tmp / "nginx.conf").write_text(NGINX_CONF.format(workers=args.workers, tmp=tmp, port=nginx_port, root=root))
+        procs.append(subprocess.Popen(["nginx", "-c", str(tmp / "nginx.conf")], stderr=subprocess.DEVNULL))
+        wait_healthy(f"http://127.0.0.1:{nginx_port}/config/master")
+        for pool in ("worker", "master"):
+            if fetch(f"http://127.0.0.1:{nginx_port}/config/{pool}") != fetch(f"http://127.0.0.1:{mco_port}/config/{pool}"):
+                raise RuntimeError(f"nginx and mco serve different bytes for {pool}")
+        results: dict[tuple[str, str], dict[str, float]] = {}
+        for name, pool in (("large", "worker"), ("small", "master")):
+            for server, port in (("nginx", nginx_port), ("mco", mco_port)):
+                url = f"http://127.0.0.1:{port}/config/{pool}"
+                run_wrk(url, 2)  # warm-up, not measured
+                results[(name, server)] = run_wrk(url, args.duration)
+        print(f"mco serve vs nginx {subprocess.run(['nginx', '-v'], capture_output=True, text=True).stderr.strip()}, "
+              f"{args.workers} worker(s) each, wrk -t2 -c64 -d{args.duration:g}s, Accept spec 3.3.0, 127.0.0.1")
+        print(f"{'size':<16}{'server':<8}{'req/s':>10}{'p99 ms':>9}{'non-2xx':>9}")
+        for (name, server), r in results.items():
+            print(f"{name + ' ' + str(sizes[name]) + ' B':<16}{server:<8}{r['rps']:>10.0f}{r['p99']:>9.2f}"
+                  f"{r['non2xx'] + r['socket_errors']:>9.0f}")
+        ok = True
+        for name in ("large", "small"):
+            mco, ngx = results[(name, "mco")], results[(name, "nginx")]
+            ratio, p99_ratio = mco["rps"] / ngx["rps"], mco["p99"] / ngx["p99"]
+            verdict = ratio >= GOALS[name] and p99_ratio <= 2.0
+            ok &= verdict
+            print(f"ratio {name}: req/s {ratio:.2f}x (goal >= {GOALS[name]}x), p99 {p99_ratio:.2f}x (goal <= 2x) "
+                  f"-> {'met' if verdict else 'NOT met'}")
+        return 0 if ok else 1
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
