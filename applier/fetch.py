@@ -137,3 +137,14 @@ class ServerSource:
             return RenderedConfig.from_dict(data)
         except ModelError as exc:
             raise PermanentError(f"{self.client.url}/rendered/{name}", f"not a rendered config: {exc}") from exc
+
+
+@dataclass
+class MemorySource:
+    """The desired config held in memory (tests, and embedding the agent): set `config` to move the target."""
+
+    config: RenderedConfig | None = None
+
+    def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
+        """The config last set."""
+        return self.config

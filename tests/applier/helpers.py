@@ -1,0 +1,61 @@
+"""Builders for rendered configs and node roots used by the applier tests."""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from renderer.rendered import MachineConfigSpec, RenderedConfig
+
+
+def data_url(text: str) -> str:
+    """A percent-encoded `data:,` URL (as the MCS writes them)."""
+    return "data:," + urllib.parse.quote(text, safe="")
+
+
+def file_entry(path: str, text: str, mode: int = 0o644, **extra: Any) -> dict[str, Any]:
+    """An Ignition storage.files entry."""
+    return {"path": path, "mode": mode, "overwrite": True, "contents": {"source": data_url(text)}, **extra}
+
+
+def unit(name: str, contents: str | None = None, enabled: bool | None = None, **extra: Any) -> dict[str, Any]:
+    """An Ignition systemd.units entry."""
+    entry: dict[str, Any] = {"name": name, **extra}
+    if contents is not None:
+        entry["contents"] = contents
+    if enabled is not None:
+        entry["enabled"] = enabled
+    return entry
+
+
+SERVICE = "[Unit]\nDescription={name}\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
+
+
+def rendered(name: str, files: list[dict[str, Any]] | None = None, units: list[dict[str, Any]] | None = None,
+             keys: list[str] | None = None, pool: str = "worker", annotations: dict[str, str] | None = None,
+             **spec: Any) -> RenderedConfig:
+    """A RenderedConfig named rendered-<pool>-<name>."""
+    cfg: dict[str, Any] = {"ignition": {"version": "3.4.0"}}
+    if files:
+        cfg["storage"] = {"files": files}
+    if units:
+        cfg["systemd"] = {"units": units}
+    if keys is not None:
+        cfg["passwd"] = {"users": [{"name": "core", "sshAuthorizedKeys": keys}]}
+    return RenderedConfig(name=f"rendered-{pool}-{name}", pool=pool, spec=MachineConfigSpec(config=cfg, **spec),
+                          annotations=annotations or {})
+
+
+def make_root(path: Path, *, core: bool = True) -> Path:
+    """A minimal node root: /etc with passwd/group (core user 1000), /home/core."""
+    (path / "etc").mkdir(parents=True, exist_ok=True)
+    passwd = "root:x:0:0:root:/root:/bin/sh\n"
+    group = "root:x:0:\n"
+    if core:
+        passwd += "core:x:1000:1000:CoreOS Admin:/home/core:/bin/bash\n"
+        group += "core:x:1000:\n"
+        (path / "home" / "core").mkdir(parents=True, exist_ok=True)
+    (path / "etc" / "passwd").write_text(passwd)
+    (path / "etc" / "group").write_text(group)
+    return path

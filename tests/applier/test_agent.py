@@ -1,0 +1,182 @@
+"""The agent's sync on a directory root: first apply, no-op, rebootless policy change, refusals, failures, drift."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from applier.agent import Agent, AgentSettings
+from applier.backends.none import NoBackend
+from applier.fetch import MemorySource
+from applier.hooks import Hooks
+from applier.report import MemoryReporter
+from applier.runner import SubprocessRunner
+from renderer.disruption import DisruptionPolicy
+from tests.applier.helpers import SERVICE, file_entry, make_root, rendered, unit
+from tests.tools import real_tool
+
+POLICY = {"files": [{"path": "/etc/chrony.conf", "actions": [{"type": "Restart",
+                                                              "restart": {"serviceName": "chronyd.service"}}]}]}
+ANN = {"machineconfiguration.openshift.io/node-disruption-policy": json.dumps(POLICY)}
+
+
+def v1(**kw):
+    return rendered("v1", [file_entry("/etc/chrony.conf", "server a\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+                    [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
+                    annotations=ANN, **kw)
+
+
+class Node:
+    """One node root with an agent, a memory source and reporter, and a reboot command that logs."""
+
+    def __init__(self, tmp: Path, **settings) -> None:
+        real_tool("systemctl")
+        self.root = make_root(tmp / "root")
+        self.log = tmp / "events.log"
+        self.source = MemorySource()
+        self.reporter = MemoryReporter()
+        hooks = Hooks(drain=f"echo drain {{node}} >> {self.log}", uncordon=f"echo uncordon $NODE >> {self.log}")
+        self.agent = Agent(AgentSettings(node="n1", root=self.root, reboot_command=f"echo reboot >> {self.log}",
+                                         hooks=hooks, durable=False, **settings),
+                           source=self.source, reporter=self.reporter, backend=NoBackend(), runner=SubprocessRunner())
+
+    def events(self) -> list[str]:
+        return self.log.read_text().split() if self.log.exists() else []
+
+    def sync(self, config=None, **kw):
+        if config is not None:
+            self.source.config = config
+        return self.agent.sync(**kw)
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Node:
+    n = Node(tmp_path)
+    (n.root / "etc/chrony.conf").write_text("os default\n")
+    first = n.sync(v1())
+    assert first.rebooting and first.state == "Working"
+    after = n.sync()
+    assert (after.state, after.current) == ("Done", "rendered-worker-v1"), after.message
+    assert n.events() == ["drain", "n1", "reboot", "uncordon", "n1"]
+    n.log.unlink()
+    return n
+
+
+def test_first_apply_wrote_everything(node: Node) -> None:
+    r = node.root
+    assert (r / "etc/chrony.conf").read_text() == "server a\n"
+    assert stat.S_IMODE((r / "etc/app.conf").stat().st_mode) == 0o600
+    assert os.readlink(r / "etc/systemd/system/multi-user.target.wants/app.service") == "/etc/systemd/system/app.service"
+    keys = r / "home/core/.ssh/authorized_keys.d/ignition"
+    assert keys.read_text() == "ssh-ed25519 AAAA one\n" and keys.stat().st_uid == 1000
+    assert [x.state for x in node.reporter.reports] == ["Working", "Working", "Done"]
+    assert node.reporter.reports[-1].pool == "worker"
+
+
+def test_noop_sync_touches_nothing(node: Node) -> None:
+    before = (node.root / "etc/app.conf").stat().st_mtime_ns
+    result = node.sync()
+    assert (result.state, result.changed, node.events()) == ("Done", False, [])
+    assert (node.root / "etc/app.conf").stat().st_mtime_ns == before
+
+
+def test_policy_change_applies_without_reboot(node: Node) -> None:
+    v2 = rendered("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+                  [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
+                  annotations=ANN)
+    result = node.sync(v2)
+    assert (result.state, result.rebooting, node.events()) == ("Done", False, [])
+    assert result.message == "applied rendered-worker-v2 without reboot (restart)"
+    assert (node.root / "etc/chrony.conf").read_text() == "server b\n"
+
+
+def test_unreconcilable_refused_nothing_changed(node: Node) -> None:
+    bad = rendered("v3", [file_entry("/etc/chrony.conf", "changed\n")], fips=True)
+    result = node.sync(bad)
+    assert result.state == "Degraded"
+    assert result.message == ('new machineconfig "rendered-worker-v1" is not reconcilable against "rendered-worker-v3": '
+                              "detected change to FIPS flag; refusing to modify FIPS on a running cluster")
+    assert (node.root / "etc/chrony.conf").read_text() == "server a\n"
+    assert node.agent.state.current().name == "rendered-worker-v1" and node.agent.state.pending() is None
+
+
+def test_failure_degrades_naming_the_path_and_reverts(node: Node) -> None:
+    (node.root / "etc/blocked").mkdir()
+    bad = rendered("v4", [file_entry("/etc/app.conf", "x=2\n", 0o600), file_entry("/etc/blocked", "y\n"),
+                          file_entry("/etc/chrony.conf", "server a\n")],
+                   [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"])
+    result = node.sync(bad)
+    assert result.state == "Degraded"
+    assert result.message == ("failed to apply rendered-worker-v4: /etc/blocked: cannot write file: "
+                              "a directory is in the way")
+    assert (node.root / "etc/app.conf").read_text() == "x=1\n"  # old state intact
+    assert node.agent.state.current().name == "rendered-worker-v1" and node.agent.state.pending() is None
+
+
+def test_file_leaving_config_restores_original(node: Node) -> None:
+    v5 = rendered("v5", [file_entry("/etc/app.conf", "x=1\n", 0o600)],
+                  [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"])
+    node.sync(v5)
+    node.sync()  # after the reboot that removing an unpolicied file needs
+    assert (node.root / "etc/chrony.conf").read_text() == "os default\n"
+
+
+@pytest.mark.parametrize("mode,state,message", [
+    ("repair", "Done", "repaired drift: file /etc/app.conf"),
+    ("report", "Degraded", 'unexpected on-disk state validating against rendered-worker-v1: '
+                           'content mismatch for file "/etc/app.conf"'),
+], ids=["repair", "report"])
+def test_drift(tmp_path: Path, mode: str, state: str, message: str) -> None:
+    n = Node(tmp_path, drift=mode)
+    n.sync(v1())
+    n.sync()
+    (n.root / "etc/app.conf").write_text("edited by hand\n")
+    result = n.sync()
+    assert (result.state, result.message) == (state, message)
+    if mode == "report":
+        assert (n.root / "etc/app.conf").read_text() == "edited by hand\n"
+        fixed = n.sync(repair=True)  # `mco apply --once --repair`
+        assert fixed.state == "Done"
+    assert (n.root / "etc/app.conf").read_text() == "x=1\n"
+
+
+def test_drift_mode_change_and_unit_drift(node: Node) -> None:
+    os.chmod(node.root / "etc/app.conf", 0o644)
+    (node.root / "etc/systemd/system/multi-user.target.wants/app.service").unlink()
+    result = node.sync()
+    assert result.message == "repaired drift: file /etc/app.conf, unit app.service"
+    assert stat.S_IMODE((node.root / "etc/app.conf").stat().st_mode) == 0o600
+
+
+def test_explicit_policy_overrides_annotation(tmp_path: Path) -> None:
+    n = Node(tmp_path, policy=DisruptionPolicy.defaults())
+    n.sync(v1())
+    n.sync()
+    v2 = rendered("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+                  [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
+                  annotations=ANN)
+    assert n.sync(v2).rebooting  # default policies have no entry for /etc/chrony.conf
+
+
+def test_first_run_adopts_what_is_on_disk(tmp_path: Path) -> None:
+    n = Node(tmp_path)
+    cfg = v1()
+    (n.root / "etc/chrony.conf").write_text("server a\n")  # as Ignition would have written them
+    (n.root / "etc/app.conf").write_text("x=1\n")
+    os.chmod(n.root / "etc/app.conf", 0o600)
+    d = n.root / "etc/systemd/system"
+    d.mkdir(parents=True)
+    (d / "app.service").write_text(SERVICE.format(name="app"))
+    (d / "multi-user.target.wants").mkdir()
+    os.symlink("/etc/systemd/system/app.service", d / "multi-user.target.wants/app.service")
+    keys = n.root / "home/core/.ssh/authorized_keys.d"
+    keys.mkdir(parents=True)
+    (keys / "ignition").write_text("ssh-ed25519 AAAA one\n")
+    os.chmod(keys / "ignition", 0o600)
+    result = n.sync(cfg)
+    assert (result.state, result.rebooting, n.events()) == ("Done", False, [])
+    assert n.agent.state.noorig("/etc/chrony.conf").exists()  # adopted: deleted, not left, when it leaves

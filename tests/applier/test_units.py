@@ -1,0 +1,67 @@
+"""Units and drop-ins, enabled / disabled / masked with the real `systemctl --root`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from applier.files import FileWriter
+from applier.runner import SubprocessRunner
+from applier.state import StateDir
+from applier.units import Systemctl, UnitWriter
+from applier.verify import check_unit
+from tests.applier.helpers import SERVICE, make_root, unit
+from tests.tools import real_tool
+
+
+@pytest.fixture
+def units(tmp_path: Path) -> UnitWriter:
+    real_tool("systemctl")
+    root = make_root(tmp_path / "root")
+    files = FileWriter(root, StateDir(root / "etc/machine-config-daemon"))
+    return UnitWriter(root, files, Systemctl(SubprocessRunner(), root))
+
+
+CASES = [
+    ("enabled", unit("a.service", SERVICE.format(name="a"), True), "enabled"),
+    ("disabled", unit("a.service", SERVICE.format(name="a"), False), "disabled"),
+    ("preset-default", unit("a.service", SERVICE.format(name="a")), "enabled"),  # no preset files: enable
+    ("masked", unit("a.service", mask=True), "masked"),
+]
+
+
+@pytest.mark.parametrize("entry,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_enablement(units: UnitWriter, entry: dict, expected: str) -> None:
+    units.write_unit(entry, managed_before=False)
+    units.set_enablement([entry])
+    assert units.systemctl.is_enabled("a.service") == expected
+    assert check_unit(units.root, entry, units.systemctl) == []
+
+
+def test_wants_link_and_disable(units: UnitWriter) -> None:
+    entry = unit("b.service", SERVICE.format(name="b"), True, dropins=[{"name": "10-nice.conf",
+                                                                          "contents": "[Service]\nNice=5\n"}])
+    units.write_unit(entry, managed_before=False)
+    units.set_enablement([entry])
+    link = units.root / "etc/systemd/system/multi-user.target.wants/b.service"
+    assert os.readlink(link) == "/etc/systemd/system/b.service"
+    assert (units.root / "etc/systemd/system/b.service.d/10-nice.conf").read_text() == "[Service]\nNice=5\n"
+    units.remove_dropin("b.service/10-nice.conf")
+    units.remove_unit("b.service")
+    assert not link.exists() and not (units.root / "etc/systemd/system/b.service").exists()
+    assert not (units.root / "etc/systemd/system/b.service.d").exists()
+
+
+def test_verification_catches_wrong_enablement(units: UnitWriter) -> None:
+    entry = unit("c.service", SERVICE.format(name="c"), True)
+    units.write_unit(entry, managed_before=False)  # written but never enabled
+    assert check_unit(units.root, entry, units.systemctl) == [
+        'state validation: unit "c.service" expected enabled=true, systemctl is-enabled reports "disabled"']
+
+
+def test_unmask(units: UnitWriter) -> None:
+    units.write_unit(unit("d.service", mask=True), managed_before=False)
+    units.write_unit(unit("d.service", mask=False), managed_before=True)
+    assert not (units.root / "etc/systemd/system/d.service").is_symlink()
