@@ -104,7 +104,7 @@ class _Decoder:
                 raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
             item = node.item
             assert item is not None
-            out = []
+            out: list[Any] = []
             if item.kind == "object":
                 for i, v in enumerate(value):
                     if v is None:
@@ -129,12 +129,13 @@ class _Decoder:
         struct = node.go
         out: dict[str, Any] = {}
         for key, val in value.items():
-            name: str | None = key
+            name = key
             if key not in fields:
                 self.unused.append(path + (key,))
-                name = node.match(key)
-                if name is None:
+                matched = node.match(key)
+                if matched is None:
                     continue
+                name = matched
             member = fields[name]
             sub = f"{fpath}.{name}" if fpath else name
             if val is None:

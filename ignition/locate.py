@@ -18,7 +18,7 @@ from typing import Any
 from ignition.report import Path
 
 _WS = re.compile(r"[ \t\n\r]*")
-_scan_once = json.decoder.JSONDecoder().scan_once
+_scan_once = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class Locator:

@@ -14,6 +14,10 @@ _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 _HEX = frozenset("0123456789abcdefABCDEF")
 # Fast paths for the common shapes; anything else takes the exact character-by-character route.
 _B64_OK = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_HEADER_OK = re.compile(
+    r"data:(?:(?:text|image|audio|video|application|message|multipart)[A-Za-z0-9.+-]*/[A-Za-z0-9.+-]+)?"
+    r"(?:;[A-Za-z0-9.+-]+=[A-Za-z0-9.+-]+)*(;base64)?,"
+)
 _ASCII_OK = re.compile(r"(?:[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]|%[0-9A-Fa-f]{2})*")
 
 
@@ -217,6 +221,11 @@ def go_base64_error(src: str) -> str | None:
 
 def check_data_url(url: str) -> str | None:
     """The error dataurl.DecodeString gives for `url`, or None when it decodes."""
+    fast = _HEADER_OK.match(url)
+    if fast is not None:
+        data = url[fast.end() :]
+        if (_B64_OK if fast.group(1) else _ASCII_OK).fullmatch(data):
+            return None
     lex = _Lex(url)
     err = lex.run()
     if err is not None:

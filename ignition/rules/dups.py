@@ -29,21 +29,41 @@ def _key(item: Any, key: str) -> str:
     return "" if value is None else str(value)
 
 
+def _relevant(node: Node) -> frozenset[str]:
+    """Fields of an object node under which some deduplicated list can occur (pruning for big configs)."""
+    cached = _RELEVANT.get(id(node))
+    if cached is None:
+        keys = set()
+        for n, f in node.fields.items():
+            child = f.node
+            if child.kind == "list":
+                item = child.item
+                if child.key is not None or (item is not None and item.kind == "object" and _relevant(item)):
+                    keys.add(n)
+            elif child.kind == "object" and _relevant(child):
+                keys.add(n)
+        cached = _RELEVANT[id(node)] = frozenset(keys)
+    return cached
+
+
 def _plan(node: Node) -> tuple[list[tuple[str, Node]], list[tuple[str, Node]]]:
-    """(list fields in Go order, object/list fields to descend into) of an object node, cached on the node."""
+    """(deduplicated list fields in Go order, relevant object/list-of-object fields) of an object node."""
     cached = _PLANS.get(id(node))
     if cached is None:
-        lists = [(n, f.node) for n, f in sorted(node.fields.items()) if f.node.kind == "list"]
-        deeper = [
-            (n, f.node)
-            for n, f in sorted(node.fields.items())
-            if f.node.kind == "object" or (f.node.kind == "list" and f.node.item is not None and f.node.item.kind == "object")
-        ]
+        lists = [(n, f.node) for n, f in sorted(node.fields.items()) if f.node.kind == "list" and f.node.key is not None]
+        deeper = []
+        for n, f in sorted(node.fields.items()):
+            child = f.node
+            if child.kind == "object" and _relevant(child):
+                deeper.append((n, child))
+            elif child.kind == "list" and child.item is not None and child.item.kind == "object" and _relevant(child.item):
+                deeper.append((n, child))
         cached = _PLANS[id(node)] = (lists, deeper)
     return cached
 
 
 _PLANS: dict[int, tuple[list[tuple[str, Node]], list[tuple[str, Node]]]] = {}
+_RELEVANT: dict[int, frozenset[str]] = {}
 
 
 def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
@@ -52,10 +72,10 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
     spaces: dict[str, set[str]] = {}
     for name, lnode in lists:
         items = obj.get(name)
-        if not items or lnode.key is None:
+        if not items:
             continue
         seen = spaces.setdefault(lnode.keyspace or name, set())
-        key = lnode.key
+        key = lnode.key or ""
         if key == KEY_VALUE:
             for i, item in enumerate(items):
                 if item in seen:
@@ -72,12 +92,12 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
         if not value:
             continue
         if child.kind == "object":
-            check_dups(value, child, path + (name,), ctx)
+            if not _relevant(child).isdisjoint(value):
+                check_dups(value, child, path + (name,), ctx)
         else:
             item_node = child.item
             assert item_node is not None
-            lists_below, deeper_below = _plan(item_node)
-            if not lists_below and not deeper_below:
-                continue
+            relevant = _relevant(item_node)
             for i, item in enumerate(value):
-                check_dups(item, item_node, path + (name, i), ctx)
+                if not relevant.isdisjoint(item):
+                    check_dups(item, item_node, path + (name, i), ctx)

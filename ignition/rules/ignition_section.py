@@ -30,7 +30,7 @@ def check_ignition(ign: dict[str, Any], ctx: Ctx) -> None:
     new = ctx.since("3.1.0")
     config = ign.get("config") or {}
     for i, ref in enumerate(config.get("merge") or ()):
-        path = base + ("config", "merge", i)
+        path: tuple[str | int, ...] = base + ("config", "merge", i)
         if new:
             check_required_source(ref, path, ctx)
         check_resource(ref, path, ctx)
