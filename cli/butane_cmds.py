@@ -1,12 +1,61 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco butane`: Butane's CLI (see cli/main.py for exit-code conventions).
+
+Behaves like `butane [--files-dir DIR] [--strict] [--raw] [--pretty] FILE`: warnings and errors go to stderr
+in Butane's words (`warning at $.path, line L col C: ...`), a refused document ends with
+`Error translating config: <reason>` and exit 1, `--strict` turns any warning into exit 1, and stdout gets
+the Ignition JSON (fcos, or openshift with --raw) or the MachineConfig YAML, newline-terminated.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+from cli.errors import UsageError
+from ignition.butane import STRICT_MESSAGE, ButaneError, transpile
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `mco butane` to the `mco` parser."""
+    parser = subparsers.add_parser(
+        "butane",
+        help="translate a Butane config (.bu) to Ignition JSON or an OpenShift MachineConfig",
+        description="Translate a Butane config the way Butane does.",
+    )
+    parser.add_argument("input", metavar="FILE.bu", help="Butane config to translate, or - for stdin")
+    parser.add_argument("-d", "--files-dir", metavar="DIR", help="allow embedding local files from this directory")
+    parser.add_argument("-s", "--strict", action="store_true", help="fail on any warning")
+    parser.add_argument("-r", "--raw", action="store_true", help="never wrap in a MachineConfig; force Ignition output")
+    parser.add_argument("-p", "--pretty", action="store_true", help="output formatted json")
+    parser.set_defaults(func=run)
+
+
+def _read(name: str) -> str:
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(name, "rb") as handle:
+                data = handle.read()
+    except OSError as exc:
+        raise UsageError(f"failed to read {name}: {exc.strerror or exc}") from exc
+    return data.decode("utf-8", "surrogateescape")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Translate one document; exit 0, or 1 when Butane would refuse it (or warn, with --strict)."""
+    text = _read(args.input)
+    try:
+        result = transpile(text, files_dir=args.files_dir, raw=args.raw, source=args.input)
+    except ButaneError as exc:
+        sys.stderr.write(exc.problems.format())
+        sys.stderr.write(f"Error translating config: {exc.message}\n")
+        return 1
+    sys.stderr.write(result.problems.format())
+    if args.strict and result.problems.entries:
+        sys.stderr.write(STRICT_MESSAGE + "\n")
+        return 1
+    sys.stdout.write(result.render(pretty=args.pretty) + "\n")
+    sys.stdout.flush()
+    return 0

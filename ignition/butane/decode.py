@@ -132,20 +132,36 @@ class Decoder:
                 decoded = self.decode(value, target.item, path + (key.text,))
                 out[key.text] = "" if decoded is MISSING else decoded
             return out
-        unused = []
         for key, value in node.pairs:
             member = target.fields.get(key.text)
             if member is None:
-                unused.append(key)
                 continue
             decoded = self.decode(value, member.node, path + (key.text,))
             if decoded is not MISSING:
                 out[key.text] = decoded
             elif key.text in out:
                 del out[key.text]
-        for key in unused:
-            self.problems.warn(path + (KeyStep(key.text),), f"Unused key {key.text}")
         return out
+
+    def check_unused(self, node: YNode | None, target: BNode, path: YPath = ()) -> None:
+        """`Unused key` warnings, a mapping's own keys before its children's, children in schema order."""
+        if node is None:
+            return
+        if target.kind == "list" and node.kind == "seq" and target.item is not None:
+            for i, item in enumerate(node.items):
+                self.check_unused(item, target.item, path + (i,))
+            return
+        if target.kind != "object" or node.kind != "map":
+            return
+        values: dict[str, YNode] = {}
+        for key, value in node.pairs:
+            if key.text not in target.fields:
+                self.problems.warn(path + (KeyStep(key.text),), f"Unused key {key.text}")
+            else:
+                values[key.text] = value
+        for name, member in target.fields.items():
+            if name in values:
+                self.check_unused(values[name], member.node, path + (name,))
 
 
 def _go_escape(text: str) -> str:

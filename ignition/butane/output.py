@@ -9,6 +9,7 @@ JSON re-read into maps (so keys sort the go-yaml way) and emitted with a two-spa
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -206,10 +207,12 @@ def _key_less(a: str, b: str) -> bool:
     return len(ar) < len(br)
 
 
-def _sorted_keys(keys: list[str]) -> list[str]:
-    import functools
+def _compare_keys(x: str, y: str) -> int:
+    return -1 if _key_less(x, y) else (1 if _key_less(y, x) else 0)
 
-    return sorted(keys, key=functools.cmp_to_key(lambda x, y: -1 if _key_less(x, y) else (1 if _key_less(y, x) else 0)))
+
+def _sorted_keys(keys: list[str]) -> list[str]:
+    return sorted(keys, key=functools.cmp_to_key(_compare_keys))
 
 
 def _printable(ch: str) -> bool:

@@ -142,6 +142,7 @@ def transpile(
         value = {}
     positions = Positions()
     positions.record(root)
+    decoder.check_unused(root, schema)
     problems = decoder.problems
     validate(value, schema, (), problems)
     problems.correlate(positions.locate)

@@ -123,11 +123,12 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: _Tracker, ypath:
             n = tracker.add("directories", entry)
             ctx.translated(("storage", "directories", n), ypath)
         elif stat.S_ISREG(mode):
-            n, entry = tracker.get("files", dest_path)
-            if entry is not None:
-                if (entry.get("contents") or {}).get("source"):
+            n, found = tracker.get("files", dest_path)
+            if found is not None:
+                if (found.get("contents") or {}).get("source"):
                     ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
                     continue
+                entry = found
             else:
                 if tracker.exists(dest_path):
                     ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
@@ -153,11 +154,12 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: _Tracker, ypath:
                 entry["mode"] = tree.get("file_mode", 0o755 if mode & 0o111 else 0o644)
                 ctx.translated(("storage", "files", n, "mode"), ypath)
         elif stat.S_ISLNK(mode):
-            n, entry = tracker.get("links", dest_path)
-            if entry is not None:
-                if entry.get("target"):
+            n, found = tracker.get("links", dest_path)
+            if found is not None:
+                if found.get("target"):
                     ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
                     continue
+                entry = found
             else:
                 if tracker.exists(dest_path):
                     ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
