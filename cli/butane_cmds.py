@@ -24,9 +24,13 @@ def register(subparsers: Any) -> None:
         description="Translate a Butane config the way Butane does.",
     )
     parser.add_argument("input", metavar="FILE.bu", help="Butane config to translate, or - for stdin")
-    parser.add_argument("-d", "--files-dir", metavar="DIR", help="allow embedding local files from this directory")
+    parser.add_argument(
+        "-d", "--files-dir", metavar="DIR", help="allow embedding local files from this directory"
+    )
     parser.add_argument("-s", "--strict", action="store_true", help="fail on any warning")
-    parser.add_argument("-r", "--raw", action="store_true", help="never wrap in a MachineConfig; force Ignition output")
+    parser.add_argument(
+        "-r", "--raw", action="store_true", help="never wrap in a MachineConfig; force Ignition output"
+    )
     parser.add_argument("-p", "--pretty", action="store_true", help="output formatted json")
     parser.set_defaults(func=run)
 

@@ -77,7 +77,9 @@ class Decoder:
         self.problems = Problems()
 
     def _terror(self, node: YNode, target: BNode) -> Any:
-        self.type_errors.append(f"line {node.line}: cannot unmarshal {node.tag}{_short(node)} into {target.go}")
+        self.type_errors.append(
+            f"line {node.line}: cannot unmarshal {node.tag}{_short(node)} into {target.go}"
+        )
         return MISSING
 
     def decode(self, node: YNode | None, target: BNode, path: YPath) -> Any:

@@ -9,18 +9,20 @@ ERR_NO_VARIANT = "error parsing variant; must be specified"
 ERR_INVALID_VERSION = "error parsing version; must be a valid semver"
 ERR_INVALID_SOURCE = "source config is invalid"
 ERR_INVALID_GENERATED = "config generated was invalid"
-ERR_RHCOS_VARIANT = (
-    "rhcos variant has been removed; use openshift variant instead: https://coreos.github.io/butane/upgrading-openshift/"
-)
+ERR_RHCOS_VARIANT = "rhcos variant has been removed; use openshift variant instead: https://coreos.github.io/butane/upgrading-openshift/"
 
 ERR_TOO_MANY_SOURCES = "only one of the following can be set: inline, local, source"
 ERR_FILES_DIR_ESCAPE = "local file path traverses outside the files directory"
 ERR_FILE_TYPE = "trees may only contain files, directories, and symlinks"
 ERR_NODE_EXISTS = "matching filesystem node has existing contents or different type"
-ERR_NO_FILES_DIR = "local file paths are relative to a files directory that must be specified with -d/--files-dir"
+ERR_NO_FILES_DIR = (
+    "local file paths are relative to a files directory that must be specified with -d/--files-dir"
+)
 ERR_TREE_NOT_DIRECTORY = "root of tree must be a directory"
 ERR_TREE_NO_LOCAL = "local is required"
-ERR_DECIMAL_MODE = "unreasonable mode would be reasonable if specified in octal; remember to add a leading zero"
+ERR_DECIMAL_MODE = (
+    "unreasonable mode would be reasonable if specified in octal; remember to add a leading zero"
+)
 ERR_TOO_MANY_SYSTEMD_SOURCES = "only one of the following can be set: contents, contents_local"
 ERR_MOUNT_UNIT_NO_PATH = "path is required if with_mount_unit is true and format is not swap"
 ERR_MOUNT_UNIT_NO_FORMAT = "format is required if with_mount_unit is true"
@@ -37,13 +39,9 @@ ERR_FILE_COMPRESSION = "file compression is not supported in this spec version"
 ERR_FILE_HEADERS = "file HTTP headers are not supported in this spec version"
 ERR_SPECIAL_MODE = "special mode bits are not supported in this spec version"
 ERR_GROUPS = "groups are not supported in this spec version"
-ERR_USER_FIELD = (
-    'fields other than "name", "ssh_authorized_keys", and "password_hash" (4.13.0+) are not supported in this spec version'
-)
+ERR_USER_FIELD = 'fields other than "name", "ssh_authorized_keys", and "password_hash" (4.13.0+) are not supported in this spec version'
 ERR_USER_NAME = 'users other than "core" are not supported in this spec version'
-ERR_KERNEL_ARGUMENTS = (
-    "this section cannot be used for kernel arguments in this spec version; use openshift.kernel_arguments instead"
-)
+ERR_KERNEL_ARGUMENTS = "this section cannot be used for kernel arguments in this spec version; use openshift.kernel_arguments instead"
 ERR_DIRECTORIES = "directories are not supported in this spec version"
 ERR_LINKS = "links are not supported in this spec version"
 

@@ -20,8 +20,12 @@ from ignition.butane.translate import Context
 API_VERSION = "machineconfiguration.openshift.io/v1"
 KIND = "MachineConfig"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-_SPEC_FIELDS = (("extensions", "extensions"), ("fips", "fips"), ("kernelArguments", "kernel_arguments"),
-                ("kernelType", "kernel_type"))
+_SPEC_FIELDS = (
+    ("extensions", "extensions"),
+    ("fips", "fips"),
+    ("kernelArguments", "kernel_arguments"),
+    ("kernelType", "kernel_type"),
+)
 
 
 def spec_fields(butane: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +121,9 @@ def elided_warnings(fields: dict[str, Any], ctx: Context) -> None:
             ctx.problems.warn(("openshift", yaml_name), m.ERR_FIELD_ELIDED)
 
 
-def machine_config(butane: dict[str, Any], ignition_json: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+def machine_config(
+    butane: dict[str, Any], ignition_json: dict[str, Any], fields: dict[str, Any]
+) -> dict[str, Any]:
     """The MachineConfig document (JSON shape) wrapping an Ignition config."""
     meta = butane.get("metadata") or {}
     metadata: dict[str, Any] = {"name": meta.get("name", "")}

@@ -222,7 +222,8 @@ def _printable(ch: str) -> bool:
         or 0x20 <= o <= 0x7E
         or o == 0x85
         or 0xA0 <= o <= 0xD7FF
-        or 0xE000 <= o <= 0xFFFD and o != 0xFEFF
+        or 0xE000 <= o <= 0xFFFD
+        and o != 0xFEFF
         or 0x10000 <= o <= 0x10FFFF
     )
 
@@ -301,7 +302,13 @@ def _analyze(value: str) -> dict[str, bool]:
         flow_plain = False
     if block_ind:
         block_plain = False
-    return {"multiline": line_breaks, "flow_plain": flow_plain, "block_plain": block_plain, "single": single, "block": block}
+    return {
+        "multiline": line_breaks,
+        "flow_plain": flow_plain,
+        "block_plain": block_plain,
+        "single": single,
+        "block": block,
+    }
 
 
 def _resolves_to_str(text: str) -> bool:
@@ -310,8 +317,23 @@ def _resolves_to_str(text: str) -> bool:
     return resolve_plain(text)[0] == STR
 
 
-_DQ = {"\0": "0", "\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r", "\x1b": "e",
-       '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L", "\u2029": "P"}
+_DQ = {
+    "\0": "0",
+    "\a": "a",
+    "\b": "b",
+    "\t": "t",
+    "\n": "n",
+    "\v": "v",
+    "\f": "f",
+    "\r": "r",
+    "\x1b": "e",
+    '"': '"',
+    "\\": "\\",
+    "\x85": "N",
+    "\xa0": "_",
+    "\u2028": "L",
+    "\u2029": "P",
+}
 
 
 def _double_quoted(text: str) -> str:

@@ -120,7 +120,9 @@ class Problems:
     def correlate(self, locate: Callable[[YPath], tuple[int, int] | None]) -> None:
         """Attach line:col to entries that have none (Butane's Correlate)."""
         self.entries = [
-            p if p.line is not None else replace(p, line=(pos := locate(p.path) or (None, None))[0], col=pos[1])
+            p
+            if p.line is not None
+            else replace(p, line=(pos := locate(p.path) or (None, None))[0], col=pos[1])
             for p in self.entries
         ]
 
@@ -133,5 +135,7 @@ class Problems:
         out = Report()
         for p in self.entries:
             plain = tuple(str(s) if isinstance(s, KeyStep) else s for s in p.path)
-            out.entries.append(Entry(p.severity, p.code or code_for(p.message), plain, p.message, p.line, p.col))
+            out.entries.append(
+                Entry(p.severity, p.code or code_for(p.message), plain, p.message, p.line, p.col)
+            )
         return out

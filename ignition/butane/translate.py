@@ -197,7 +197,9 @@ def _has_compression(ctx: Context, jpath: JPath) -> bool:
     return not (ctx.spec.base == 1 and "certificateAuthorities" in jpath)
 
 
-def _contents_local(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context) -> None:
+def _contents_local(
+    value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context
+) -> None:
     local = value.get("contents_local")
     if not local:
         return
@@ -210,7 +212,9 @@ def _contents_local(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jp
     out["contents"] = data.decode("utf-8", "replace")
 
 
-def _ssh_keys_local(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context) -> None:
+def _ssh_keys_local(
+    value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: JPath, ctx: Context
+) -> None:
     files = value.get("ssh_authorized_keys_local") or []
     if not files:
         return

@@ -67,10 +67,16 @@ def _common_fields(root: YNode | None) -> tuple[str, str]:
     if root is None or (root.kind == "scalar" and root.tag == NULL):
         return "", ""
     if root.kind != "map":
-        value = f" `{root.text[:7]}...`" if root.kind == "scalar" and len(root.text) > 10 else (
-            f" `{root.text}`" if root.kind == "scalar" else "")
-        raise _fail(m.unmarshal_error(
-            f"yaml: unmarshal errors:\n  line {root.line}: cannot unmarshal {root.tag}{value} into config.commonFields"))
+        value = (
+            f" `{root.text[:7]}...`"
+            if root.kind == "scalar" and len(root.text) > 10
+            else (f" `{root.text}`" if root.kind == "scalar" else "")
+        )
+        raise _fail(
+            m.unmarshal_error(
+                f"yaml: unmarshal errors:\n  line {root.line}: cannot unmarshal {root.tag}{value} into config.commonFields"
+            )
+        )
     decoder = Decoder()
     string = BNode("string", "string")
     found: dict[str, str] = {}
@@ -78,7 +84,8 @@ def _common_fields(root: YNode | None) -> tuple[str, str]:
         for later, _ in root.pairs[i + 1 :]:
             if later.text == key.text and later.kind == key.kind:
                 decoder.type_errors.append(
-                    f'line {later.line}: mapping key "{later.text}" already defined at line {key.line}')
+                    f'line {later.line}: mapping key "{later.text}" already defined at line {key.line}'
+                )
         if key.text in ("variant", "version"):
             decoded = decoder.decode(value_node, string, (key.text,))
             found[key.text] = decoded if isinstance(decoded, str) else ""

@@ -69,6 +69,7 @@ def _build() -> dict[tuple[str, str], Spec]:
 
 SPECS: dict[tuple[str, str], Spec] = _build()
 
+
 def parse_semver(text: str) -> str | None:
     """The canonical `X.Y.Z[-pre]` of a version string as coreos/go-semver prints it, or None if invalid."""
     core, _, build = text.partition("+")
@@ -78,7 +79,7 @@ def parse_semver(text: str) -> str | None:
         return None
     if dash and not pre:
         return None
-    for ident in (pre.split(".") if pre else []):
+    for ident in pre.split(".") if pre else []:
         if not ident or not all(c.isalnum() and c.isascii() or c == "-" for c in ident):
             return None
     numbers = [str(int(p)) for p in parts]

@@ -72,7 +72,9 @@ VERSIONS = [
 ]
 
 
-@pytest.mark.parametrize(("variant", "version", "ignition"), VERSIONS, ids=[f"{v}-{b}" for v, b, _ in VERSIONS])
+@pytest.mark.parametrize(
+    ("variant", "version", "ignition"), VERSIONS, ids=[f"{v}-{b}" for v, b, _ in VERSIONS]
+)
 def test_version_maps_to_ignition_spec(variant: str, version: str, ignition: str) -> None:
     doc = f"variant: {variant}\nversion: {version}\n"
     if variant == "openshift":
@@ -91,7 +93,9 @@ SUGAR_BY_VERSION = [
 ]
 
 
-@pytest.mark.parametrize(("version", "body", "known"), SUGAR_BY_VERSION, ids=[f"{v}-{k}" for v, _, k in SUGAR_BY_VERSION])
+@pytest.mark.parametrize(
+    ("version", "body", "known"), SUGAR_BY_VERSION, ids=[f"{v}-{k}" for v, _, k in SUGAR_BY_VERSION]
+)
 def test_sugar_exists_from_its_version(tmp_path: Path, version: str, body: str, known: bool) -> None:
     (tmp_path / "a").write_text("x\n")
     try:
@@ -103,15 +107,43 @@ def test_sugar_exists_from_its_version(tmp_path: Path, version: str, body: str, 
 
 
 ERRORS = [
-    ("relative-path", "storage:\n  files:\n    - path: etc/a\n", "error", ("storage", "files", 0, "path"), (5, 13)),
-    ("dup-file", "storage:\n  files:\n    - path: /a\n    - path: /a\n", "error", ("storage", "files", 1), (6, 7)),
+    (
+        "relative-path",
+        "storage:\n  files:\n    - path: etc/a\n",
+        "error",
+        ("storage", "files", 0, "path"),
+        (5, 13),
+    ),
+    (
+        "dup-file",
+        "storage:\n  files:\n    - path: /a\n    - path: /a\n",
+        "error",
+        ("storage", "files", 1),
+        (6, 7),
+    ),
     ("unused", "storage:\n  filez: []\n", "warning", ("storage", "filez"), (4, 3)),
-    ("decimal", "storage:\n  files:\n    - path: /a\n      mode: 755\n", "warning", ("storage", "files", 0, "mode"), (6, 13)),
-    ("sources", "ignition:\n  config:\n    replace:\n      source: data:,\n      inline: x\n", "error",
-     ("ignition", "config", "replace", "source"), (6, 15)),
+    (
+        "decimal",
+        "storage:\n  files:\n    - path: /a\n      mode: 755\n",
+        "warning",
+        ("storage", "files", 0, "mode"),
+        (6, 13),
+    ),
+    (
+        "sources",
+        "ignition:\n  config:\n    replace:\n      source: data:,\n      inline: x\n",
+        "error",
+        ("ignition", "config", "replace", "source"),
+        (6, 15),
+    ),
     ("tree-local", "storage:\n  trees:\n    - path: /x\n", "error", ("storage", "trees", 0), (5, 7)),
-    ("contents-local", "systemd:\n  units:\n    - name: a.service\n      contents: x\n      contents_local: y\n",
-     "error", ("systemd", "units", 0, "contents_local"), (7, 23)),
+    (
+        "contents-local",
+        "systemd:\n  units:\n    - name: a.service\n      contents: x\n      contents_local: y\n",
+        "error",
+        ("systemd", "units", 0, "contents_local"),
+        (7, 23),
+    ),
 ]
 
 
@@ -161,7 +193,9 @@ DATA_URLS = [
 
 
 @pytest.mark.parametrize(
-    ("name", "data", "compression", "allow", "url", "out_compression"), DATA_URLS, ids=[d[0] for d in DATA_URLS]
+    ("name", "data", "compression", "allow", "url", "out_compression"),
+    DATA_URLS,
+    ids=[d[0] for d in DATA_URLS],
 )
 def test_data_url_choice(
     name: str, data: bytes, compression: str | None, allow: bool, url: str, out_compression: str | None
@@ -178,17 +212,33 @@ def test_compressible_contents_are_gzipped() -> None:
     assert gzip.decompress(decode_data_url(url)) == b"abc" * 200
 
 
-MODES = [(644, False, True), (755, True, True), (420, False, False), (0, False, False), (777, False, True),
-         (600, False, True), (1644, False, False), (384, False, False)]
+MODES = [
+    (644, False, True),
+    (755, True, True),
+    (420, False, False),
+    (0, False, False),
+    (777, False, True),
+    (600, False, True),
+    (1644, False, False),
+    (384, False, False),
+]
 
 
-@pytest.mark.parametrize(("mode", "directory", "warns"), MODES, ids=[f"{m}-{'d' if d else 'f'}" for m, d, _ in MODES])
+@pytest.mark.parametrize(
+    ("mode", "directory", "warns"), MODES, ids=[f"{m}-{'d' if d else 'f'}" for m, d, _ in MODES]
+)
 def test_decimal_mode_rule(mode: int, directory: bool, warns: bool) -> None:
     assert check_decimal_mode(mode, directory) is warns
 
 
-ESCAPES = [("/var/lib/data", "var-lib-data"), ("/dev/disk/by-label/my-disk", "dev-disk-by\\x2dlabel-my\\x2ddisk"),
-           ("/", "-"), ("/var//x/", "var-x"), ("/srv/.hidden", "srv-.hidden"), (".x", "\\x2ex")]
+ESCAPES = [
+    ("/var/lib/data", "var-lib-data"),
+    ("/dev/disk/by-label/my-disk", "dev-disk-by\\x2dlabel-my\\x2ddisk"),
+    ("/", "-"),
+    ("/var//x/", "var-x"),
+    ("/srv/.hidden", "srv-.hidden"),
+    (".x", "\\x2ex"),
+]
 
 
 @pytest.mark.parametrize(("path", "name"), ESCAPES, ids=[p for p, _ in ESCAPES])
@@ -223,8 +273,14 @@ def test_go_yaml_key_order_is_natural() -> None:
     assert go_yaml({"y": "n"}) == '"y": "n"'  # YAML 1.1 booleans stay quoted, as go-yaml v3 writes them
 
 
-SEMVERS = [("1.5.0", "1.5.0"), ("01.05.00", "1.5.0"), ("1.5", None), ("1.8.0-experimental", "1.8.0-experimental"),
-           ("v1.5.0", None), ("", None)]
+SEMVERS = [
+    ("1.5.0", "1.5.0"),
+    ("01.05.00", "1.5.0"),
+    ("1.5", None),
+    ("1.8.0-experimental", "1.8.0-experimental"),
+    ("v1.5.0", None),
+    ("", None),
+]
 
 
 @pytest.mark.parametrize(("text", "canonical"), SEMVERS, ids=[s or "empty" for s, _ in SEMVERS])
@@ -232,8 +288,11 @@ def test_version_strings(text: str, canonical: str | None) -> None:
     assert parse_semver(text) == canonical
 
 
-JSON_OK = [p for p in CASE_DIRS if (p / "expected.rc").read_text().strip() == "0" and
-           (p / "expected.out").read_text().startswith("{")]
+JSON_OK = [
+    p
+    for p in CASE_DIRS
+    if (p / "expected.rc").read_text().strip() == "0" and (p / "expected.out").read_text().startswith("{")
+]
 
 
 @pytest.mark.realtool
