@@ -6,9 +6,10 @@ Shape (MCO's on-cluster template, minus its heredocs, which Debian's buildah 1.2
     COPY rootfs/ /                              # files, units, dropins, wants-symlinks, kargs.d, presets
     COPY --chown=U:G owned/N /path              # one per file owned by a non-root id
     RUN chown -h U:G /path ...                  # directories owned by a non-root id
-    RUN systemctl enable|disable <base units>   # units the config enables but does not define
     RUN [extensions repo &&] rpm-ostree install <packages> && ostree container commit
     RUN rpm-ostree override remove <kernel> --install <kernel-rt|64k> && ostree container commit
+    RUN systemctl enable|disable <units>        # units the config enables but does not define (maybe
+                                                # from the packages above)
     LABEL machineconfig=... machineconfigpool=... baseOSContainerImage=... io.machine-config.config-digest=...
     RUN bootc container lint                    # optional
 
@@ -78,10 +79,6 @@ def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False,
             dirs.setdefault((entry.uid, entry.gid), []).append(entry.path)
     for (uid, gid), paths in sorted(dirs.items()):
         lines.append(f"RUN chown -h {uid}:{gid} " + " ".join(_shell_quote(p) for p in paths))
-    if plan.enable_in_build:
-        lines.append("RUN systemctl enable " + " ".join(_shell_quote(u) for u in plan.enable_in_build))
-    if plan.disable_in_build:
-        lines.append("RUN systemctl disable " + " ".join(_shell_quote(u) for u in plan.disable_in_build))
     if plan.packages:
         install = "rpm-ostree install " + " ".join(_shell_quote(p) for p in plan.packages)
         if plan.extensions_image:
@@ -96,6 +93,10 @@ def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False,
         installs = " ".join(f"--install {p}" for p in _KERNEL_SWAP[plan.kernel_type])
         lines.append(f"RUN rpm-ostree override remove {' '.join(_DEFAULT_KERNEL)} {installs} "
                      "&& ostree container commit")
+    if plan.enable_in_build:
+        lines.append("RUN systemctl enable " + " ".join(_shell_quote(u) for u in plan.enable_in_build))
+    if plan.disable_in_build:
+        lines.append("RUN systemctl disable " + " ".join(_shell_quote(u) for u in plan.disable_in_build))
     labels = {**plan.labels(), "baseOSContainerImage": base, **(extra_labels or {})}
     lines.append("LABEL " + " \\\n      ".join(f"{k}={_quote_label(v)}" for k, v in sorted(labels.items())))
     if lint:

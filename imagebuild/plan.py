@@ -98,13 +98,16 @@ class Problem:
     code: str
     disposition: str
     message: str
+    source: str = ""   # the manifest that set it (from the rendered config's provenance), when known
 
     def __str__(self) -> str:
-        return f"{self.disposition}[{self.code}] at {self.path}: {self.message}"
+        where = f" ({self.source})" if self.source else ""
+        return f"{self.disposition}[{self.code}] at {self.path}{where}: {self.message}"
 
     def to_dict(self) -> dict[str, str]:
         """JSON form for `--format json`."""
-        return {"path": self.path, "code": self.code, "disposition": self.disposition, "message": self.message}
+        return {"path": self.path, "code": self.code, "disposition": self.disposition, "message": self.message,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -364,6 +367,31 @@ def _add_parents(entries: dict[str, Entry]) -> None:
             parent = posixpath.dirname(parent)
 
 
+_KEY_FIELDS = {"files": "path", "directories": "path", "links": "path", "units": "name"}
+
+
+def _source_of(rendered: RenderedConfig, path: str) -> str:
+    """Which manifest set the config entry a problem path points into (`mco render --explain`'s answer)."""
+    parts = path.removeprefix("$.spec.").split(".")
+    lists = {"extensions": rendered.spec.extensions, "kernelArguments": rendered.spec.kernel_arguments}
+    if parts[0] in lists:
+        values = lists[parts[0]]
+        picked = values[int(parts[1])] if len(parts) > 1 and parts[1].isdigit() else values
+        names = [picked] if isinstance(picked, str) else list(picked)
+        return "; ".join(dict.fromkeys(rendered.provenance[f"{parts[0]}[{n}]"] for n in names
+                                       if f"{parts[0]}[{n}]" in rendered.provenance))
+    if parts[0] != "config":
+        return rendered.provenance.get(parts[0], "")
+    if len(parts) < 4 or parts[1] not in ("storage", "systemd") or not parts[3].isdigit():
+        return ""
+    section, index = parts[2], int(parts[3])
+    entries = (rendered.ignition.get(parts[1]) or {}).get(section) or []
+    field_name = _KEY_FIELDS.get(section)
+    if field_name is None or index >= len(entries) or not isinstance(entries[index], Mapping):
+        return ""
+    return rendered.provenance.get(f"{parts[1]}.{section}[{entries[index].get(field_name)}]", "")
+
+
 def plan_image(rendered: RenderedConfig, settings: PlanSettings | None = None) -> ImagePlan:
     """Turn a rendered config into an image plan; problems are collected, never raised."""
     settings = settings or PlanSettings()
@@ -404,7 +432,8 @@ def plan_image(rendered: RenderedConfig, settings: PlanSettings | None = None) -
         pool=rendered.pool,
         config_digest=config_digest(rendered),
         entries=tuple(entries[p] for p in sorted(entries)),
-        problems=tuple(b.problems),
+        problems=tuple(Problem(p.path, p.code, p.disposition, p.message, _source_of(rendered, p.path))
+                       for p in b.problems),
         kernel_arguments=kargs,
         packages=packages,
         kernel_type=kernel_type,
