@@ -1,12 +1,160 @@
-"""`mco` subcommands for this area (see cli/main.py for exit-code conventions)."""
+"""`mco ignition merge PARENT CHILD` and `mco ignition translate --to X.Y.Z FILE`.
+
+Both read their inputs with ignition's parser (so a bad input gets Ignition's errors with path and
+line:col), print the resulting config as canonical JSON on stdout, and put every report line
+(warnings included) on stderr. Exit codes (cli/main.py): 0 the result is valid; 1 an input or the
+result is invalid, or the translation cannot be expressed; 2 usage or I/O errors (an unreadable file,
+an unknown --to version). Nothing is written to stdout unless the command succeeds.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from dataclasses import dataclass
 from typing import Any
+
+from cli.errors import UsageError
+from ignition.canonical import canonical_json, pretty_json
+from ignition.errors import IgnitionError
+from ignition.merge import merge
+from ignition.parse import parse
+from ignition.report import Report
+from ignition.translate import translate_with_report
+from ignition.validate import validate_dict
+from ignition.versions import ACCEPTED_VERSIONS, version_index
+
+EXIT_OK = 0
+EXIT_INVALID = 1
 
 
 def register(subparsers: Any) -> None:
-    """Add this area's subcommands to the `mco` parser."""
-    del subparsers
-    _ = argparse
+    """Add `merge` and `translate` to the `mco ignition` group."""
+    m = subparsers.add_parser(
+        "merge",
+        help="merge a child config into a parent, as Ignition does",
+        description="Merge CHILD into PARENT with Ignition's rules; an older input is first translated up "
+        "to the newer one's spec version. The merged config is validated.",
+    )
+    m.add_argument("parent", metavar="PARENT", help="parent config file, or - for stdin")
+    m.add_argument("child", metavar="CHILD", help="child config file, or - for stdin")
+    m.add_argument("--pretty", action="store_true", help="indent the output")
+    m.set_defaults(func=run_merge)
+
+    t = subparsers.add_parser(
+        "translate",
+        help="translate a config to another spec version (up, or down where it can be expressed)",
+        description="Translate FILE to spec --to. Downward translation refuses, listing every field path "
+        "the target cannot express.",
+    )
+    t.add_argument(
+        "--to", required=True, metavar="X.Y.Z", help=f"target spec version ({', '.join(ACCEPTED_VERSIONS)})"
+    )
+    t.add_argument("file", metavar="FILE", help="config file, or - for stdin")
+    t.add_argument("--pretty", action="store_true", help="indent the output")
+    t.set_defaults(func=run_translate)
+
+
+@dataclass(frozen=True)
+class _Input:
+    name: str
+    config: dict[str, Any] | None
+    report: Report
+
+
+def _read(name: str) -> bytes:
+    try:
+        if name == "-":
+            return sys.stdin.buffer.read()
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
+
+
+def _load(name: str) -> _Input:
+    """Read and parse one input; config is None when Ignition would refuse it."""
+    raw = _read(name)
+    source = "<stdin>" if name == "-" else name
+    typed, report = parse(raw, source=source)
+    if typed is None or report.is_fatal:
+        return _Input(source, None, report)
+    return _Input(source, json.loads(raw), report)
+
+
+def _emit_report(report: Report, source: str) -> None:
+    if report.entries:
+        print(report.format(source), file=sys.stderr)
+
+
+def _emit_result(config: dict[str, Any], pretty: bool) -> None:
+    if pretty:
+        sys.stdout.write(pretty_json(config))
+    else:
+        sys.stdout.buffer.write(canonical_json(config) + b"\n")
+    sys.stdout.flush()
+
+
+def _validated(config: dict[str, Any], source: str) -> bool:
+    """Validate the result under its own spec; print its errors (the inputs' warnings are out already)."""
+    errors = Report(validate_dict(config).errors)
+    _emit_report(errors, source)
+    return not errors.is_fatal
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """`mco ignition merge`: parse both, translate the older up, merge, validate, print."""
+    if args.parent == "-" and args.child == "-":
+        raise UsageError("only one of PARENT and CHILD can be read from stdin")
+    inputs = [_load(args.parent), _load(args.child)]
+    for item in inputs:
+        _emit_report(item.report, item.name)
+    parent_in, child_in = inputs[0].config, inputs[1].config
+    if parent_in is None or child_in is None:
+        return EXIT_INVALID
+    newest = max(parent_in["ignition"]["version"], child_in["ignition"]["version"], key=version_index)
+    try:
+        parent = _translate_quietly(parent_in, newest, inputs[0].name)
+        child = _translate_quietly(child_in, newest, inputs[1].name)
+        result = merge(parent, child)
+    except IgnitionError as exc:
+        _emit_report(exc.report, "merge")
+        if not exc.report.entries:
+            print(f"mco: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if not _validated(result, "merged"):
+        return EXIT_INVALID
+    _emit_result(result, args.pretty)
+    return EXIT_OK
+
+
+def _translate_quietly(config: dict[str, Any], version: str, source: str) -> dict[str, Any]:
+    """The config in `version` (unchanged when it is already there), printing any translation warnings."""
+    if config["ignition"]["version"] == version:
+        return config
+    result, report = translate_with_report(config, version)
+    _emit_report(report, source)
+    return result
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    """`mco ignition translate`: parse, translate (refusing what the target lacks), validate, print."""
+    if args.to not in ACCEPTED_VERSIONS:
+        raise UsageError(f"unknown spec version {args.to!r} for --to (known: {', '.join(ACCEPTED_VERSIONS)})")
+    item = _load(args.file)
+    _emit_report(item.report, item.name)
+    if item.config is None:
+        return EXIT_INVALID
+    try:
+        result, report = translate_with_report(item.config, args.to)
+    except IgnitionError as exc:
+        _emit_report(exc.report, item.name)
+        if not exc.report.entries:
+            print(f"mco: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    _emit_report(report, item.name)
+    if not _validated(result, f"{item.name} as {args.to}"):
+        return EXIT_INVALID
+    _emit_result(result, args.pretty)
+    return EXIT_OK

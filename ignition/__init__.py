@@ -2,9 +2,13 @@
 
 The foundation: imports nothing of ours."""
 
+from ignition.canonical import canonical_json
+from ignition.dataurl import DataURLError, decode_data_url, encode_data_url, gzip_contents
 from ignition.errors import IgnitionError, ParseError, TranslationError, ValidationError
+from ignition.merge import MergeError, merge, merge_with_transcript
 from ignition.parse import check, parse
 from ignition.report import Entry, Report
+from ignition.translate import translate, translate_with_report
 from ignition.validate import validate_dict
 from ignition.versions import LATEST, SUPPORTED_VERSIONS
 
@@ -20,4 +24,14 @@ __all__ = [
     "check",
     "parse",
     "validate_dict",
+    "DataURLError",
+    "MergeError",
+    "canonical_json",
+    "decode_data_url",
+    "encode_data_url",
+    "gzip_contents",
+    "merge",
+    "merge_with_transcript",
+    "translate",
+    "translate_with_report",
 ]

@@ -76,18 +76,24 @@ class Origin:
 
 def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
     """Ignition's merge of `child` onto `parent` (same spec version); the result has the child's version."""
-    return merge_with_transcript(parent, child)[0]
+    return _merge(parent, child, record=False)[0]
 
 
 def merge_with_transcript(
     parent: Mapping[str, Any], child: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[Origin]]:
     """The merge result and, for each leaf of it, which side (and path) supplied it."""
+    return _merge(parent, child, record=True)
+
+
+def _merge(
+    parent: Mapping[str, Any], child: Mapping[str, Any], *, record: bool
+) -> tuple[dict[str, Any], list[Origin]]:
     version = _common_version(parent, child)
     root = schema.root(version)
     p = _normalize(root, parent, ())
     c = _normalize(root, child, ())
-    merger = _Merger(_POINTER_STRUCTS.get(version, frozenset()))
+    merger = _Merger(_POINTER_STRUCTS.get(version, frozenset()), record=record)
     result = merger.struct(root, "", p, (), c, (), ())
     return result, merger.transcript
 
@@ -115,7 +121,13 @@ def _common_version(parent: Mapping[str, Any], child: Mapping[str, Any]) -> str:
     return version
 
 
+_KINDS = {str: "string", bool: "boolean", int: "integer", dict: "object", list: "list"}
+
+
 def _json_kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    if kind is not None:
+        return kind
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
@@ -131,20 +143,23 @@ def _json_kind(value: Any) -> str:
 
 def _normalize(node: schema.Node, value: Any, path: Path) -> Any:
     """The value as Go holds it after unmarshalling: known fields only, canonical names, no nulls."""
-    kind = _json_kind(value)
+    kind = _KINDS.get(type(value)) or _json_kind(value)
     if kind != node.kind:
         raise MergeError(f"{path_str(path)}: expected {node.kind}, got {kind}", path=path)
+    if kind == "string" or kind == "integer" or kind == "boolean":
+        return value
     if node.kind == "list":
         assert node.item is not None
         return [_normalize(node.item, item, path + (i,)) for i, item in enumerate(value) if item is not None]
     if node.kind != "object":
         return value
     out: dict[str, Any] = {}
+    fields = node.fields
     for key, raw in value.items():
-        name = node.match(key)
+        name = key if key in fields else node.match(key)
         if name is None:
             continue  # an unknown key: Ignition warns at parse time and ignores it
-        f = node.fields[name]
+        f = fields[name]
         if raw is None:
             if f.pointer or f.node.kind == "list":
                 out.pop(name, None)  # null sets a pointer or slice to nil; for other types it is a no-op
@@ -171,8 +186,9 @@ def _item_key(list_node: schema.Node, item: Any) -> str:
 
 
 class _Merger:
-    def __init__(self, pointer_structs: frozenset[str]) -> None:
+    def __init__(self, pointer_structs: frozenset[str], *, record: bool) -> None:
         self.pointer_structs = pointer_structs
+        self.record = record
         self.transcript: list[Origin] = []
 
     # transcript -------------------------------------------------------------------------------
@@ -180,6 +196,8 @@ class _Merger:
         self, side: str, source: Path, result: Path, node: schema.Node, value: Any, pointer: bool
     ) -> bool:
         """Record every populated leaf of a subtree taken whole from one side (Go's transcribe)."""
+        if not self.record:
+            return False
         if node.is_scalar:
             if not pointer and value == _ZERO[node.kind]:
                 return False

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ignition.merge import CHILD, PARENT, MergeError, Origin, merge, merge_with_transcript
+from ignition.validate import validate_dict
 
 CORPUS = Path(__file__).parent / "corpus" / "ignition_cases.jsonl"
 MERGE_CASES = [c for c in map(json.loads, CORPUS.read_text().splitlines()) if c.get("kind") == "merge"]
@@ -24,6 +25,16 @@ def test_corpus_merge(case: dict[str, Any]) -> None:
     parent, child = copy.deepcopy(case["parent"]), copy.deepcopy(case["child"])
     assert merge(case["parent"], case["child"]) == case["result"]
     assert (case["parent"], case["child"]) == (parent, child), "merge must not modify its inputs"
+
+
+@pytest.mark.parametrize("case", MERGE_CASES, ids=[f"{i}-{_id(c)}" for i, c in enumerate(MERGE_CASES)])
+def test_corpus_merge_result_validity(case: dict[str, Any]) -> None:
+    """Where the corpus says the merged result is invalid, validation says so with its error; else it is valid."""
+    report = validate_dict(merge(case["parent"], case["child"]))
+    if case.get("result_valid", True):
+        assert not report.is_fatal, report.format()
+    else:
+        assert any(case["result_error_contains"] in e.message for e in report.errors), report.format()
 
 
 def test_corpus_has_all_merge_cases() -> None:
@@ -293,3 +304,72 @@ def test_transcript_follows_appended_positions() -> None:
         ("storage", "files", 0, "append", 0, "source"),
         ("storage", "files", 0, "append", 1, "source"),
     ) in got
+
+
+# ---------------------------------------------------------------------------------------------------
+# `mco ignition merge`
+
+
+def _write(tmp_path: Path, name: str, config: Any) -> str:
+    target = tmp_path / name
+    target.write_text(config if isinstance(config, str) else json.dumps(config))
+    return str(target)
+
+
+CLI_CASES = [
+    (
+        "ok",
+        cfg(storage={"files": [{"path": "/a", "mode": 420}]}),
+        cfg(storage={"files": [{"path": "/a", "overwrite": False}]}),
+        0,
+        "",
+    ),
+    (
+        "older-parent-translated-up",
+        cfg("3.2.0", storage={"files": [{"path": "/a"}]}),
+        cfg("3.4.0", kernelArguments={"shouldExist": ["x"]}),
+        0,
+        "",
+    ),
+    ("invalid-parent", cfg(storage={"files": [{"path": "rel"}]}), cfg(), 1, "p.ign:1:67): path not absolute"),
+    (
+        "valid-inputs-invalid-result",
+        cfg(
+            "3.0.0",
+            storage={"filesystems": [{"path": "/foo", "format": "ext4", "device": "/dev/disk/by-label/OEM"}]},
+        ),
+        cfg("3.0.0", storage={"filesystems": [{"format": "", "device": "/dev/disk/by-label/OEM"}]}),
+        1,
+        "format cannot be empty",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("parent", "child", "code", "stderr"), [c[1:] for c in CLI_CASES], ids=[c[0] for c in CLI_CASES]
+)
+def test_cli_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], parent: Any, child: Any, code: int, stderr: str
+) -> None:
+    from cli.main import main
+
+    assert (
+        main(["ignition", "merge", _write(tmp_path, "p.ign", parent), _write(tmp_path, "c.ign", child)])
+        == code
+    )
+    out, err = capsys.readouterr()
+    assert stderr in err
+    if code == 0:
+        result = json.loads(out)
+        assert result["ignition"]["version"] == max(
+            parent["ignition"]["version"], child["ignition"]["version"]
+        )
+    else:
+        assert out == ""
+
+
+def test_cli_merge_unreadable_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    assert main(["ignition", "merge", str(tmp_path / "nope"), _write(tmp_path, "c.ign", cfg())]) == 2
+    assert "cannot read" in capsys.readouterr().err
