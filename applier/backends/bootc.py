@@ -46,12 +46,18 @@ def parse_status(text: str) -> dict[str, Deployment | None]:
             "rollback": _entry(status.get("rollback"))}
 
 
+def repository(ref: str) -> str:
+    """`quay.io/a/b:tag` or `quay.io/a/b@sha256:..` -> `quay.io/a/b`."""
+    ref = ref.split("@", 1)[0]
+    head, _, last = ref.rpartition("/")
+    return f"{head}/{last.split(':', 1)[0]}" if head else last.split(":", 1)[0]
+
+
 def image_matches(expected: str, deployment: Deployment) -> bool:
-    """True when the deployment is the expected reference (and digest, for a pinned reference)."""
+    """True when the deployment is the expected reference (same repository and digest, for a pinned one)."""
     ref = strip_transport(expected)
     if "@sha256:" in ref:
-        name, digest = ref.split("@", 1)
-        return deployment.digest == digest and deployment.image.split("@", 1)[0] == name
+        return deployment.digest == ref.split("@", 1)[1] and repository(deployment.image) == repository(ref)
     return deployment.image == ref
 
 

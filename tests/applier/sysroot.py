@@ -1,0 +1,63 @@
+"""A real ostree sysroot in a directory (notes/imaging.md B6), for the ostree backend tests and the lifecycle test."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.tools import real_tool
+
+
+def _run(*args: str) -> str:
+    return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
+
+
+def commit_tree(sysroot: Path, tree: Path, ref: str, version: str) -> str:
+    """Commit a small OS tree (with a fake kernel) to `ref`; returns the commit checksum."""
+    for rel in ("usr/bin", "usr/etc", "usr/lib/modules/6.1.0"):
+        (tree / rel).mkdir(parents=True, exist_ok=True)
+    (tree / "usr/lib/os-release").write_text(f"ID=myos\nVERSION_ID={version}\n")
+    (tree / "usr/lib/modules/6.1.0/vmlinuz").write_text(f"kernel {version}\n")
+    (tree / "usr/lib/modules/6.1.0/initramfs.img").write_text(f"initramfs {version}\n")
+    (tree / "usr/etc/os-version").write_text(f"{version}\n")
+    ostree = str(real_tool("ostree"))
+    _run(ostree, f"--repo={sysroot}/ostree/repo", "commit", "-b", ref, "--subject", version,
+         f"--add-metadata-string=version={version}", f"--tree=dir={tree}")
+    return _run(ostree, f"--repo={sysroot}/ostree/repo", "rev-parse", ref).strip()
+
+
+def make_sysroot(base: Path, *, kargs: tuple[str, ...] = ("root=LABEL=root", "console=ttyS0"),
+                 image: str = "") -> Path:
+    """init-fs, os-init `myos`, commit v1 as myos/stable and v2 as myos/v2, deploy v1 with `kargs`."""
+    ostree = str(real_tool("ostree"))
+    sysroot = base / "sysroot"
+    sysroot.mkdir(parents=True)
+    _run(ostree, "admin", "init-fs", "--modern", str(sysroot))
+    _run(ostree, "admin", "os-init", f"--sysroot={sysroot}", "myos")
+    commit_tree(sysroot, base / "tree1", "myos/stable", "1")
+    commit_tree(sysroot, base / "tree2", "myos/v2", "2")
+    args = [ostree, "admin", "deploy", f"--sysroot={sysroot}", "--os=myos", *[f"--karg={k}" for k in kargs]]
+    if image:
+        origin = base / "origin"
+        origin.write_text(f"[origin]\nrefspec=myos/stable\n\n[mco]\nimage={image}\n")
+        args.append(f"--origin-file={origin}")
+    _run(*args, "myos/stable")
+    return sysroot
+
+
+def unlock(sysroot: Path) -> None:
+    """Deployments are `chattr +i`; clear it so the temp dir can be removed."""
+    for d in (sysroot / "ostree" / "deploy").glob("*/deploy/*"):
+        if d.is_dir():
+            subprocess.run(["chattr", "-i", str(d)], capture_output=True, check=False)
+
+
+def boot_entries(sysroot: Path) -> list[str]:
+    """The `options` lines of the BLS entries, next boot first."""
+    entries = []
+    for f in (sysroot / "boot" / "loader" / "entries").glob("*.conf"):
+        text = f.read_text()
+        title = next(line for line in text.splitlines() if line.startswith("title "))
+        options = next(line for line in text.splitlines() if line.startswith("options "))
+        entries.append((title, options))
+    return [o for _, o in sorted(entries, key=lambda e: e[0].rsplit("(ostree:", 1)[1])]

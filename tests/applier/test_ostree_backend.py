@@ -1,0 +1,102 @@
+"""The ostree backend against a real sysroot: stage deployments with kernel arguments, simulated reboot, verify."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from applier.agent import Agent, AgentSettings, reboot_command_for_ostree
+from applier.backends.ostree import OstreeBackend
+from applier.fetch import MemorySource
+from applier.report import MemoryReporter
+from applier.runner import SubprocessRunner
+from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.sysroot import boot_entries, make_sysroot, unlock
+
+pytestmark = pytest.mark.realtool
+
+
+@pytest.fixture
+def sysroot(tmp_path: Path) -> Iterator[Path]:
+    s = make_sysroot(tmp_path)
+    yield s
+    unlock(s)
+
+
+def _agent(tmp_path: Path, sysroot: Path, reboot: str | None = None, **kw) -> tuple[Agent, MemorySource]:
+    source = MemorySource()
+    runner = SubprocessRunner()
+    backend = OstreeBackend(runner=runner, sysroot=sysroot)
+    settings = AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False,
+                             reboot_command=reboot or reboot_command_for_ostree(sysroot, sys.executable), **kw)
+    return Agent(settings, source=source, reporter=MemoryReporter(), backend=backend, runner=runner), source
+
+
+def test_status_parsing(sysroot: Path) -> None:
+    backend = OstreeBackend(runner=SubprocessRunner(), sysroot=sysroot)
+    booted = backend.booted()
+    assert booted is not None and booted.image == "ostree:myos/stable"
+    assert booted.kargs == ("root=LABEL=root", "console=ttyS0")
+
+
+def test_image_and_kargs_staged_then_verified(tmp_path: Path, sysroot: Path) -> None:
+    agent, source = _agent(tmp_path, sysroot)
+    files = [file_entry("/etc/motd", "hi\n")]
+    source.config = rendered("v1", files, kernel_arguments=("nosmt", "mitigations=auto,nosmt"),
+                             os_image_url="ostree:myos/v2")
+    staged = agent.sync()
+    assert staged.rebooting, staged.message
+    entries = boot_entries(sysroot)
+    assert len(entries) == 2 and "nosmt mitigations=auto,nosmt" in entries[0]
+    assert entries[0].startswith("options root=LABEL=root console=ttyS0 nosmt")
+    done = agent.sync()  # the simulated reboot happened: verify
+    assert (done.state, done.current) == ("Done", "rendered-worker-v1"), done.message
+    booted = agent.backend.booted()
+    assert booted is not None and booted.image == "ostree:myos/v2"
+
+    # kernel arguments only: old ones deleted, new ones appended, same tree
+    source.config = rendered("v2", files, kernel_arguments=("quiet",), os_image_url="ostree:myos/v2")
+    assert agent.sync().rebooting
+    assert boot_entries(sysroot)[0].split()[1:4] == ["root=LABEL=root", "console=ttyS0", "quiet"]
+    assert "nosmt" not in boot_entries(sysroot)[0]
+    assert agent.sync().state == "Done"
+
+
+def test_missed_reboot_is_retried_then_degrades(tmp_path: Path, sysroot: Path) -> None:
+    agent, source = _agent(tmp_path, sysroot, reboot="true")  # a reboot that never happens
+    source.config = rendered("v1", kernel_arguments=("nosmt",))
+    assert agent.sync().rebooting
+    assert agent.sync().rebooting  # booted is still the old deployment: reboot once more
+    result = agent.sync()
+    booted = agent.backend.booted()
+    assert booted is not None
+    staged = agent.state.pending().staged["id"]
+    assert result.state == "Degraded"
+    assert result.message == ("unexpected on-disk state validating against rendered-worker-v1: booted deployment "
+                              f"{booted.id} is not the staged deployment {staged}; "
+                              "missing expected kernel arguments: [nosmt]")
+
+
+def test_bad_image_degrades_and_keeps_deployments(tmp_path: Path, sysroot: Path) -> None:
+    agent, source = _agent(tmp_path, sysroot)
+    source.config = rendered("v1", [file_entry("/etc/motd", "hi\n")], os_image_url="ostree:myos/nope")
+    result = agent.sync()
+    assert result.state == "Degraded"
+    assert "spec.osImageURL: cannot resolve 'ostree:myos/nope': no such ref" in result.message
+    assert len(boot_entries(sysroot)) == 1
+    assert not (agent.root / "etc/motd").exists()  # written, then put back
+
+
+def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
+    agent, source = _agent(tmp_path, sysroot, rollback=True)
+    source.config = rendered("v1", kernel_arguments=("nosmt",), os_image_url="ostree:myos/v2")
+    assert agent.sync().rebooting
+    (sysroot / ".mco-booted").write_text(agent.state.pending().staged["previous"])  # the node fell back
+    agent.state.set_pending(replace(agent.state.pending(), reboot_attempts=2))
+    result = agent.sync()
+    assert result.state == "Degraded" and "rolled back to deployment" in result.message
+    assert len(boot_entries(sysroot)) == 1
