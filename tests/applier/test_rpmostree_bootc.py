@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from applier.backends.bootc import BootcBackend, parse_status as bootc_status
-from applier.backends.rpmostree import RpmOstreeBackend, parse_status as rpm_status
+from applier.backends.bootc import BootcBackend
+from applier.backends.bootc import parse_status as bootc_status
+from applier.backends.rpmostree import RpmOstreeBackend
+from applier.backends.rpmostree import parse_status as rpm_status
 from applier.errors import PermanentError
 from applier.runner import RecordingRunner, Result
 from renderer.diff import diff_rendered
