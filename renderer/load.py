@@ -76,6 +76,15 @@ class Document:
             return None
         return node.start_mark.line + 1, node.start_mark.column + 1
 
+    def first_line(self) -> int | None:
+        """1-based line where the document starts (cheap: no YAML composition for JSON documents)."""
+        if self._node is not None:
+            return int(self._node.start_mark.line) + 1
+        if self.text:
+            stripped = self.text.lstrip()
+            return self.text.count("\n", 0, len(self.text) - len(stripped)) + 1
+        return None
+
     def parsed_as(self, path: Sequence[str | int]) -> str:
         """For a scalar that YAML 1.1 read surprisingly: `YAML 1.1 read 'on' as the boolean true`; else ""."""
         node = self.exact_node(path)

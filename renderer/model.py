@@ -211,8 +211,7 @@ def _type_name(value: Any) -> str:
 
 
 def _origin(doc: Document) -> Origin:
-    where = doc.locate(())
-    return Origin(doc.source, where[0] if where else None)
+    return Origin(doc.source, doc.first_line())
 
 
 def _metadata(check: _Checker, data: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[str, str]]:

@@ -18,6 +18,7 @@ What it decides:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -372,11 +373,19 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
         annotations[OS_IMAGE_OVERRIDDEN] = "true"
     rendered = RenderedConfig(name=rendered_name(pool.name, spec), pool=pool.name, spec=spec, sources=sources,
                               annotations=annotations, provenance=compute_provenance(selected))
-    size = len(rendered.to_json_bytes())
+    size = machine_config_size(rendered)
     errors.extend(validate_result(spec, selected, size=size, pool=pool.name))
     if not errors and current is not None and current.name != rendered.name:
         errors.extend(reconcile_problems(current.name, current.spec, spec, selected, overrides=overrides))
     return _Outcome(pool, None if errors else rendered, tuple(errors), tuple(warnings), sources)
+
+
+def machine_config_size(rendered: RenderedConfig) -> int:
+    """Bytes of the MachineConfig object as compact JSON (what the MCO measures; our provenance left out)."""
+    data = rendered.to_dict()
+    data.pop("provenance", None)
+    data.pop("sources", None)
+    return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def _overrides(inputs: Inputs) -> tuple[str, ...]:

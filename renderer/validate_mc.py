@@ -134,14 +134,22 @@ def reconcile_problems(current_name: str, current: MachineConfigSpec, new: Machi
     reasons = check_reconcilable(current, new, overrides=overrides)
     if not reasons:
         return []
-    for mc in configs:
-        if not mc.has_config:
+
+    def failed(mc: MachineConfig, path: Path, reason: str) -> list[Problem]:
+        return [mc_problem(mc, "not-reconcilable", path, f'reconciliation failed between current config '
+                                                         f'"{current_name}" and base config "{mc.name}": {reason}')]
+
+    for reason in reasons:
+        if bool(current.fips) != bool(new.fips) and "FIPS" in reason:
+            setter = next((m for m in configs if m.spec.fips), None)
+            if setter is not None:
+                return failed(setter, ("spec", "fips"), reason)
             continue
-        alone = MachineConfigSpec(config=mc.spec.config, fips=new.fips)
-        culprit = check_reconcilable(current, alone, overrides=overrides)
-        if culprit and culprit[0] in reasons:
-            return [mc_problem(mc, "not-reconcilable", ("spec", "config"),
-                               f'reconciliation failed between current config "{current_name}" and base config '
-                               f'"{mc.name}": {culprit[0]}')]
+        for mc in configs:
+            if not mc.has_config:
+                continue
+            alone = MachineConfigSpec(config=mc.spec.config, fips=current.fips)
+            if reason in check_reconcilable(current, alone, overrides=overrides):
+                return failed(mc, ("spec", "config"), reason)
     return [Problem("not-reconcilable", f'the new config is not reconcilable against current config '
                                         f'"{current_name}": {reasons[0]}')]

@@ -1,0 +1,97 @@
+"""Render benchmark: a generated cluster of 1,000 MachineConfigs with 20,000 files in all.
+
+Prints the time to render it (load, validate, merge, name, provenance, store) beside the floor: merely
+parsing and serialising the same manifest bytes with `json`, in the same run; then the ratio.
+Usage: .venv/bin/python bench/render_bench.py [--configs N] [--files-per-config M] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from renderer.render import render_cluster  # noqa: E402
+from renderer.store import DirectoryStore, MemoryStore  # noqa: E402
+
+
+def generate(root: Path, configs: int, per_config: int) -> list[Path]:
+    """Write cluster.yaml and `configs` JSON MachineConfigs (half worker, half master); 1 in 5 files overrides."""
+    (root / "manifests").mkdir(parents=True)
+    (root / "cluster.yaml").write_text("name: bench\nosImageURL: quay.io/fedora/fedora-coreos:stable\n")
+    paths = []
+    for i in range(configs):
+        role = "worker" if i % 2 == 0 else "master"
+        files = []
+        for j in range(per_config):
+            shared = j % 5 == 0
+            path = f"/etc/bench/shared-{j}.conf" if shared else f"/etc/bench/{i}/file-{j}.conf"
+            files.append({"path": path, "mode": 0o644, "contents": {"source": f"data:,v{i}.{j}%0A"}})
+        units = [{"name": f"bench-{i}.service", "enabled": True,
+                  "contents": f"[Unit]\nDescription=bench {i}\n[Service]\nExecStart=/bin/true\n"
+                              "[Install]\nWantedBy=multi-user.target\n"}]
+        doc = {"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+               "metadata": {"name": f"{i:04d}-{role}-bench", "labels": {"machineconfiguration.openshift.io/role": role}},
+               "spec": {"kernelArguments": [f"bench.{i}=1"] if i % 50 == 0 else [],
+                        "config": {"ignition": {"version": "3.5.0"}, "storage": {"files": files},
+                                   "systemd": {"units": units}}}}
+        path = root / "manifests" / f"{i:04d}-{role}-bench.json"
+        path.write_text(json.dumps(doc, indent=1))
+        paths.append(path)
+    return paths
+
+
+def floor(paths: list[Path]) -> float:
+    """Seconds to read, json-parse and json-serialise every manifest."""
+    start = time.perf_counter()
+    for path in paths:
+        json.dumps(json.loads(path.read_bytes()), sort_keys=True).encode()
+    return time.perf_counter() - start
+
+
+def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    """Best of `repeat` runs (seconds)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    """Generate, time, print."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--configs", type=int, default=1000)
+    parser.add_argument("--files-per-config", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cluster = Path(tmp) / "cluster"
+        paths = generate(cluster, args.configs, args.files_per_config)
+        size = sum(p.stat().st_size for p in paths)
+        result = render_cluster(cluster, store=MemoryStore())
+        if not result.ok:
+            print("render failed:", result.errors, {p: r.errors[:3] for p, r in result.pools.items()},
+                  file=sys.stderr)
+            return 1
+        t_floor = best(lambda: floor(paths), args.repeat)
+        t_render = best(lambda: render_cluster(cluster, store=MemoryStore()), args.repeat)
+        store_dir = Path(tmp) / "store"
+        t_disk = best(lambda: render_cluster(cluster, store=DirectoryStore(store_dir)), 1)
+    files = args.configs * args.files_per_config
+    print(f"cluster: {args.configs} MachineConfigs, {files} files, {size / 1e6:.1f} MB of JSON manifests")
+    print(f"floor  (json parse + serialise): {t_floor * 1000:8.1f} ms")
+    print(f"render (MemoryStore)           : {t_render * 1000:8.1f} ms   ratio {t_render / t_floor:5.2f}x (goal <= 3x)")
+    print(f"render (DirectoryStore, 1 run) : {t_disk * 1000:8.1f} ms   ratio {t_disk / t_floor:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""render_cluster end to end: the example cluster (golden files), degraded pools, store contents."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from renderer.render import RenderError, render_cluster
+from renderer.rendered import RenderedConfig
+from renderer.store import DirectoryStore, MemoryStore
+
+GOLDEN = Path(__file__).parent / "golden" / "example"
+UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
+
+
+def _clock() -> datetime:
+    return datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def _write(cluster: Path, name: str, text: str) -> None:
+    (cluster / "manifests" / name).write_text(text)
+
+
+def test_example_renders_every_pool_to_its_golden_file(cluster: Path) -> None:
+    store = MemoryStore()
+    result = render_cluster(cluster, store=store, clock=_clock)
+    assert result.ok, (result.errors, {p: r.errors for p, r in result.pools.items()})
+    assert sorted(result.pools) == ["infra", "master", "worker"]
+    for pool, outcome in result.pools.items():
+        assert outcome.changed and outcome.rendered is not None
+        golden = GOLDEN / f"{pool}.json"
+        data = outcome.rendered.to_json_bytes()
+        if UPDATE:
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            golden.write_bytes(data)
+        assert data == golden.read_bytes(), f"{pool} differs from {golden} (MCO_UPDATE_GOLDEN=1 to refresh)"
+        assert store.get_rendered(outcome.rendered.name) == outcome.rendered
+        record = store.get_pool(pool)
+        assert record.current == outcome.rendered.name
+        assert record.condition("RenderDegraded").status == "False"  # type: ignore[union-attr]
+
+
+def test_example_semantics(cluster: Path) -> None:
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    infra = result.pools["infra"].rendered
+    worker = result.pools["worker"].rendered
+    assert infra is not None and worker is not None
+    # custom pool: worker configs first, then infra ones, whatever the names
+    assert infra.sources[-2:] == ("60-infra-node-exporter", "99-infra-generated-kubelet")
+    assert infra.spec.kernel_arguments == ("nosmt", "mitigations=auto,nosmt", "transparent_hugepage=never")
+    assert worker.spec.extensions == ("usbguard",)
+    assert "overrode 01-worker-kubelet" in infra.provenance["storage.files[/etc/kubernetes/kubelet.conf]"]
+    assert infra.provenance["storage.files[/etc/usbguard/rules.conf]"].startswith(
+        "50-worker-usbguard (manifests/50-worker-usbguard.yaml:")
+    paths = [f["path"] for f in worker.spec.config["storage"]["files"]]
+    assert "/etc/motd.d/10-lab.motd" in paths and "/etc/sysconfig/node-exporter" not in paths
+
+
+def test_rendering_twice_changes_nothing_and_renaming_keeps_the_hash(cluster: Path) -> None:
+    store = MemoryStore()
+    first = render_cluster(cluster, store=store, clock=_clock)
+    again = render_cluster(cluster, store=store, clock=_clock)
+    assert {p: r.changed for p, r in again.pools.items()} == {"infra": False, "master": False, "worker": False}
+    text = (cluster / "manifests" / "05-worker-kernelarg-nosmt.yaml").read_text()
+    (cluster / "manifests" / "05-worker-kernelarg-nosmt.yaml").write_text(
+        text.replace("name: 05-worker-kernelarg-nosmt", "name: 06-worker-kernelarg-nosmt"))
+    renamed = render_cluster(cluster, store=store, clock=_clock)
+    assert renamed.pools["worker"].rendered.name == first.pools["worker"].rendered.name  # type: ignore[union-attr]
+
+
+BAD_MC = """\
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata:
+  name: 50-worker-bad
+  labels:
+    machineconfiguration.openshift.io/role: worker
+spec:
+{spec}
+"""
+
+DEGRADING = [
+    ("  kernelType: foo\n", "manifests/50-worker-bad.yaml:8:15 $.spec.kernelType: kernelType=foo is invalid",
+     "kernel-type"),
+    ("  config:\n    ignition:\n      version: 3.5.0\n    storage:\n      files:\n        - path: /usr/local/bin/x\n"
+     "          mode: 04755\n          contents:\n            source: data:,x\n",
+     "manifests/50-worker-bad.yaml:14:17 $.spec.config.storage.files.0.mode: invalid mode 04755 for "
+     "/usr/local/bin/x, cannot exceed 0777", "setuid-mode"),
+    ("  extensions: [nvidia]\n  config:\n    ignition:\n      version: 3.5.0\n",
+     "manifests/50-worker-bad.yaml:8:16 $.spec.extensions.0: invalid extensions found: [nvidia]", "extension"),
+    ("  fips: yes\n", "manifests/50-worker-bad.yaml:8:9 $.spec.fips: reconciliation failed between current config "
+     '"rendered-{pool}-', "fips-cannot-change-on-running-nodes"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), [d[:2] for d in DEGRADING], ids=[d[2] for d in DEGRADING])
+def test_bad_worker_config_degrades_worker_and_infra_keeps_master(cluster: Path, spec: str, message: str) -> None:
+    store = MemoryStore()
+    before = render_cluster(cluster, store=store, clock=_clock)
+    _write(cluster, "50-worker-bad.yaml", BAD_MC.format(spec=spec))
+    after = render_cluster(cluster, store=store, clock=_clock)
+    assert not after.ok
+    for pool in ("worker", "infra"):
+        outcome = after.pools[pool]
+        assert any(e.startswith(message.format(pool=pool)) for e in outcome.errors), outcome.errors
+        assert not outcome.changed
+        assert outcome.rendered == before.pools[pool].rendered
+        record = store.get_pool(pool)
+        assert record.current == before.pools[pool].rendered.name  # type: ignore[union-attr]
+        degraded = record.condition("RenderDegraded")
+        assert degraded is not None and degraded.status == "True"
+        assert degraded.message.startswith(f"Failed to render configuration for pool {pool}: ")
+    assert after.pools["master"].errors == () and after.pools["master"].rendered == before.pools["master"].rendered
+
+
+def test_yaml_1_1_surprise_is_explained(cluster: Path) -> None:
+    _write(cluster, "50-worker-bad.yaml", BAD_MC.format(spec="  fips: yes\n  osImageURL: on\n"))
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    errors = result.pools["worker"].errors
+    assert any("YAML 1.1 read 'on' as the boolean true; quote it" in e for e in errors), errors
+
+
+def test_syntax_error_without_owner_degrades_every_pool(cluster: Path) -> None:
+    _write(cluster, "51-broken.yaml", "kind: MachineConfig\nmetadata: [\n")
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    assert result.errors and result.errors[0].startswith("manifests/51-broken.yaml:3:1: invalid YAML")
+    assert all(p.errors and p.rendered is None for p in result.pools.values())
+
+
+SELECTORS = [
+    ("machineConfigSelector: {}", "SelectingAll", "empty-selects-all-refused"),
+    ("machineConfigSelector:\n    matchLabels:\n      machineconfiguration.openshift.io/role: nothing",
+     "no MachineConfigs found matching selector machineconfiguration.openshift.io/role=nothing", "matches-none"),
+    ("nodeSelector: {}", "selects no MachineConfigs", "nil-selector"),
+]
+
+
+@pytest.mark.parametrize(("spec", "message"), [s[:2] for s in SELECTORS], ids=[s[2] for s in SELECTORS])
+def test_pool_selector_problems(cluster: Path, spec: str, message: str) -> None:
+    _write(cluster, "01-pool-edge.yaml", "apiVersion: machineconfiguration.openshift.io/v1\n"
+           "kind: MachineConfigPool\nmetadata:\n  name: edge\nspec:\n  " + spec + "\n")
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    assert any(message in e for e in result.pools["edge"].errors), result.pools["edge"].errors
+    assert result.pools["worker"].errors == ()
+
+
+def test_kubelet_config_forbidden_field_degrades_only_its_pool(cluster: Path) -> None:
+    path = cluster / "manifests" / "80-kubelet-infra.yaml"
+    path.write_text(path.read_text().replace("    maxPods: 110\n", "    maxPods: 110\n    clusterDNS: [1.2.3.4]\n"))
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    assert [e.split(": ", 1)[0] for e in result.pools["infra"].errors] == \
+        ["manifests/80-kubelet-infra.yaml:13:17 $.spec.kubeletConfig.clusterDNS"]
+    assert result.pools["worker"].errors == () and result.pools["master"].errors == ()
+
+
+def test_template_undefined_value_names_the_template(cluster: Path) -> None:
+    chrony = cluster / "templates" / "master" / "00-master" / "files" / "chrony.yaml"
+    chrony.write_text(chrony.read_text().replace("{{ name }}", "{{ clusterName }}"))
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    errors = result.pools["master"].errors
+    assert errors and errors[0].startswith("templates/master/00-master/files/chrony.yaml:5: template uses an "
+                                           "undefined value: 'clusterName' is undefined")
+    assert result.pools["worker"].errors == ()
+
+
+def test_unusable_cluster_directory(tmp_path: Path) -> None:
+    with pytest.raises(RenderError, match="no cluster.yaml"):
+        render_cluster(tmp_path, store=MemoryStore())
+
+
+def test_directory_store_holds_rendered_and_pools(cluster: Path, tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "store")
+    result = render_cluster(cluster, store=store, clock=_clock)
+    worker = result.pools["worker"].rendered
+    assert worker is not None
+    raw = (tmp_path / "store" / "rendered" / f"{worker.name}.json").read_bytes()
+    assert RenderedConfig.from_json_bytes(raw) == worker
+    record = json.loads((tmp_path / "store" / "pools" / "worker.json").read_text())
+    assert record["current"] == worker.name
+    assert record["history"] == [{"name": worker.name, "time": "2026-01-02T03:04:05Z"}]
+    assert record["maxUnavailable"] == "25%"
