@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ignition.errors import IgnitionError
+from ignition.translate import translate
 from renderer.ignfold import Fold, prune_empty
 from renderer.model import MachineConfig
 from renderer.rendered import MachineConfigSpec
@@ -45,9 +47,7 @@ def to_render_version(config: Mapping[str, Any], *, name: str = "") -> Mapping[s
     version = (config.get("ignition") or {}).get("version") if isinstance(config.get("ignition"), Mapping) else None
     if version == IGNITION_VERSION:
         return config
-    from ignition.translate import translate
 
-    from ignition.errors import IgnitionError
 
     try:
         return translate(config, IGNITION_VERSION)

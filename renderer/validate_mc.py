@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ignition.errors import IgnitionError
+from ignition.validate import validate_dict
 from ignition.versions import SUPPORTED_VERSIONS
 from renderer.model import MachineConfig
 from renderer.problems import Path, Problem
@@ -45,10 +47,6 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
 
 def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
     """(severity, path, code, message) of Ignition's verdict on a config dict."""
-    from ignition.validate import validate_dict
-
-    from ignition.errors import IgnitionError
-
     ignition = config.get("ignition")
     version = ignition.get("version") if isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
@@ -60,12 +58,13 @@ def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, s
                  f"parsing Ignition config failed: unknown version {version!r}. Supported spec versions: "
                  + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))]
     try:
-        report = validate_dict(config)
+        entries = list(validate_dict(config).entries)
     except IgnitionError as exc:
         report = getattr(exc, "report", None)
         if report is None:
             return [("error", (), "ignition", str(exc))]
-    return [(e.severity, tuple(e.path), e.code, e.message) for e in report.entries]
+        entries = list(report.entries)
+    return [(e.severity, tuple(e.path), e.code, e.message) for e in entries]
 
 
 def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
