@@ -105,6 +105,34 @@ def _owner(pkg: str, name: str) -> BNode:
     return node
 
 
+def _boot_device(spec: Spec) -> BNode:
+    """fcos `boot_device` (1.3+): layout, luks (tang, threshold, tpm2; discard 1.5+; device, cex 1.6+), mirror."""
+    pkg = f"v1_{spec.fcos_minor}"
+    tang = BNode("object", f"{pkg}.Tang")
+    tang.add("url", STRING, pointer=False)
+    tang.add("thumbprint", STRING)
+    if spec.base >= 5:
+        tang.add("advertisement", STRING)
+    luks = BNode("object", f"{pkg}.BootDeviceLuks")
+    if spec.fcos_minor >= 6:
+        cex = BNode("object", f"{pkg}.Cex")
+        cex.add("enabled", BOOLEAN)
+        luks.add("cex", cex, pointer=False)
+        luks.add("device", STRING)
+    if spec.fcos_minor >= 5:
+        luks.add("discard", BOOLEAN)
+    luks.add("tang", BNode("list", f"[]{pkg}.Tang", item=tang))
+    luks.add("threshold", INTEGER)
+    luks.add("tpm2", BOOLEAN)
+    mirror = BNode("object", f"{pkg}.BootDeviceMirror")
+    mirror.add("devices", BNode("list", "[]string", item=STRING))
+    boot = BNode("object", f"{pkg}.BootDevice")
+    boot.add("layout", STRING)
+    boot.add("luks", luks, pointer=False)
+    boot.add("mirror", mirror, pointer=False)
+    return boot
+
+
 @cache
 def butane_root(spec: Spec) -> BNode:
     """The Butane schema tree of a spec (root object: version, variant, the Ignition sections, sugar)."""
@@ -148,6 +176,15 @@ def butane_root(spec: Spec) -> BNode:
         user = passwd.fields["users"].node.item
         assert user is not None
         user.add("ssh_authorized_keys_local", BNode("list", "[]string", item=STRING))
+    if spec.fcos_minor >= 3:
+        root.fields["boot_device"] = BField("boot_device", _boot_device(spec), False)
+    if spec.fcos_minor >= 5:
+        grub_user = BNode("object", f"v1_{spec.fcos_minor}.GrubUser")
+        grub_user.add("name", STRING, pointer=False)
+        grub_user.add("password_hash", STRING)
+        grub = BNode("object", f"v1_{spec.fcos_minor}.Grub")
+        grub.add("users", BNode("list", f"[]v1_{spec.fcos_minor}.GrubUser", item=grub_user))
+        root.fields["grub"] = BField("grub", grub, False)
     if spec.is_openshift:
         meta = BNode("object", f"v4_{spec.openshift_minor}.Metadata")
         meta.fields["name"] = BField("name", STRING, False)

@@ -17,6 +17,7 @@ from ignition.butane.files import LocalFileError, make_data_url, read_local
 from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
 from ignition.butane.variants import Spec
+from ignition.merge import CHILD, merge_with_transcript
 
 JPath = tuple[str | int, ...]
 _RESOURCE_TYPES = ("Resource", "FileContents", "ConfigReference", "CaReference")
@@ -33,6 +34,8 @@ class Context:
     problems: Problems = field(default_factory=Problems)
     tmap: dict[JPath, YPath] = field(default_factory=dict)
     prefixes: dict[JPath, YPath] = field(default_factory=dict)
+    commons: dict[JPath, YPath] = field(default_factory=dict)
+    parent_sources: Any = None  # a Context holding the sources of a generated parent config (merge_under)
 
     def translated(self, jpath: JPath, ypath: YPath) -> None:
         """Record that output `jpath` came from input `ypath`."""
@@ -49,9 +52,38 @@ class Context:
             return self.tmap[jpath]
         for cut in range(len(jpath), 0, -1):
             head = jpath[:cut]
+            if head in self.commons:
+                return self.commons[head]
             if head in self.prefixes:
                 return self.prefixes[head] + _snake_path(jpath[cut:])
         return _snake_path(jpath)
+
+    def common(self, jprefix: JPath, ypath: YPath) -> None:
+        """Record that everything under output `jprefix` was generated from input `ypath` (Butane's
+        AddFromCommonSource)."""
+        self.commons[tuple(jprefix)] = tuple(ypath)
+
+    def merge_under(self, parent: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+        """Ignition-merge `config` onto generated `parent` (Butane's MergeTranslatedConfigs), keeping every
+        output path's source: parent paths keep their recorded sources, child paths their old ones."""
+        parent = {**parent, "ignition": {"version": self.spec.ignition}}
+        merged, transcript = merge_with_transcript(parent, config)
+        old_child = Context(self.spec, self.files_dir, tmap=self.tmap, prefixes=self.prefixes, commons=self.commons)
+        old_parent = self.parent_sources
+        tmap: dict[JPath, YPath] = {}
+        for origin in transcript:
+            source = tuple(origin.source)
+            result = tuple(origin.result)
+            ypath = old_child.to_yaml(source) if origin.side == CHILD else old_parent.to_yaml(source)
+            tmap.setdefault(result, ypath)
+            if len(source) == len(result):
+                for k in range(1, len(result)):
+                    origin_head = source[:k]
+                    head_y = old_child.to_yaml(origin_head) if origin.side == CHILD else old_parent.to_yaml(origin_head)
+                    tmap.setdefault(result[:k], head_y)
+        self.tmap, self.prefixes, self.commons = tmap, {}, {}
+        self.parent_sources = Context(self.spec, self.files_dir)
+        return merged
 
 
 def _snake_path(path: JPath) -> YPath:
@@ -143,9 +175,62 @@ def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
             problems.error(path + ("labels",), m.ERR_ROLE_REQUIRED)
     elif kind == "OpenShift" and value.get("kernel_type", "") not in ("", "default", "realtime"):
         problems.error(path + ("kernel_type",), m.ERR_INVALID_KERNEL_TYPE)
+    elif kind == "BootDevice":
+        _validate_boot_device(value, node, path, problems)
+    elif kind == "GrubUser":
+        if not value.get("name"):
+            problems.error(path + ("name",), m.ERR_GRUB_USER_NAME)
+        if not value.get("password_hash"):
+            problems.error(path + ("password_hash",), m.ERR_GRUB_PASSWORD)
+    elif kind == "Config" and "boot_device" in node.fields:
+        _validate_fcos_root(value, node, path, problems)
     for key, member in node.fields.items():
         if key in value:
             validate(value[key], member.node, path + (key,), problems)
+
+
+_DASD = re.compile(r"/dev/dasd[a-z]$")
+_SD = re.compile(r"/dev/sd[a-z]$")
+_MOUNTPOINTS = re.compile(r"^/(etc|var)(/|$)")
+ROOT_DISK = "/dev/disk/by-id/coreos-boot-disk"
+
+
+def _validate_boot_device(value: dict[str, Any], node: BNode, path: YPath, problems: Problems) -> None:
+    layout = value.get("layout")
+    luks = value.get("luks") or {}
+    mirrors = (value.get("mirror") or {}).get("devices") or []
+    s390 = "device" in node.fields["luks"].node.fields  # fcos 1.6+ knows the s390x layouts
+    if layout is not None:
+        if layout in ("aarch64", "ppc64le", "x86_64"):
+            pass
+        elif s390 and layout in ("s390x-eckd", "s390x-zfcp"):
+            pattern = _DASD if layout == "s390x-eckd" else _SD
+            if not luks.get("device"):
+                problems.error(path + (layout,), m.ERR_NO_LUKS_DEVICE)
+            elif not pattern.search(luks["device"]):
+                problems.error(path + (layout,), m.ERR_LUKS_DEVICE_NAME)
+        elif s390 and layout == "s390x-virt":
+            pass
+        else:
+            problems.error(path + ("layout",), m.ERR_UNKNOWN_LAYOUT)
+        if s390 and layout in ("s390x-eckd", "s390x-zfcp", "s390x-virt") and mirrors:
+            problems.error(path + (layout,), m.ERR_MIRROR_NOT_SUPPORTED)
+    if len(mirrors) == 1:
+        problems.error(path + ("mirror", "devices"), m.ERR_TOO_FEW_MIRRORS)
+
+
+def _validate_fcos_root(value: dict[str, Any], node: BNode, path: YPath, problems: Problems) -> None:
+    storage = value.get("storage") or {}
+    for i, disk in enumerate(storage.get("disks") or []):
+        if disk.get("device", "") != ROOT_DISK and disk.get("wipe_table") is not True:
+            for p, part in enumerate(disk.get("partitions") or []):
+                if not part.get("number") and part.get("label") is not None:
+                    problems.warn(path + ("storage", "disks", i, "partitions", p, "number"), m.ERR_REUSE_BY_LABEL)
+    if "device" in node.fields["boot_device"].node.fields["luks"].node.fields:  # fcos 1.6+
+        for i, fs in enumerate(storage.get("filesystems") or []):
+            mount = fs.get("path")
+            if mount is not None and not _MOUNTPOINTS.match(mount) and fs.get("with_mount_unit") is True:
+                problems.error(path + ("storage", "filesystems", i, "path"), m.ERR_MOUNT_POINT_FORBIDDEN)
 
 
 # ---- the copy, with leaf sugar ---------------------------------------------------------------------------

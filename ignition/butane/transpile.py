@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ignition.butane import messages as m
-from ignition.butane import openshift
+from ignition.butane import bootdevice, openshift
 from ignition.butane.decode import Decoder, Positions
 from ignition.butane.errors import ButaneError
 from ignition.butane.output import go_json, go_yaml, ignition_json_value
@@ -164,6 +164,7 @@ def transpile(
     storage = value.get("storage") or {}
     add_mount_units(storage, config, ctx)
     process_trees(storage.get("trees") or [], config, ctx)
+    config = bootdevice.apply(value, config, ctx)
     fields: dict[str, Any] = {}
     if spec.is_openshift:
         fields = openshift.spec_fields(value)
