@@ -38,9 +38,11 @@ def _part(label: str, size: int | None, guid: str | None) -> dict[str, Any]:
 def render_boot_device(boot: dict[str, Any], src: Context) -> dict[str, Any] | None:
     """The storage Butane generates for `boot_device` (sources recorded in `src`), or None when unused."""
     luks_in = boot.get("luks") or {}
-    want_luks = luks_in.get("tpm2") is True or bool(luks_in.get("tang")) or (luks_in.get("cex") or {}).get(
-        "enabled"
-    ) is True
+    want_luks = (
+        luks_in.get("tpm2") is True
+        or bool(luks_in.get("tang"))
+        or (luks_in.get("cex") or {}).get("enabled") is True
+    )
     devices = (boot.get("mirror") or {}).get("devices") or []
     if not want_luks and not devices:
         return None
@@ -74,7 +76,9 @@ def render_boot_device(boot: dict[str, Any], src: Context) -> dict[str, Any] | N
             src.common(("storage", "disks", len(disks)), ("boot_device", "mirror", "devices", i))
             disks.append({"device": device, "partitions": parts, "wipeTable": True})
             if efi:
-                src.common(("storage", "filesystems", len(filesystems)), ("boot_device", "mirror", "devices", i))
+                src.common(
+                    ("storage", "filesystems", len(filesystems)), ("boot_device", "mirror", "devices", i)
+                )
                 filesystems.append(
                     {
                         "device": f"/dev/disk/by-partlabel/esp-{n}",
@@ -91,11 +95,17 @@ def render_boot_device(boot: dict[str, Any], src: Context) -> dict[str, Any] | N
                 "name": "md-boot",
                 "options": ["--metadata=1.0"],
             },
-            {"devices": [f"/dev/disk/by-partlabel/root-{k + 1}" for k in range(count)], "level": "raid1", "name": "md-root"},
+            {
+                "devices": [f"/dev/disk/by-partlabel/root-{k + 1}" for k in range(count)],
+                "level": "raid1",
+                "name": "md-root",
+            },
         ]
         src.common(("storage", "raid"), ("boot_device", "mirror"))
         src.common(("storage", "filesystems", len(filesystems)), ("boot_device", "mirror"))
-        filesystems.append({"device": "/dev/md/md-boot", "format": "ext4", "label": "boot", "wipeFilesystem": True})
+        filesystems.append(
+            {"device": "/dev/md/md-boot", "format": "ext4", "label": "boot", "wipeFilesystem": True}
+        )
     if want_luks:
         if layout == "s390x-eckd":
             device = luks_in.get("device", "") + "2"
@@ -162,7 +172,10 @@ def partition_warnings(config: dict[str, Any], ctx: Context) -> None:
         for p, part in enumerate(disk.get("partitions") or []):
             label = part.get("label")
             if label in _RESERVED_NUMBERS and part.get("number", 0) != _RESERVED_NUMBERS[label]:
-                ctx.problems.warn(ctx.to_yaml(("storage", "disks", i, "partitions", p, "label")), m.ERR_WRONG_PARTITION_NUMBER)
+                ctx.problems.warn(
+                    ctx.to_yaml(("storage", "disks", i, "partitions", p, "label")),
+                    m.ERR_WRONG_PARTITION_NUMBER,
+                )
 
 
 def apply(butane: dict[str, Any], config: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -57,16 +57,21 @@ def unknown_version(variant: str, version: str) -> str:
     """Butane's ErrUnknownVersion text."""
     return f"No translator exists for variant {variant} with version {version}"
 
+
 ERR_UNKNOWN_LAYOUT = "layout must be one of: aarch64, ppc64le, s390x-eckd, s390x-virt, s390x-zfcp, x86_64"
 ERR_TOO_FEW_MIRRORS = "mirroring requires at least two devices"
 ERR_NO_LUKS_DEVICE = "device is required for layouts: s390x-eckd, s390x-zfcp"
 ERR_MIRROR_NOT_SUPPORTED = "mirroring not supported on layouts: s390x-eckd, s390x-zfcp, s390x-virt"
-ERR_LUKS_DEVICE_NAME = "device name must start with /dev/dasd on s390x-eckd layout or /dev/sd on s390x-zfcp layout"
+ERR_LUKS_DEVICE_NAME = (
+    "device name must start with /dev/dasd on s390x-eckd layout or /dev/sd on s390x-zfcp layout"
+)
 ERR_REUSE_BY_LABEL = (
     "partitions cannot be reused by label; number must be specified except on boot disk "
     "(/dev/disk/by-id/coreos-boot-disk) or when wipe_table is true"
 )
-ERR_WRONG_PARTITION_NUMBER = "incorrect partition number; a new partition will be created using reserved label"
+ERR_WRONG_PARTITION_NUMBER = (
+    "incorrect partition number; a new partition will be created using reserved label"
+)
 ERR_MOUNT_POINT_FORBIDDEN = "path must be under /etc or /var if with_mount_unit is true"
 ERR_GRUB_USER_NAME = 'field "name" is required'
 ERR_GRUB_PASSWORD = 'field "password_hash" is required'

@@ -68,7 +68,9 @@ class Context:
         output path's source: parent paths keep their recorded sources, child paths their old ones."""
         parent = {**parent, "ignition": {"version": self.spec.ignition}}
         merged, transcript = merge_with_transcript(parent, config)
-        old_child = Context(self.spec, self.files_dir, tmap=self.tmap, prefixes=self.prefixes, commons=self.commons)
+        old_child = Context(
+            self.spec, self.files_dir, tmap=self.tmap, prefixes=self.prefixes, commons=self.commons
+        )
         old_parent = self.parent_sources
         tmap: dict[JPath, YPath] = {}
         for origin in transcript:
@@ -79,7 +81,11 @@ class Context:
             if len(source) == len(result):
                 for k in range(1, len(result)):
                     origin_head = source[:k]
-                    head_y = old_child.to_yaml(origin_head) if origin.side == CHILD else old_parent.to_yaml(origin_head)
+                    head_y = (
+                        old_child.to_yaml(origin_head)
+                        if origin.side == CHILD
+                        else old_parent.to_yaml(origin_head)
+                    )
                     tmap.setdefault(result[:k], head_y)
         self.tmap, self.prefixes, self.commons = tmap, {}, {}
         self.parent_sources = Context(self.spec, self.files_dir)
@@ -225,7 +231,9 @@ def _validate_fcos_root(value: dict[str, Any], node: BNode, path: YPath, problem
         if disk.get("device", "") != ROOT_DISK and disk.get("wipe_table") is not True:
             for p, part in enumerate(disk.get("partitions") or []):
                 if not part.get("number") and part.get("label") is not None:
-                    problems.warn(path + ("storage", "disks", i, "partitions", p, "number"), m.ERR_REUSE_BY_LABEL)
+                    problems.warn(
+                        path + ("storage", "disks", i, "partitions", p, "number"), m.ERR_REUSE_BY_LABEL
+                    )
     if "device" in node.fields["boot_device"].node.fields["luks"].node.fields:  # fcos 1.6+
         for i, fs in enumerate(storage.get("filesystems") or []):
             mount = fs.get("path")

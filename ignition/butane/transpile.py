@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ignition.butane import messages as m
 from ignition.butane import bootdevice, openshift
+from ignition.butane import messages as m
 from ignition.butane.decode import Decoder, Positions
 from ignition.butane.errors import ButaneError
 from ignition.butane.output import go_json, go_yaml, ignition_json_value
