@@ -147,14 +147,14 @@ class _Decoder:
             child = member.node
             if child.kind == "string":
                 if type(val) is not str:
-                    self.scalar(val, child, path + (name,), struct, sub)
+                    self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val
             elif child.kind == "object" and name in out and type(val) is dict:
                 merged = dict(out[name])
                 merged.update(self.obj(val, child, path + (name,), sub))
                 out[name] = merged
             else:
-                out[name] = self.value(val, child, path + (name,), struct, sub)
+                out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub)
         return out
 
 

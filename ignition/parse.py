@@ -114,8 +114,9 @@ def _syntax_entry(text: str, data: bytes | None, exc: Exception) -> Entry:
         offset = len(text[:offset].encode("utf-8", "surrogatepass"))
     else:
         message, offset = found
-    if offset >= len(raw):
-        return Entry(ERROR, "json-syntax", (), message)
+    # Ignition prints the byte after the one Go stopped at; past the end it has no position ("line 0 col 0"),
+    # so we point at the last byte instead.
+    offset = max(0, min(offset, len(raw) - 1))
     line = raw.count(b"\n", 0, offset) + 1
     start = raw.rfind(b"\n", 0, offset) + 1
     return Entry(ERROR, "json-syntax", (), message, line, offset - start + 1)
@@ -128,7 +129,7 @@ def _mismatch_entry(m: TypeMismatch, locator: Locator | None) -> Entry:
         span = locator.value_span(m.path)
         if span is not None:
             start, end = span
-            literal = locator.text[start:end]
+            literal = locator.text[start:end] if m.literal is not None else None
             is_container = locator.text[start : start + 1] in ("{", "[")
             line, col = locator.line_col(start + 1 if is_container else end)
     return Entry(ERROR, "json-type", m.path, m.message(literal), line, col)

@@ -40,6 +40,7 @@ CODES: dict[str, str] = {
     "partitions overlap": "partitions-overlap",
     "cannot use the same partition label twice": "partition-label-twice",
     "shouldExist specified false with other options also specified": "partition-should-not-exist",
+    "shouldExist is false for a partition and other partition(s) has start or size 0": "partition-zero-with-should-not-exist",
     "a partition number >= 1 or a label must be specified": "partition-number-or-label",
     "partition labels may not exceed 36 characters": "partition-label-long",
     "partition label will be truncated to text before the colon": "partition-label-colon",

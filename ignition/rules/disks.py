@@ -27,7 +27,7 @@ def _check_partition(p: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx) -
     ):
         ctx.error(base, "shouldExist specified false with other options also specified")
     if p.get("number", 0) == 0 and label is None:
-        ctx.error(base + ("number",), "a partition number >= 1 or a label must be specified")
+        ctx.error(base, "a partition number >= 1 or a label must be specified")
     if label is not None:
         if len(label.encode("utf-8")) > 36:
             ctx.error(base + ("label",), "partition labels may not exceed 36 characters")
@@ -53,7 +53,8 @@ def _overlap_index(parts: list[dict[str, Any]]) -> int | None:
         for b, o in enumerate(parts):
             if a == b or not placed(o):
                 continue
-            if p["startMiB"] <= end(o) and o["startMiB"] <= end(p):
+            ps, pe, os_, oe = p["startMiB"], end(p), o["startMiB"], end(o)
+            if os_ <= ps <= oe or os_ <= pe <= oe or (ps < os_ and pe > oe):
                 return b
     return None
 
@@ -82,13 +83,16 @@ def check_disk(i: int, disk: dict[str, Any], ctx: Ctx) -> None:
     overlap = _overlap_index(parts)
     if overlap is not None:
         ctx.error(base + ("partitions", overlap), "partitions overlap")
+    if any(p.get("shouldExist") is False for p in parts) and any(p.get("number", 0) == 0 for p in parts):
+        ctx.error(base + ("partitions",), "shouldExist is false for a partition and other partition(s) has start or size 0")
     labels: set[str] = set()
     for j, p in enumerate(parts):
         label = p.get("label")
         if label is None:
             continue
         if label in labels:
-            ctx.error(base + ("partitions", j, "label"), "cannot use the same partition label twice")
+            ctx.error(base + ("partitions", j), "cannot use the same partition label twice")
+            break
         labels.add(label)
 
 

@@ -50,8 +50,10 @@ def _check_custom(custom: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx)
     if pin:
         if not ctx.since("3.6.0") and pin not in ("tpm2", "tang", "sss"):
             ctx.error(base + ("pin",), "unsupported clevis pin")
-    else:
+    elif ctx.since("3.3.0"):
         ctx.error(base + ("pin",), "missing required custom clevis pin")
+    else:
+        ctx.error(base + ("pin",), "unsupported clevis pin")
     if not config:
         ctx.error(base + ("config",), "missing required custom clevis config")
 

@@ -1,0 +1,186 @@
+"""A seeded mutator of corpus configs: each mutation is one small edit of the kind that hits a validation rule.
+
+Used by the differential test to produce a few hundred configs that the real `ignition-validate` labels.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from typing import Any
+
+PATHS = ["/etc/a", "etc/a", "/etc/a/", "/etc//a", "/etc/./a", "/etc/../a", "", "/", "/etc/a b", "/etc/systemd/system/x.service"]
+SOURCES = [
+    "data:,hello", "data:,a%20b", "data:,a b", "data:,%zz", "data:;base64,aGVsbG8=", "data:;base64,aGVsbG8",
+    "data:text/plain;charset=utf-8,x", "data:text,x", "data:", "http://example.com/x", "https://[::1]:80/x",
+    "http://a b/", "http://x:port/", "tftp://h/f", "s3://b/k", "s3://b/k?versionId=", "s3://b/k?versionId=v1",
+    "gs://b/o", "file:///etc/passwd", "ftp://h/f", "", "%zz", "1http://x", "arn:aws:s3:::b/k", "HTTP://X/y",
+    "data:;base64,aGk\n", "http://x/%41", "http://x/%4",
+]
+HASHES = ["sha512-" + "a" * 128, "sha512-" + "a" * 127, "sha256-" + "b" * 64, "sha256-abc", "md5-" + "c" * 32, "sha512:ab", ""]
+MODES: list[Any] = [420, 493, -1, 4095, 4096, 2541, 1023, 0, "420", 420.5, True, None]
+UNIT_NAMES = ["a.service", "a.socket", "a", "a.conf", "a@.service", "a@b.service", "b.timer", "c.mount"]
+UNIT_CONTENTS = ["[Unit]\nA=b\n", "[Unit]\nA=b\n[Install]\nWantedBy=x\n", "[Unit\nA=b", "[Unit]\nFoo\n", "[Unit] junk\n", "", "x=" + "y" * 2100]
+FORMATS: list[Any] = ["ext4", "xfs", "vfat", "swap", "btrfs", "none", "", "zfs", None]
+LABELS = ["root", "a" * 12, "a" * 13, "a" * 16, "a" * 17, "lab:el", "a" * 37]
+LEVELS: list[Any] = ["raid1", "raid0", "linear", "5", "raid7", "", None]
+UNKNOWN_KEYS = ["foo", "Path", "MODE", "kernelArguments", "luks", "httpHeaders"]
+
+
+def _lists(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], list[Any]]]:
+    out: list[tuple[tuple[Any, ...], list[Any]]] = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.extend(_lists(v, path + (k,)))
+    elif isinstance(node, list):
+        out.append((path, node))
+        for i, v in enumerate(node):
+            out.extend(_lists(v, path + (i,)))
+    return out
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        out.append(node)
+        for v in node.values():
+            out.extend(_objects(v))
+    elif isinstance(node, list):
+        for v in node:
+            out.extend(_objects(v))
+    return out
+
+
+def _section(parent: dict[str, Any], key: str, empty: Any) -> Any:
+    """parent[key], replaced by `empty` when an earlier mutation left it of the wrong type."""
+    value = parent.get(key)
+    if type(value) is not type(empty):
+        value = parent[key] = empty
+    return value
+
+
+def _storage(cfg: dict[str, Any]) -> dict[str, Any]:
+    return _section(cfg, "storage", {})
+
+
+def mutate(cfg: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """One random, rule-targeted edit of a deep copy of `cfg`."""
+    cfg = copy.deepcopy(cfg)
+    kind = rng.randrange(16)
+    st = _storage(cfg)
+    if kind == 0:
+        _section(st, "files", []).append({"path": rng.choice(PATHS), "mode": rng.choice(MODES)})
+    elif kind == 1:
+        f: dict[str, Any] = {"path": "/etc/f", "contents": {"source": rng.choice(SOURCES)}}
+        if rng.random() < 0.5:
+            f["contents"]["compression"] = rng.choice(["gzip", "", "xz"])
+        if rng.random() < 0.4:
+            f["contents"]["verification"] = {"hash": rng.choice(HASHES)}
+        if rng.random() < 0.3:
+            f["overwrite"] = True
+            if rng.random() < 0.5:
+                del f["contents"]
+        _section(st, "files", []).append(f)
+    elif kind == 2:
+        link: dict[str, Any] = {"path": rng.choice(["/etc", "/etc/l", "/x"]), "target": rng.choice(["/etc/a", "a", "", "/d"])}
+        if rng.random() < 0.5:
+            link["hard"] = True
+        _section(st, "links", []).append(link)
+        if rng.random() < 0.5:
+            _section(st, "directories", []).append({"path": rng.choice(["/d", "/etc/l/x", "/x/a"])})
+    elif kind == 3:
+        parts = [
+            {k: v for k, v in (("number", rng.choice([0, 1, 2])), ("label", rng.choice(LABELS + [None])),
+                                ("startMiB", rng.choice([None, 0, 10, 20])), ("sizeMiB", rng.choice([None, 0, 15])),
+                                ("shouldExist", rng.choice([None, False])), ("guid", rng.choice([None, "bad", "01234567-89AB-CDEF-EDCB-A98765432101"])))
+             if v is not None}
+            for _ in range(rng.randrange(1, 4))
+        ]
+        _section(st, "disks", []).append({"device": rng.choice(["/dev/sda", "", "dev/sda"]), "partitions": parts, "wipeTable": rng.random() < 0.5})
+    elif kind == 4:
+        fs: dict[str, Any] = {"device": rng.choice(["/dev/sda", "/dev/sdb1", "sdb", ""])}
+        fmt = rng.choice(FORMATS)
+        if fmt is not None:
+            fs["format"] = fmt
+        if rng.random() < 0.6:
+            fs["label"] = rng.choice(LABELS)
+        if rng.random() < 0.4:
+            fs["path"] = rng.choice(PATHS)
+        if rng.random() < 0.3:
+            fs["wipeFilesystem"] = True
+        _section(st, "filesystems", []).append(fs)
+    elif kind == 5:
+        raid: dict[str, Any] = {"name": rng.choice(["md0", "md1"]), "devices": rng.choice([[], ["/dev/sda"], ["sda", "/dev/sdb"], ["/dev/a", "/dev/a"]])}
+        level = rng.choice(LEVELS)
+        if level is not None:
+            raid["level"] = level
+        if rng.random() < 0.4:
+            raid["spares"] = rng.choice([0, 1])
+        _section(st, "raid", []).append(raid)
+    elif kind == 6:
+        unit: dict[str, Any] = {"name": rng.choice(UNIT_NAMES)}
+        if rng.random() < 0.8:
+            unit["contents"] = rng.choice(UNIT_CONTENTS)
+        if rng.random() < 0.5:
+            unit["enabled"] = True
+        if rng.random() < 0.3:
+            unit["dropins"] = [{"name": rng.choice(["a.conf", "a.txt"]), "contents": rng.choice(UNIT_CONTENTS)}]
+        _section(_section(cfg, "systemd", {}), "units", []).append(unit)
+    elif kind == 7:
+        lists = [(p, lst) for p, lst in _lists(cfg) if lst]
+        if lists:
+            _, lst = rng.choice(lists)
+            lst.append(copy.deepcopy(rng.choice(lst)))
+    elif kind == 8:
+        objs = _objects(cfg)
+        rng.choice(objs)[rng.choice(UNKNOWN_KEYS)] = rng.choice([1, "x", {}, None])
+    elif kind == 9:
+        objs = [o for o in _objects(cfg) if o]
+        if objs:
+            o = rng.choice(objs)
+            key = rng.choice(sorted(o))
+            if key not in ("ignition", "version"):
+                del o[key]
+    elif kind == 10:
+        objs = [o for o in _objects(cfg) if o]
+        o = rng.choice(objs)
+        key = rng.choice(sorted(o))
+        if key not in ("ignition", "version"):
+            o[key] = rng.choice([None, "x", 1, [], {}, True])
+    elif kind == 11:
+        _section(_section(cfg, "passwd", {}), "users", []).append(
+            {"name": rng.choice(["core", "a", ""]), "sshAuthorizedKeys": rng.choice([["k"], ["k", "k"], []]), "groups": rng.choice([["g", "g"], ["wheel"]])}
+        )
+    elif kind == 12:
+        ign = _section(cfg, "ignition", {})
+        choice = rng.randrange(3)
+        if choice == 0:
+            _section(ign, "config", {})["merge"] = [{"source": rng.choice(SOURCES)} if rng.random() < 0.8 else {}]
+        elif choice == 1:
+            _section(_section(ign, "security", {}), "tls", {})["certificateAuthorities"] = [{"source": rng.choice(SOURCES)}]
+        else:
+            ign["proxy"] = {rng.choice(["httpProxy", "httpsProxy"]): rng.choice(["http://p", "https://p", "ftp://p", "", "http://[::1"])}
+    elif kind == 13:
+        _section(st, "directories", []).append({"path": rng.choice(PATHS), "mode": rng.choice(MODES)})
+    elif kind == 14:
+        who = rng.choice(["user", "group"])
+        _section(st, "files", []).append({"path": "/etc/o", who: rng.choice([{"id": 0, "name": "root"}, {"id": 0}, {"name": ""}, {"id": 1, "name": ""}])})
+    else:
+        f = {"path": "/etc/h", "contents": {"source": rng.choice(SOURCES), "httpHeaders": [{"name": rng.choice(["A", ""]), "value": rng.choice(["v", ""])}]}}
+        _section(st, "files", []).append(f)
+    return cfg
+
+
+def generate(seeds: list[dict[str, Any]], count: int, seed: int = 2) -> list[tuple[str, str]]:
+    """`count` (id, JSON text) configs: a corpus seed, 1-3 mutations, relabelled to a random 3.0-3.3 version."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    for n in range(count):
+        cfg = copy.deepcopy(rng.choice(seeds))
+        for _ in range(rng.randrange(1, 4)):
+            cfg = mutate(cfg, rng)
+        version = rng.choice(["3.0.0", "3.1.0", "3.2.0", "3.3.0"])
+        _section(cfg, "ignition", {})["version"] = version
+        out.append((f"gen{n:03d}-{version}", json.dumps(cfg)))
+    return out
