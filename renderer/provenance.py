@@ -109,20 +109,43 @@ def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str 
     return dict(sorted(out.items()))
 
 
+def _names(key: str) -> list[str]:
+    """The names inside a key's brackets: `systemd.units[k.service].dropins[10.conf]` -> [k.service, 10.conf]."""
+    names, depth, current = [], 0, ""
+    for ch in key:
+        if ch == "[":
+            if depth:
+                current += ch
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth:
+                current += ch
+            else:
+                names.append(current)
+                current = ""
+        elif depth:
+            current += ch
+    return names
+
+
 def explain(provenance: Mapping[str, str], query: str | None = None) -> list[tuple[str, str]]:
     """Provenance lines matching `query`: a path (file, directory, link; a directory also matches what is
-    under it), a unit or dropin name, a kernel argument, or any provenance key; all of them without a query."""
+    under it), a unit (with its dropins) or dropin name, a kernel argument (`nosmt`, or `audit` for
+    `audit=1`), or any provenance key; all of them without a query."""
     items = sorted(provenance.items())
     if not query:
         return items
     if query in provenance:
         return [(query, provenance[query])]
+    under = query.rstrip("/") + "/"
     out = []
     for key, value in items:
-        inner = key[key.find("[") + 1:key.rfind("]")] if "[" in key else key
-        last = key.rsplit("[", 1)[-1].rstrip("]") if "[" in key else key
-        if inner == query or last == query or (query.startswith("/") and inner.startswith(query.rstrip("/") + "/")):
+        names = _names(key)
+        if not names:
+            continue
+        if query in names or (query.startswith("/") and names[0].startswith(under)):
             out.append((key, value))
-        elif key.startswith("kernelArguments[") and inner.split("=", 1)[0] == query:
+        elif key.startswith("kernelArguments[") and names[0].split("=", 1)[0] == query:
             out.append((key, value))
     return out
