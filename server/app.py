@@ -23,10 +23,9 @@ from aiohttp import web
 from renderer.rendered import ModelError, NodeStatus, PoolRecord
 from renderer.store import NotFound, Store, StoreError, check_name
 from server.auth import AccessPolicy, Refused
-from server.convert import ConversionRefused
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
-from server.negotiate import choose_cached
+from server.respond import ConfigResponder
 from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import StatusReportError, parse_report, pool_status
@@ -48,36 +47,6 @@ def _error(status: int, code: str, message: str, path: str = "") -> web.Response
     return web.Response(status=status, body=json.dumps(body).encode() + b"\n", content_type=_JSON)
 
 
-def accepts_gzip(header: str | None) -> bool:
-    """Whether Accept-Encoding allows gzip (an explicit `gzip;q=0` refuses it)."""
-    if not header or "gzip" not in header:
-        return False
-    for element in header.split(","):
-        coding, _, params = element.strip().partition(";")
-        if coding.strip().lower() in ("gzip", "x-gzip"):
-            q = params.strip()
-            if q.startswith("q="):
-                try:
-                    return float(q[2:]) > 0
-                except ValueError:
-                    return False
-            return True
-    return False
-
-
-def etag_matches(if_none_match: str, etag: str) -> bool:
-    """If-None-Match uses weak comparison: `W/"x"` matches `"x"`, `*` matches anything."""
-    for candidate in if_none_match.split(","):
-        tag = candidate.strip()
-        if tag == "*":
-            return True
-        if tag.startswith("W/"):
-            tag = tag[2:]
-        if tag == etag:
-            return True
-    return False
-
-
 class Handlers:
     """Route handlers; dependencies come in through the constructor (one composition root: run.py)."""
 
@@ -90,70 +59,24 @@ class Handlers:
         self.metrics = metrics
         self._desired_for = desired_for
         self.clock = clock or (lambda: datetime.now(UTC))
+        self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
+                                         default_version=settings.default_version)
         self._rollout_lock = threading.Lock()
 
-    # -- /config/{pool}: the hot path ----------------------------------------------------------------
+    # -- /config/{pool}: the hot path (decided in respond.py; fastpath.py answers it without aiohttp) ----
     async def config(self, request: web.Request) -> web.StreamResponse:
         """Ignition for a pool, in the negotiated spec version."""
-        pool = request.match_info["pool"]
-        note: dict[str, Any] = {"pool": pool}
-        request["log"] = note
-        response, label, version, nbytes = self._config(request, pool, note)
-        self.metrics.config_request(label, version, response.status, nbytes)
-        return response
-
-    def _config(self, request: web.Request, pool: str, note: dict[str, Any]
-                ) -> tuple[web.StreamResponse, str, str, int]:
-        try:
-            self.policy.check_address(request.remote)
-        except Refused as exc:
-            note["refused"] = exc.reason
-            return _error(403, "forbidden", "forbidden"), "-", "-", 0
-        if not _NAME_RE.match(pool):
-            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool"), "-", "-", 0
-        snapshot = self.state.snapshot
-        if snapshot is None:
-            why = self.state.store_error or "no good render yet"
-            return _error(503, "not-ready", why), "-", "-", 0
-        entry = snapshot.pools.get(pool)
-        if entry is None:
-            return _error(404, "unknown-pool", f"no pool {pool!r}", "path pool"), "-", "-", 0
         headers = request.headers
-        if self.policy.pool_requires_token(pool):
-            try:
-                self.policy.check_token(pool, headers.get("Authorization"))
-            except Refused as exc:
-                note["refused"] = exc.reason
-                return _error(403, "forbidden", "forbidden"), pool, "-", 0
-        payload = entry.payload
-        if payload is None:
-            return _error(503, "not-ready", f"pool {pool} has no rendered config yet"), pool, "-", 0
-        accept = headers.get("Accept")
-        if accept is not None and len(headers.getall("Accept")) > 1:
-            accept = ", ".join(headers.getall("Accept"))
-        choice = choose_cached(accept)
-        if choice.error is not None:
-            return _error(choice.error.status, "accept", choice.error.message, choice.error.path), pool, "-", 0
-        try:
-            variant = payload.variant(choice.version or self.settings.default_version)
-        except ConversionRefused as exc:
-            note["refused"] = exc.message
-            return _error(406, "unsatisfiable-version", str(exc), ", ".join(exc.fields)), pool, exc.version, 0
-        note["version"] = variant.version
-        note["rendered"] = payload.name
-        gz = accepts_gzip(headers.get("Accept-Encoding"))
-        etag = variant.gzip_etag if gz else variant.etag
-        out = {"ETag": etag, "Vary": "Accept, Accept-Encoding", "Cache-Control": "no-cache",
-               "X-Rendered-Config": payload.name}
-        inm = headers.get("If-None-Match")
-        if inm is not None and etag_matches(inm, etag):
-            return web.Response(status=304, headers=out), pool, variant.version, 0
-        out["Content-Type"] = _JSON
-        if gz:
-            out["Content-Encoding"] = "gzip"
-        body = variant.gzip_body if gz else variant.body
-        nbytes = 0 if request.method == "HEAD" else len(body)
-        return web.Response(body=body, headers=out), pool, variant.version, nbytes
+        accept = headers.getall("Accept", None)
+
+        def header(name: str) -> str | None:
+            if name == "accept":
+                return ", ".join(accept) if accept else None
+            return headers.get(name)
+
+        answer = self.responder.answer(request.method, request.match_info["pool"], header, request.remote)
+        request["log"] = answer.note
+        return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
 
     # -- health and metrics --------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
