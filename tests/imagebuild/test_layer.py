@@ -72,3 +72,26 @@ def test_tar_members() -> None:
 def test_unknown_compression() -> None:
     with pytest.raises(ValueError, match="unknown layer compression"):
         layer(ENTRIES, "zstd")
+
+
+HEADERS = {
+    "dir": Entry("/etc", "dir", 0o755),
+    "file-setuid-owned": Entry("/etc/a", "file", 0o4750, b"x" * 1000, uid=1000, gid=5),
+    "symlink": Entry("/etc/l", "symlink", 0o777, target="../x"),
+    "hardlink": Entry("/etc/h", "hardlink", 0o600, target="/etc/a"),
+    "name-100": Entry("/" + "n" * 100, "file", 0o644, b""),
+}
+
+
+@pytest.mark.parametrize("entry", HEADERS.values(), ids=HEADERS.keys())
+def test_fast_headers_equal_tarfile_pax_headers(entry: Entry) -> None:
+    from imagebuild.layer import _fast_header, _tarfile_header
+    assert _fast_header(entry) == _tarfile_header(entry)
+
+
+@pytest.mark.parametrize("entry", [Entry("/" + "n" * 101, "file"), Entry("/caf\u00e9", "file"),
+                                   Entry("/l", "symlink", target="t" * 101), Entry("/big", "file", uid=1 << 22)],
+                         ids=["long-name", "non-ascii", "long-link", "big-uid"])
+def test_fast_header_declines_what_needs_pax(entry: Entry) -> None:
+    from imagebuild.layer import _fast_header
+    assert _fast_header(entry) is None
