@@ -25,26 +25,34 @@ def _clip(value: str | None) -> str:
     return (value or "")[:_LIMIT]
 
 
+def entry_json(*, remote: str | None, method: str, path: str, status: int, nbytes: int, seconds: float,
+               ua: str | None, accept: str | None, noted: dict[str, Any] | None) -> str:
+    """One access-log line (the fields of the module docstring), as sorted JSON."""
+    entry: dict[str, Any] = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "worker": os.getpid(),
+        "remote": remote,
+        "method": method,
+        "path": _clip(path),
+        "status": status,
+        "bytes": nbytes,
+        "ms": round(seconds * 1000, 3),
+        "ua": _clip(ua),
+        "accept": _clip(accept),
+    }
+    if noted:
+        entry.update(noted)
+    return json.dumps(entry, sort_keys=True)
+
+
 class JsonAccessLogger(AbstractAccessLogger):
     """aiohttp access logger writing one JSON line per request to the `mco.access` logger."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time_taken: float) -> None:
-        entry: dict[str, Any] = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "worker": os.getpid(),
-            "remote": request.remote,
-            "method": request.method,
-            "path": _clip(request.rel_url.path),
-            "status": response.status,
-            "bytes": response.body_length,
-            "ms": round(time_taken * 1000, 3),
-            "ua": _clip(request.headers.get("User-Agent")),
-            "accept": _clip(request.headers.get("Accept")),
-        }
-        noted = request.get("log")
-        if noted:
-            entry.update(noted)
-        self.logger.info(json.dumps(entry, sort_keys=True))
+        self.logger.info(entry_json(
+            remote=request.remote, method=request.method, path=request.rel_url.path, status=response.status,
+            nbytes=response.body_length, seconds=time_taken, ua=request.headers.get("User-Agent"),
+            accept=request.headers.get("Accept"), noted=request.get("log")))
 
     @property
     def enabled(self) -> bool:

@@ -18,13 +18,16 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from renderer.store import DirectoryStore, MemoryStore, Store
 from server import accesslog
 from server.app import create_app
+from server.fastpath import handler_factory
 from server.metrics import ServerMetrics
+from server.respond import ConfigResponder
 from server.settings import ServerSettings
 from server.snapshot import PayloadCache
 from server.state import ServerState
@@ -43,6 +46,7 @@ class Running:
     reloader: Reloader
     tasks: list[asyncio.Task[None]]
     addresses: list[tuple[str, str, int]]  # (scheme, host, port) actually bound
+    listeners: list[asyncio.AbstractServer]
     certs: CertReloader | None = None
 
     async def stop(self) -> None:
@@ -52,6 +56,8 @@ class Running:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        for listener in self.listeners:
+            listener.close()
         await self.runner.cleanup()
 
 
@@ -73,41 +79,52 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     app = create_app(state=state, store=store, settings=settings, metrics=metrics)
     logger = accesslog.configure(settings.access_log)
     limits = settings.limits
-    runner = web.AppRunner(
-        app, access_log_class=accesslog.JsonAccessLogger, access_log=logger,
-        max_line_size=limits.max_line_size, max_field_size=limits.max_field_size,
-        max_headers=limits.max_headers, keepalive_timeout=limits.keepalive_timeout,
-        handle_signals=False)
+    handler_kwargs: dict[str, Any] = dict(
+        access_log_class=accesslog.JsonAccessLogger, access_log=logger, max_line_size=limits.max_line_size,
+        max_field_size=limits.max_field_size, max_headers=limits.max_headers,
+        keepalive_timeout=limits.keepalive_timeout)
+    runner = web.AppRunner(app, handle_signals=False, **handler_kwargs)
     await runner.setup()
+    loop = asyncio.get_running_loop()
+    assert runner.server is not None
+    if settings.fast_path:
+        responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
+                                    default_version=settings.default_version)
+        factory: Any = handler_factory(runner.server, loop=loop, responder=responder, limits=limits,
+                                       access_logger=logger, **handler_kwargs)
+    else:
+        factory = runner.server
     reuse = settings.workers > 1
     addresses: list[tuple[str, str, int]] = []
+    listeners: list[asyncio.AbstractServer] = []
     certs: CertReloader | None = None
     try:
         if settings.listen:
-            site = web.TCPSite(runner, settings.listen[0], settings.listen[1], reuse_port=reuse, backlog=1024)
-            await site.start()
-            addresses.append(("http", *_bound(site)))
+            srv: asyncio.AbstractServer = await loop.create_server(factory, settings.listen[0], settings.listen[1], reuse_port=reuse,
+                                           backlog=1024)
+            listeners.append(srv)
+            addresses.append(("http", *_bound(srv)))
         if settings.tls_listen:
             assert settings.cert_file and settings.key_file
             ctx = server_context(settings.cert_file, settings.key_file)
             certs = CertReloader(ctx, settings.cert_file, settings.key_file, interval=max(settings.poll_interval, 1.0))
-            site = web.TCPSite(runner, settings.tls_listen[0], settings.tls_listen[1], ssl_context=ctx,
-                               reuse_port=reuse, backlog=1024)
-            await site.start()
-            addresses.append(("https", *_bound(site)))
+            srv = await loop.create_server(factory, settings.tls_listen[0], settings.tls_listen[1], ssl=ctx,
+                                           reuse_port=reuse, backlog=1024)
+            listeners.append(srv)
+            addresses.append(("https", *_bound(srv)))
     except BaseException:
+        for srv in listeners:
+            srv.close()
         await runner.cleanup()
         raise
     tasks = [asyncio.create_task(reloader.run())]
     if certs is not None:
         tasks.append(asyncio.create_task(certs.run()))
-    return Running(runner, state, reloader, tasks, addresses, certs)
+    return Running(runner, state, reloader, tasks, addresses, listeners, certs)
 
 
-def _bound(site: web.TCPSite) -> tuple[str, int]:
-    server = site._server  # aiohttp keeps the asyncio Server here; we need the real port for port 0
-    sockets = getattr(server, "sockets", None) or []
-    for sock in sockets:
+def _bound(server: asyncio.AbstractServer) -> tuple[str, int]:
+    for sock in getattr(server, "sockets", None) or []:
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             host, port = sock.getsockname()[:2]
             return host, port

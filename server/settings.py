@@ -32,6 +32,7 @@ class ServerSettings:
     default_version  spec served when the Accept header names no Ignition version
                      (None: the rendered config's own version)
     poll_interval    seconds between checks of the cluster directory / store / certificate files
+    fast_path        answer plain `GET|HEAD /config/<pool>` requests in server/fastpath.py
     """
 
     cluster_dir: Path | None
@@ -48,6 +49,7 @@ class ServerSettings:
     access_log: str | None = "-"
     poll_interval: float = 1.0
     gzip_level: int = 6
+    fast_path: bool = True  # answer plain GET/HEAD /config/<pool> without aiohttp's request objects
 
 
 def parse_hostport(value: str, *, option: str) -> tuple[str, int]:
