@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 _CTL = re.compile(r"[\x00-\x1f\x7f]")
 _HEX = frozenset("0123456789abcdefABCDEF")
+_PLAIN = re.compile(r"[A-Za-z0-9._~-]*")
 _HOST_OK = frozenset("!$&'()*+,;=:[]<>\"-_.~")
 _USERINFO_OK = frozenset("-._:~!$&'()*+,;=%@")
 
@@ -36,6 +37,8 @@ def _is_alnum(c: str) -> bool:
 
 def _unescape(s: str, mode: str) -> str:
     """Go's url.unescape error checks for mode "path", "host", "zone", "userinfo", "fragment", "query"."""
+    if "%" not in s and (mode not in ("host", "zone") or _PLAIN.fullmatch(s)):
+        return s
     i = 0
     n = len(s)
     while i < n:
