@@ -27,11 +27,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from applier.atomic import sweep_temp
 from applier.backends.base import Backend
 from applier.drift import DriftChecker, Watcher, watched_paths
 from applier.errors import ApplyError, PermanentError, TemporaryError
 from applier.fetch import DesiredSource
-from applier.files import FileWriter
+from applier.files import FileWriter, host_path
 from applier.hooks import Hooks
 from applier.plan import Plan, effective, make_plan
 from applier.report import NodeReport, Reporter
@@ -227,6 +228,13 @@ class Agent:
             self._apply_plan(back, first_run=False)
         except ApplyError as exc:
             self.log(f"revert incomplete: {exc}")
+        self.files.flush()
+
+    def _sweep(self, configs: Iterable[RenderedConfig | None]) -> None:
+        dirs = {host_path(self.root, p).parent for c in configs if c is not None
+                for p in watched_paths(c.spec.config or {})}
+        for directory in dirs:
+            sweep_temp(directory)
 
     def _post_actions(self, plan: Plan) -> list[str]:
         """Run the disruption's actions on a live system; under a directory root they are listed, not run."""
@@ -267,6 +275,8 @@ class Agent:
         if pending is not None and pending.config.name != desired.name:
             leftovers_paths = files_of(pending.config.spec.config or {})
             leftovers_units = units_of(pending.config.spec.config or {})
+        if pending is not None:  # an interrupted update: sweep the temp files a kill may have left
+            self._sweep([current, pending.config, desired])
         plan = make_plan(old_spec, desired.spec, policy=self._policy(desired), manage_os=manage_os,
                          overrides=self.settings.overrides, leftover_paths=leftovers_paths,
                          leftover_units=leftovers_units)
@@ -289,6 +299,7 @@ class Agent:
             self._revert(plan)
             self.state.clear_pending()
             return self._result("Degraded", f"failed to apply {desired.name}: {exc}", current, desired.name)
+        self.files.flush()
         if plan.disruption.reboot:
             self.state.set_pending(Pending(desired, "rebooting", previous=previous, staged=staged,
                                            reboot_attempts=1))
@@ -372,6 +383,7 @@ class Agent:
         except ApplyError as exc:
             return self._result("Degraded", f"{on_disk_message(current.name, problems)}; repair failed: {exc}",
                                 current, current.name)
+        self.files.flush()
         self.drift.forget(files)
         left = verify_config(self.root, cfg, systemctl=self.systemctl, paths=files, units=units)
         if left:

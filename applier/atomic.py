@@ -29,8 +29,12 @@ def make_dirs(path: Path, mode: int = 0o755) -> None:
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, uid: int | None = None, gid: int | None = None,
-                 durable: bool = True) -> None:
-    """Replace `path` with `data` atomically, with the given mode and (when given) owner."""
+                 durable: bool = True, dirty: set[Path] | None = None) -> None:
+    """Replace `path` with `data` atomically, with the given mode and (when given) owner.
+
+    `durable`: the data is fsynced before the rename, so a renamed file is never empty after a crash; the
+    directory is fsynced too, or, when a `dirty` set is given, added to it for one `fsync_dirs` later.
+    """
     make_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:80]}{TEMP_MARK}")
     try:
@@ -40,8 +44,8 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, uid: int | None 
             fh.flush()
             if uid is not None or gid is not None:
                 os.fchown(fh.fileno(), -1 if uid is None else uid, -1 if gid is None else gid)
-            if durable:
-                os.fsync(fh.fileno())
+            if durable and data:
+                os.fdatasync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -50,7 +54,20 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o644, uid: int | None 
             pass
         raise
     if durable:
-        fsync_dir(path.parent)
+        if dirty is not None:
+            dirty.add(path.parent)
+        else:
+            fsync_dir(path.parent)
+
+
+def fsync_dirs(dirs: set[Path]) -> None:
+    """fsync each directory once (makes a batch of renames durable), then forget them."""
+    for directory in sorted(dirs):
+        try:
+            fsync_dir(directory)
+        except FileNotFoundError:
+            pass
+    dirs.clear()
 
 
 def copy_atomic(src: Path, dst: Path) -> None:

@@ -8,6 +8,7 @@ File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAM
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,11 +31,14 @@ class DesiredSource(Protocol):
 
 
 def load_rendered(text: str, *, source: str) -> RenderedConfig:
-    """Parse a rendered MachineConfig document (YAML or JSON)."""
+    """Parse a rendered MachineConfig document (JSON, or YAML)."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PermanentError(source, f"not YAML or JSON: {exc}") from exc
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise PermanentError(source, f"not YAML or JSON: {exc}") from exc
     try:
         return RenderedConfig.from_dict(data)
     except ModelError as exc:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from applier.atomic import copy_atomic, fsync_dir, write_atomic
+from applier.atomic import copy_atomic, fsync_dirs, write_atomic
 from applier.errors import PermanentError
 from applier.state import StateDir
 from renderer.diff import ContentsError, file_contents, file_mode
@@ -69,6 +69,12 @@ class FileWriter:
         self.root = Path(root)
         self.state = state
         self.durable = durable
+        self.dirty: set[Path] = set()
+
+    def flush(self) -> None:
+        """Make every rename so far durable (one fsync per touched directory); call before recording state."""
+        if self.durable:
+            fsync_dirs(self.dirty)
 
     def _record(self, path: str, target: Path, managed_before: bool) -> None:
         """Back up the original once, or stamp that there is none."""
@@ -78,7 +84,7 @@ class FileWriter:
         if not managed_before and target.is_file() and not target.is_symlink():
             copy_atomic(target, orig)
         else:
-            write_atomic(noorig, b"", durable=self.durable)
+            write_atomic(noorig, b"", durable=self.durable, dirty=self.dirty)
 
     def adopt(self, path: str) -> None:
         """Stamp a path the config already put there (e.g. Ignition at first boot) as ours."""
@@ -92,7 +98,7 @@ class FileWriter:
             if target.is_dir() and not target.is_symlink():
                 raise PermanentError(path, "cannot write file: a directory is in the way")
             self._record(path, target, managed_before)
-            write_atomic(target, data, mode=mode, uid=uid, gid=gid, durable=self.durable)
+            write_atomic(target, data, mode=mode, uid=uid, gid=gid, durable=self.durable, dirty=self.dirty)
         except OSError as exc:
             raise PermanentError(path, f"cannot write file: {exc.strerror or exc}") from exc
 
@@ -119,8 +125,7 @@ class FileWriter:
                 tmp.unlink()
             os.symlink(target_link, tmp)
             os.replace(tmp, target)
-            if self.durable:
-                fsync_dir(target.parent)
+            self.dirty.add(target.parent)
         except OSError as exc:
             raise PermanentError(path, f"cannot create symlink: {exc.strerror or exc}") from exc
 
@@ -135,13 +140,13 @@ class FileWriter:
                 except OSError:
                     copy_atomic(orig, target)
                     orig.unlink()
-                if self.durable:
-                    fsync_dir(target.parent)
+                self.dirty.update((target.parent, orig.parent))
                 return "restored"
             if noorig.exists():
                 if target.is_symlink() or target.exists():
                     target.unlink()
                 noorig.unlink()
+                self.dirty.update((target.parent, noorig.parent))
                 return "deleted"
         except OSError as exc:
             raise PermanentError(path, f"cannot remove file: {exc.strerror or exc}") from exc
