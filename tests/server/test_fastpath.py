@@ -52,7 +52,7 @@ async def _exchange(port: int, data: bytes, *, reads: int = 1) -> bytes:
     return out
 
 
-def _responses(raw: bytes, *, head: bool = False) -> list[tuple[bytes, dict[bytes, bytes], bytes]]:
+def _responses(raw: bytes, *, head_only: bool = False) -> list[tuple[bytes, dict[bytes, bytes], bytes]]:
     """Split a byte stream of HTTP/1.1 responses (Content-Length framed) into (status, headers, body)."""
     out = []
     while raw:
@@ -61,7 +61,7 @@ def _responses(raw: bytes, *, head: bool = False) -> list[tuple[bytes, dict[byte
         headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
         status = lines[0].split(b" ")[1]
         length = int(headers.get(b"content-length", b"0"))
-        no_body = status == b"304" or head
+        no_body = status == b"304" or head_only
         body, raw = (b"", rest) if no_body else (rest[:length], rest[length:])
         out.append((status, headers, body))
     return out
@@ -96,7 +96,8 @@ CASES = [
 @pytest.mark.parametrize(("method", "path", "headers"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 async def test_fast_and_slow_paths_agree(both: tuple[int, int], method: str, path: str,
                                          headers: dict[str, str]) -> None:
-    raw = [_responses(await _exchange(port, _request(method, path, headers)), head=method == "HEAD") for port in both]
+    raw = [_responses(await _exchange(port, _request(method, path, headers)), head_only=method == "HEAD")
+           for port in both]
     (fast,), (slow,) = raw
     assert fast[0] == slow[0]
     assert fast[2] == slow[2]
