@@ -8,7 +8,10 @@ The rules, all of them, in the order they are applied (`configs` is already in m
    merged into it with Ignition's parent/child merge (ignfold.py). Before each merge every file of the
    child whose `contents.compression` is unset gets `""`, so that a later file without compression
    resets an earlier `gzip` (the MCO's work-around); after the merges every `compression: ""` is
-   removed again and every file whose `overwrite` is unset gets `overwrite: true`.
+   removed again and every file whose `overwrite` is unset gets `overwrite: true` -- except, unlike the
+   MCO, a file without `contents.source` (an empty file, or one only setting mode/owner): Ignition
+   refuses `overwrite: true` without a source (`overwrite must be false if source is unspecified`),
+   and the rendered config is served to Ignition at first boot.
 2. `fips` is the OR of all MachineConfigs.
 3. `kernelType` is the last `realtime` or `64k-pages` in order, else `default`.
 4. `kernelArguments` and 5. `extensions` are concatenated in order: no de-duplication, no splitting.
@@ -75,12 +78,12 @@ def _with_compression_reset(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _finish_files(config: dict[str, Any]) -> None:
-    """Drop `compression: ""` and default `overwrite` to true, on every file."""
+    """Drop `compression: ""` and default `overwrite` to true on every file that has contents."""
     for f in (config.get("storage") or {}).get("files") or ():
         contents = f.get("contents")
         if isinstance(contents, dict) and contents.get("compression") == "":
             del contents["compression"]
-        if f.get("overwrite") is None:
+        if f.get("overwrite") is None and isinstance(contents, dict) and contents.get("source") is not None:
             f["overwrite"] = True
 
 

@@ -17,6 +17,7 @@ Values: `50-chrony (manifests/50-chrony.yaml:7); overrode 00-worker (templates/w
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,10 +39,40 @@ def _line(mc: MachineConfig, path: tuple[str | int, ...], key_value: str | None)
         where = doc.locate(path)
         return f"{doc.source}:{where[0]}" if where else doc.source
     if key_value is not None and doc.text:
-        pos = doc.text.find(json.dumps(key_value, ensure_ascii=False))
-        if pos >= 0:
-            return f"{doc.source}:{doc.text.count(chr(10), 0, pos) + 1}"
+        line = _string_lines(doc).get(key_value)
+        if line is not None:
+            return f"{doc.source}:{line}"
     return str(mc.origin)
+
+
+# the values of the keys entries are keyed by ("path": "/etc/x", "name": "a.service", "device": ...)
+_STRING = re.compile(r'"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+_lines_cache: dict[int, tuple[Any, dict[str, int]]] = {}
+
+
+def _string_lines(doc: Any) -> dict[str, int]:
+    """First line of every entry key value (path, name, device) of a JSON manifest (one pass, cached)."""
+    cached = _lines_cache.get(id(doc))
+    if cached is not None and cached[0] is doc:
+        return cached[1]
+    text = doc.text
+    table: dict[str, int] = {}
+    line, last = 1, 0
+    for m in _STRING.finditer(text):
+        start = m.start()
+        line += text.count("\n", last, start)
+        last = start
+        raw = m.group(1)
+        if "\\" in raw:
+            try:
+                raw = json.loads(f'"{raw}"')
+            except ValueError:
+                continue
+        table.setdefault(raw, line)
+    if len(_lines_cache) > 4096:
+        _lines_cache.clear()
+    _lines_cache[id(doc)] = (doc, table)
+    return table
 
 
 def _where(mc: MachineConfig, key: str, path: tuple[str | int, ...], key_value: str | None) -> str:

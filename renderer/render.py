@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from renderer.cluster import Cluster, ClusterFileError, load_cluster
@@ -385,7 +386,10 @@ def machine_config_size(rendered: RenderedConfig) -> int:
     data = rendered.to_dict()
     data.pop("provenance", None)
     data.pop("sources", None)
-    return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode())
+    try:
+        return len(orjson.dumps(data))  # the same bytes as json.dumps(separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, orjson.JSONEncodeError):
+        return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode())
 
 
 def _overrides(inputs: Inputs) -> tuple[str, ...]:
