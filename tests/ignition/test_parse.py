@@ -1,0 +1,131 @@
+"""Parsing: Ignition's pipeline errors, Go's JSON texts, versions, types, unknown keys, positions, typed Config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ignition import check, parse, validate_dict
+from ignition.types import Config, to_dict
+
+# (id, document, expected (severity, code, path, message, line, col) of the first entry); the positions and
+# texts below were produced by the real ignition-validate (Debian 2.14) on the same bytes.
+PIPELINE = [
+    ("empty", "", ("error", "empty", "$", "not a config (empty)", None, None)),
+    ("trailing-comma", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a"},}]}}',
+     ("error", "json-syntax", "$", "invalid character '}' looking for beginning of value", 1, 74)),
+    ("bad-literal", '{"ignition": {"version": "3.3.0", "x": tru}}',
+     ("error", "json-syntax", "$", "invalid character '}' in literal true (expecting 'e')", 1, 44)),
+    ("bad-escape", '{"ignition": {"version": "3.3.0", "x": "a\\q"}}',
+     ("error", "json-syntax", "$", "invalid character 'q' in string escape code", 1, 44)),
+    ("nan", '{"ignition": {"version": "3.3.0", "x": NaN}}',
+     ("error", "json-syntax", "$", "invalid character 'N' looking for beginning of value", 1, 41)),
+    ("array-doc", "[1]", ("error", "json-type", "$", "json: cannot unmarshal array into Go value of type util.versionStub", 1, 2)),
+    ("version-number", '{"ignition": {"version": 3}}',
+     ("error", "json-type", "$.ignition.version", "json: cannot unmarshal number into Go struct field .Ignition.Version of type string", 1, 27)),
+    ("no-version", "{}", ("error", "version-invalid", "$.ignition.version", "invalid config version (couldn't parse)", 1, 2)),
+    ("bad-semver", '{"ignition": {"version": "invalid.semver"}}', ("error", "version-invalid", "$.ignition.version", "invalid config version (couldn't parse)", 1, 26)),
+    ("spec-2", '{"ignition": {"version": "2.2.0"}}', ("error", "version-unsupported", "$.ignition.version", "unsupported config version", 1, 26)),
+    ("metadata", '{"ignition": {"version": "3.3.0+x"}}', ("error", "version-unsupported", "$.ignition.version", "unsupported config version", 1, 26)),
+    ("string-mode", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/x", "mode": "420"}]}}',
+     ("error", "json-type", "$.storage.files.0.mode", "json: cannot unmarshal string into Go struct field File.storage.files.mode of type int", 1, 86)),
+    ("float-mode", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/x", "mode": 420.0}]}}',
+     ("error", "json-type", "$.storage.files.0.mode", "json: cannot unmarshal number 420.0 into Go struct field File.storage.files.mode of type int", 1, 86)),
+    ("huge-int", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a", "mode": 99999999999999999999}]}}',
+     ("error", "json-type", "$.storage.files.0.mode", "json: cannot unmarshal number 99999999999999999999 into Go struct field File.storage.files.mode of type int", 1, 101)),
+    ("object-for-list", '{"ignition": {"version": "3.3.0"}, "storage": {"files": {"path": "/a"}}}',
+     ("error", "json-type", "$.storage.files", "json: cannot unmarshal object into Go struct field Storage.storage.files of type []types.File", 1, 58)),
+    ("null-path", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": null}]}}',
+     ("error", "path-empty", "$.storage.files.0.path", "path not specified", 1, 67)),
+    ("duplicate-json-key-last-wins", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a"}], "files": [{"path": "b"}]}}',
+     ("error", "path-relative", "$.storage.files.0.path", "path not absolute", 1, 94)),
+    ("unknown-key", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a", "foo": 1}]}}',
+     ("warning", "unused-key", "$.storage.files.0.foo", "unused key foo", 1, 73)),
+    ("multibyte-columns-are-bytes", '{"ignition": {"version": "3.3.0"}, "systemd": {"units": [{"name": "é.service", "contents": "[Unit"}]}}',
+     ("error", "unit-content", "$.systemd.units.0.contents", "invalid unit content: unable to find end of section", 1, 93)),
+]
+
+
+@pytest.mark.parametrize(("doc", "expected"), [(d, e) for _, d, e in PIPELINE], ids=[i for i, _, _ in PIPELINE])
+def test_pipeline_entry(doc: str, expected: tuple) -> None:
+    entry = check(doc).report.entries[0]
+    assert (entry.severity, entry.code, entry.path_str(), entry.message, entry.line, entry.col) == expected
+
+
+def test_ignition_validate_output_lines_reproduced() -> None:
+    # The exact lines (and order) Debian's ignition-validate printed for this document.
+    doc = (
+        '{"ignition": {"version": "3.3.0"},\n  "storage": {"files": [{"path": "rel", "foo": 1, "mode": 420}, '
+        '{"path":"/a/b", "user":{"id":1,"name":"x"}}], "links":[{"path":"/a","target":"/x"}]}}'
+    )
+    assert check(doc).report.format("c.ign").splitlines() == [
+        "error at $.storage.files.1 (c.ign:2:66): file path includes link in config",
+        "error at $.storage.files.0.path (c.ign:2:34): path not absolute",
+        "error at $.storage.files.1.user (c.ign:2:89): cannot set both id and name",
+        "warning at $.storage.files.0.foo (c.ign:2:41): unused key foo",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "accepted"),
+    [("3.3.00", "3.3.0"), ("03.3.0", "3.3.0"), ("3.6.0", "3.6.0"), ("3.7.0-experimental", "3.7.0-experimental")],
+    ids=["leading-zero-patch", "leading-zero-major", "latest", "experimental"],
+)
+def test_versions_compare_as_semver(version: str, accepted: str) -> None:
+    checked = check(json.dumps({"ignition": {"version": version}}))
+    assert checked.ok and checked.version == accepted
+
+
+@pytest.mark.parametrize("version", ["3.4.0-experimental", "3.6.0-experimental", "3.7.0", "1.0.0", "3.3"], ids=str)
+def test_versions_rejected(version: str) -> None:
+    assert check(json.dumps({"ignition": {"version": version}})).report.is_fatal
+
+
+def test_case_insensitive_keys_are_used_and_warned() -> None:
+    report = check('{"ignition": {"version": "3.3.0"}, "Storage": {"Files": [{"Path": "x"}]}}').report
+    assert [e.message for e in report.errors] == ["path not absolute"]
+    assert "unused key Storage" in [e.message for e in report.warnings]
+
+
+def test_unknown_section_of_older_version_only_warns() -> None:
+    report = check('{"ignition": {"version": "3.2.0"}, "kernelArguments": {"shouldExist": ["a", "a"]}}').report
+    assert not report.is_fatal and [e.message for e in report.warnings] == ["unused key kernelArguments"]
+
+
+def test_typed_config_keeps_unset_and_empty_apart() -> None:
+    doc = (
+        '{"ignition": {"version": "3.6.0"}, "storage": {"files": ['
+        '{"path": "/empty", "contents": {"source": ""}}, {"path": "/unset", "contents": {"source": null}}]}}'
+    )
+    config, report = parse(doc)
+    assert isinstance(config, Config) and not report.is_fatal
+    assert config.storage is not None and config.storage.files is not None
+    empty, unset = config.storage.files
+    assert empty.contents is not None and empty.contents.source == ""
+    assert unset.contents is not None and unset.contents.source is None
+    assert config.passwd is None
+    assert to_dict(config)["storage"]["files"][1] == {"path": "/unset", "contents": {}}
+    with pytest.raises(AttributeError):
+        empty.path = "/x"  # type: ignore[misc]
+
+
+def test_invalid_document_gives_no_config() -> None:
+    config, report = parse('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}')
+    assert config is None and report.is_fatal
+
+
+@pytest.mark.parametrize(
+    ("config", "codes"),
+    [
+        ({"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}, ["path-relative"]),
+        ({"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "/x", "mode": "420"}]}}, ["json-type"]),
+        ({"ignition": {"version": "9.9.9"}}, ["version-unsupported"]),
+        ({"ignition": {}}, ["version-invalid"]),
+    ],
+    ids=["rule", "type", "unsupported", "missing-version"],
+)
+def test_validate_dict(config: dict, codes: list[str]) -> None:
+    report = validate_dict(config)
+    assert [e.code for e in report.errors] == codes
+    assert all(e.line is None for e in report.entries)
