@@ -116,8 +116,12 @@ def build_image(request: BuildRequest, *, progress: Progress = lambda _m: None,
     """Run the whole build for one rendered config; see the module docstring for the order of work."""
     if request.mode not in MODES:
         raise ImageInputError("--mode", f"unknown mode {request.mode!r} (choose {', '.join(MODES)})")
-    if request.output is not None and not request.output.tag:
-        raise ImageInputError("--output", "name the tag: oci:DIR:TAG")
+    if request.output is not None:
+        if not request.output.tag:
+            raise ImageInputError("--output", "name the tag: oci:DIR:TAG")
+        out_dir = Path(request.output.path)
+        if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "oci-layout").exists():
+            raise ImageInputError("--output", f"{out_dir} exists and is not an OCI layout")
     plan = make_plan(request)
     for problem in plan.first_boot:
         progress(f"left for first boot: {problem}")

@@ -221,7 +221,11 @@ def _owner(b: _Builder, origin: str, node: Mapping[str, Any], key: str) -> int |
         b.problem(f"{origin}.{key}", "json-type", REFUSED, "must be an object")
         return None
     if value.get("id") is not None:
-        return int(value["id"])
+        uid = value["id"]
+        if isinstance(uid, bool) or not isinstance(uid, int) or uid < 0:
+            b.problem(f"{origin}.{key}.id", "json-type", REFUSED, f"invalid id {uid!r}")
+            return None
+        return uid
     name = value.get("name")
     if name in (None, "", "root"):
         return 0
@@ -230,13 +234,51 @@ def _owner(b: _Builder, origin: str, node: Mapping[str, Any], key: str) -> int |
     return None
 
 
-def _mode(node: Mapping[str, Any], default: int) -> int:
+def _mode(b: _Builder, origin: str, node: Mapping[str, Any], default: int) -> int | None:
     mode = node.get("mode")
-    return default if mode is None else int(mode) & 0o7777
+    if mode is None:
+        return default
+    if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode <= 0o7777:
+        b.problem(f"{origin}.mode", "mode", REFUSED, f"invalid mode {mode!r}")
+        return None
+    return mode
+
+
+def _section(b: _Builder, container: Mapping[str, Any], key: str, origin: str) -> Mapping[str, Any]:
+    """An object-valued field (empty when absent); a non-object is reported."""
+    value = container.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        b.problem(f"{origin}.{key}", "json-type", REFUSED, "must be an object")
+        return {}
+    return value
+
+
+def _items(b: _Builder, container: Any, key: str, origin: str) -> list[tuple[int, Mapping[str, Any]]]:
+    """The object entries of a list field; anything else is reported (the renderer validates, but the plan
+    is also a library entry point and must not crash on a hand-made config)."""
+    if not isinstance(container, Mapping):
+        if container is not None:
+            b.problem(origin, "json-type", REFUSED, "must be an object")
+        return []
+    value = container.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        b.problem(f"{origin}.{key}", "json-type", REFUSED, "must be a list")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, Mapping):
+            out.append((i, item))
+        else:
+            b.problem(f"{origin}.{key}.{i}", "json-type", REFUSED, "must be an object")
+    return out
 
 
 def _plan_files(b: _Builder, storage: Mapping[str, Any], base: str) -> None:
-    for i, f in enumerate(storage.get("files") or ()):
+    for i, f in _items(b, storage, "files", base):
         origin = f"{base}.files.{i}"
         path = b.place(f"{origin}.path", f.get("path"))
         if path is None:
@@ -251,21 +293,21 @@ def _plan_files(b: _Builder, storage: Mapping[str, Any], base: str) -> None:
             field_path = f"{origin}.contents" + (f".{exc.field}" if exc.field else "")
             b.problem(field_path, exc.code, REFUSED, exc.message)
             continue
-        uid, gid = _owner(b, origin, f, "user"), _owner(b, origin, f, "group")
-        if uid is None or gid is None:
+        uid, gid, mode = _owner(b, origin, f, "user"), _owner(b, origin, f, "group"), _mode(b, origin, f, 0o644)
+        if uid is None or gid is None or mode is None:
             continue
-        b.add(Entry(path, "file", _mode(f, 0o644), data, uid=uid, gid=gid, origin=origin))
-    for i, d in enumerate(storage.get("directories") or ()):
+        b.add(Entry(path, "file", mode, data, uid=uid, gid=gid, origin=origin))
+    for i, d in _items(b, storage, "directories", base):
         origin = f"{base}.directories.{i}"
         path = b.place(f"{origin}.path", d.get("path"))
         if path is None:
             continue
-        uid, gid = _owner(b, origin, d, "user"), _owner(b, origin, d, "group")
-        if uid is None or gid is None:
+        uid, gid, mode = _owner(b, origin, d, "user"), _owner(b, origin, d, "group"), _mode(b, origin, d, 0o755)
+        if uid is None or gid is None or mode is None:
             continue
-        b.add(Entry(path, "dir", _mode(d, 0o755), uid=uid, gid=gid, origin=origin))
+        b.add(Entry(path, "dir", mode, uid=uid, gid=gid, origin=origin))
     hard: list[tuple[str, str, str]] = []
-    for i, link in enumerate(storage.get("links") or ()):
+    for i, link in _items(b, storage, "links", base):
         origin = f"{base}.links.{i}"
         path = b.place(f"{origin}.path", link.get("path"))
         if path is None:
@@ -289,12 +331,13 @@ def _plan_files(b: _Builder, storage: Mapping[str, Any], base: str) -> None:
 
 def _plan_units(b: _Builder, systemd: Mapping[str, Any], base: str) -> None:
     unit_dir = b.settings.unit_dir
-    units = list(systemd.get("units") or ())
-    contents: dict[str, str] = {u["name"]: u["contents"] for u in units
-                                if isinstance(u.get("contents"), str) and not u.get("mask")}
+    units = _items(b, systemd, "units", base)
+    contents: dict[str, str] = {u["name"]: u["contents"] for _, u in units
+                                if isinstance(u.get("name"), str) and isinstance(u.get("contents"), str)
+                                and not u.get("mask")}
     presets: dict[tuple[str, bool], list[str]] = {}
     to_enable: list[tuple[str, str]] = []
-    for i, unit in enumerate(units):
+    for i, unit in units:
         origin = f"{base}.units.{i}"
         name = unit.get("name")
         if not isinstance(name, str) or not name or "/" in name:
@@ -305,8 +348,10 @@ def _plan_units(b: _Builder, systemd: Mapping[str, Any], base: str) -> None:
             b.add(Entry(path, "symlink", 0o777, target="/dev/null", origin=origin))
         elif isinstance(unit.get("contents"), str):
             b.add(Entry(path, "file", 0o644, unit["contents"].encode(), origin=origin))
-        for j, dropin in enumerate(unit.get("dropins") or ()):
-            if isinstance(dropin.get("contents"), str):
+        for j, dropin in _items(b, unit, "dropins", origin):
+            if not isinstance(dropin.get("name"), str) or not dropin["name"] or "/" in dropin["name"]:
+                b.problem(f"{origin}.dropins.{j}.name", "unit-name", REFUSED, "invalid dropin name")
+            elif isinstance(dropin.get("contents"), str):
                 b.add(Entry(posixpath.join(f"{path}.d", dropin["name"]), "file", 0o644,
                             dropin["contents"].encode(), origin=f"{origin}.dropins.{j}"))
         enabled = unit.get("enabled")
@@ -339,8 +384,8 @@ def _plan_units(b: _Builder, systemd: Mapping[str, Any], base: str) -> None:
         to_enable.extend((also, also) for also in install.also if also in contents)
     if presets:
         lines = []
-        for (unit, enabled), instances in sorted(presets.items()):
-            lines.append(" ".join(["enable" if enabled else "disable", unit, *sorted(set(instances))]))
+        for (unit_name, enabled), instances in sorted(presets.items()):
+            lines.append(" ".join(["enable" if enabled else "disable", unit_name, *sorted(set(instances))]))
         b.add(Entry(b.settings.preset_file, "file", 0o644, ("\n".join(lines) + "\n").encode(),
                     origin=f"{base}.units[*].enabled"))
 
@@ -400,25 +445,25 @@ def plan_image(rendered: RenderedConfig, settings: PlanSettings | None = None) -
     b = _Builder(settings, globs)
     cfg = rendered.ignition
     base = "$.spec.config"
-    ign = cfg.get("ignition") or {}
+    ign = _section(b, cfg, "ignition", base)
     for key in ("merge", "replace"):
-        if (ign.get("config") or {}).get(key):
+        if _section(b, ign, "config", f"{base}.ignition").get(key):
             b.problem(f"{base}.ignition.config.{key}", "remote-config", FIRST_BOOT,
                       "referenced configs are fetched by Ignition at first boot; render them into the config "
                       "to ship them in the image")
-    passwd = cfg.get("passwd") or {}
+    passwd = _section(b, cfg, "passwd", base)
     for key in ("users", "groups"):
-        for i, _ in enumerate(passwd.get(key) or ()):
+        for i, _ in _items(b, passwd, key, f"{base}.passwd"):
             b.problem(f"{base}.passwd.{key}.{i}", "passwd", FIRST_BOOT,
                       f"{key} and their passwords/SSH keys are created by Ignition at first boot "
                       "(ship sysusers.d files to define them in the image)")
-    storage = cfg.get("storage") or {}
+    storage = _section(b, cfg, "storage", base)
     for key in ("disks", "raid", "filesystems", "luks"):
-        for i, _ in enumerate(storage.get(key) or ()):
+        for i, _ in _items(b, storage, key, f"{base}.storage"):
             b.problem(f"{base}.storage.{key}.{i}", "storage-device", FIRST_BOOT,
                       f"{key} are per-machine devices that Ignition sets up at first boot")
     _plan_files(b, storage, f"{base}.storage")
-    _plan_units(b, cfg.get("systemd") or {}, f"{base}.systemd")
+    _plan_units(b, _section(b, cfg, "systemd", base), f"{base}.systemd")
     kargs = _plan_kargs(b, rendered, cfg)
     packages, kernel_type = _plan_packages(b, rendered)
     if rendered.spec.fips:
@@ -450,9 +495,14 @@ def _plan_kargs(b: _Builder, rendered: RenderedConfig, cfg: Mapping[str, Any]) -
             kargs.extend(split_kargs(entry))
         except ValueError as exc:
             b.problem(f"$.spec.kernelArguments.{i}", "karg", REFUSED, str(exc))
-    ign_kargs = cfg.get("kernelArguments") or {}
+    ign_kargs = _section(b, cfg, "kernelArguments", "$.spec.config")
     for entry in ign_kargs.get("shouldExist") or ():
-        for arg in split_kargs(str(entry)):
+        try:
+            args = split_kargs(str(entry))
+        except ValueError as exc:
+            b.problem("$.spec.config.kernelArguments.shouldExist", "karg", REFUSED, str(exc))
+            continue
+        for arg in args:
             if arg not in kargs:
                 kargs.append(arg)
     for i, _ in enumerate(ign_kargs.get("shouldNotExist") or ()):

@@ -50,17 +50,31 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class RegistrySettings:
-    """How to talk to registries. `auth_file` is a containers/Docker auth JSON (None: REGISTRY_AUTH_FILE)."""
+    """How to talk to registries. `auth_file` is a containers/Docker auth JSON (None: REGISTRY_AUTH_FILE, then
+    $XDG_RUNTIME_DIR/containers/auth.json, ~/.config/containers/auth.json, ~/.docker/config.json)."""
 
     tls_verify: bool = True
     auth_file: Path | None = None
     timeout: float = 120.0
 
 
+def auth_file_candidates(settings: RegistrySettings) -> list[Path]:
+    """Where credentials are looked up, in the containers tools' order."""
+    if settings.auth_file:
+        return [settings.auth_file]
+    if os.environ.get("REGISTRY_AUTH_FILE"):
+        return [Path(os.environ["REGISTRY_AUTH_FILE"])]
+    out = []
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        out.append(Path(os.environ["XDG_RUNTIME_DIR"]) / "containers/auth.json")
+    home = Path.home()
+    out += [home / ".config/containers/auth.json", home / ".docker/config.json"]
+    return out
+
+
 def _credentials(settings: RegistrySettings, host: str) -> tuple[str, str] | None:
-    path = settings.auth_file or (Path(os.environ["REGISTRY_AUTH_FILE"]) if os.environ.get("REGISTRY_AUTH_FILE")
-                                  else None)
-    if path is None or not path.exists():
+    path = next((p for p in auth_file_candidates(settings) if p.exists()), None)
+    if path is None:
         return None
     try:
         auths = json.loads(path.read_text()).get("auths") or {}

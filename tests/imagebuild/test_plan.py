@@ -148,3 +148,42 @@ def test_labels_and_digest_ignore_provenance() -> None:
     assert pa.labels() == pb.labels()
     assert pa.labels()["machineconfig"] == "rendered-worker-1"
     assert pa.labels()["io.machine-config.config-digest"].startswith("sha256:")
+
+
+BAD_TYPES = {
+    "storage-not-object": ({"storage": []}, "$.spec.config.storage"),
+    "files-not-list": ({"storage": {"files": {}}}, "$.spec.config.storage.files"),
+    "file-not-object": ({"storage": {"files": ["x"]}}, "$.spec.config.storage.files.0"),
+    "mode-string": ({"storage": {"files": [f("/etc/x", mode="0644")]}}, "$.spec.config.storage.files.0.mode"),
+    "mode-too-big": ({"storage": {"directories": [{"path": "/etc/d", "mode": 0o17777}]}},
+                     "$.spec.config.storage.directories.0.mode"),
+    "uid-negative": ({"storage": {"files": [f("/etc/x", user={"id": -1})]}}, "$.spec.config.storage.files.0.user.id"),
+    "dropin-name": ({"systemd": {"units": [{"name": "a.service", "dropins": [{"name": "../x", "contents": ""}]}]}},
+                    "$.spec.config.systemd.units.0.dropins.0.name"),
+    "units-not-list": ({"systemd": {"units": "a.service"}}, "$.spec.config.systemd.units"),
+}
+
+
+@pytest.mark.parametrize("config,path", BAD_TYPES.values(), ids=BAD_TYPES.keys())
+def test_bad_types_are_refused_not_crashes(config: dict[str, Any], path: str) -> None:
+    plan = plan_image(rc(config))
+    assert [p.path for p in plan.refused] == [path]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                     max_leaves=12)
+_keys = st.sampled_from(["path", "mode", "contents", "source", "user", "id", "name", "enabled", "mask", "dropins",
+                         "target", "hard", "append", "files", "units", "links", "directories"])
+_node = st.dictionaries(_keys, _json | st.just("/etc/x") | st.just("data:,x"), max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(files=st.lists(_node, max_size=3), units=st.lists(_node, max_size=3), links=st.lists(_node, max_size=2))
+def test_plan_never_crashes_on_odd_configs(files: list, units: list, links: list) -> None:
+    plan = plan_image(rc({"storage": {"files": files, "links": links}, "systemd": {"units": units}}))
+    for problem in plan.problems:
+        assert problem.path.startswith("$.spec")
