@@ -97,13 +97,14 @@ def load_cluster(cluster_dir: FsPath) -> Cluster:
             errors.append(doc.problem("json-type", (key, i), f"expected a string, got {value[i]!r}"))
         return tuple(v for v in value if isinstance(v, str))
 
+    allow = texts("extensionsAllowList")
     cluster = Cluster(
         name=text("name", required=True),
         base_domain=text("baseDomain"),
         os_image_url=text("osImageURL"),
         extensions_image=text("baseOSExtensionsContainerImage"),
         ssh_keys=texts("sshKeys") or (),
-        extensions_allow_list=texts("extensionsAllowList") or tuple(DEFAULT_EXTENSIONS),
+        extensions_allow_list=allow if allow is not None else tuple(DEFAULT_EXTENSIONS),
         values=dict(data),
     )
     if errors:

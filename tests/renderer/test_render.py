@@ -183,3 +183,93 @@ def test_directory_store_holds_rendered_and_pools(cluster: Path, tmp_path: Path)
     assert record["current"] == worker.name
     assert record["history"] == [{"name": worker.name, "time": "2026-01-02T03:04:05Z"}]
     assert record["maxUnavailable"] == "25%"
+
+
+def _mc(name: str, role: str, spec: str) -> str:
+    return BAD_MC.replace("50-worker-bad", name).replace("role: worker", f"role: {role}").format(spec=spec)
+
+
+MORE = [
+    ("50-worker-rt.yaml", _mc("50-worker-rt", "worker", "  kernelType: realtime\n  extensions: [kernel-devel]\n"),
+     "installing kernel-devel extension is not supported with kernelType: realtime", "kernel-devel-with-realtime"),
+    ("50-worker-v36.yaml", _mc("50-worker-v36", "worker", "  config:\n    ignition:\n      version: 3.6.0\n"
+                               "    storage:\n      files:\n        - path: /etc/x\n          mode: 0644\n"
+                               "          contents:\n            source: data:,x\n"
+                               "    passwd:\n      users:\n        - name: core\n          shouldExist: true\n"),
+     "", "36-translates-down"),
+    ("50-worker-v2.yaml", _mc("50-worker-v2", "worker", "  config:\n    ignition:\n      version: 2.2.0\n"),
+     "manifests/50-worker-v2.yaml:10:16 $.spec.config.ignition.version: ", "spec-2-unsupported"),
+    ("50-worker-novers.yaml", _mc("50-worker-novers", "worker", "  config:\n    storage: {}\n"),
+     "parsing Ignition config failed: invalid version", "missing-version"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [m[:3] for m in MORE], ids=[m[3] for m in MORE])
+def test_more_worker_inputs(cluster: Path, name: str, text: str, message: str) -> None:
+    _write(cluster, name, text)
+    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
+    errors = result.pools["worker"].errors
+    if not message:
+        assert errors == (), errors
+    else:
+        assert any(message in e for e in errors), errors
+
+
+def test_extension_allow_list_is_configurable(cluster: Path) -> None:
+    _write(cluster, "50-worker-ext.yaml", _mc("50-worker-ext", "worker",
+                                              "  extensions: [wireguard-tools]\n  config:\n    ignition:\n"
+                                              "      version: 3.5.0\n"))
+    assert render_cluster(cluster, store=MemoryStore()).pools["worker"].errors
+    text = (cluster / "cluster.yaml").read_text()
+    (cluster / "cluster.yaml").write_text(text + "extensionsAllowList: [usbguard, wireguard-tools]\n")
+    assert render_cluster(cluster, store=MemoryStore()).pools["worker"].errors == ()
+
+
+def test_disk_change_is_not_reconcilable_and_names_the_culprit(cluster: Path) -> None:
+    store = MemoryStore()
+    render_cluster(cluster, store=store, clock=_clock)
+    _write(cluster, "60-worker-disk.yaml", _mc("60-worker-disk", "worker",
+                                               "  config:\n    ignition:\n      version: 3.5.0\n    storage:\n"
+                                               "      disks:\n        - device: /dev/vdb\n          wipeTable: true\n"))
+    result = render_cluster(cluster, store=store, clock=_clock)
+    errors = result.pools["worker"].errors
+    assert len(errors) == 1 and errors[0].startswith("manifests/60-worker-disk.yaml:9:5 $.spec.config: "
+                                                     'reconciliation failed between current config "rendered-worker-')
+    assert errors[0].endswith('and base config "60-worker-disk": ignition disks section contains changes')
+    # the MachineConfiguration override lets it render (for new machines)
+    mcfg = cluster / "manifests" / "90-machineconfiguration.yaml"
+    mcfg.write_text(mcfg.read_text() + "  irreconcilableValidationOverrides:\n    storage: [Disks]\n")
+    assert render_cluster(cluster, store=store, clock=_clock).pools["worker"].errors == ()
+
+
+def test_os_image_override_is_annotated(cluster: Path) -> None:
+    _write(cluster, "70-worker-os.yaml", _mc("70-worker-os", "worker", "  osImageURL: quay.io/lab/custom-os:41\n"))
+    rendered = render_cluster(cluster, store=MemoryStore()).pools["worker"].rendered
+    assert rendered is not None and rendered.spec.os_image_url == "quay.io/lab/custom-os:41"
+    assert rendered.annotations["machineconfiguration.openshift.io/os-image-url-overridden"] == "true"
+    assert rendered.provenance["osImageURL"] == "70-worker-os (manifests/70-worker-os.yaml:8)"
+
+
+def test_json_manifest_provenance_has_entry_lines(cluster: Path) -> None:
+    doc = {"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+           "metadata": {"name": "60-worker-json", "labels": {"machineconfiguration.openshift.io/role": "worker"}},
+           "spec": {"config": {"ignition": {"version": "3.5.0"}, "storage": {"files": [
+               {"path": "/etc/one", "contents": {"source": "data:,1"}},
+               {"path": "/etc/two", "contents": {"source": "data:,2"}}]}}}}
+    (cluster / "manifests" / "60-worker-json.json").write_text(json.dumps(doc, indent=2))
+    rendered = render_cluster(cluster, store=MemoryStore()).pools["worker"].rendered
+    assert rendered is not None
+    text = (cluster / "manifests" / "60-worker-json.json").read_text().splitlines()
+    line = next(i for i, t in enumerate(text, 1) if '"/etc/two"' in t)
+    assert rendered.provenance["storage.files[/etc/two]"] == f"60-worker-json (manifests/60-worker-json.json:{line})"
+
+
+def test_butane_refusal_degrades_the_pool_of_its_role(cluster: Path) -> None:
+    (cluster / "manifests" / "65-infra-dirs.bu").write_text(
+        "variant: openshift\nversion: 4.19.0\nmetadata:\n  name: 65-infra-dirs\n  labels:\n"
+        "    machineconfiguration.openshift.io/role: infra\nstorage:\n  directories:\n    - path: /var/lib/x\n")
+    result = render_cluster(cluster, store=MemoryStore())
+    errors = result.pools["infra"].errors
+    assert errors and errors[0].startswith("manifests/65-infra-dirs.bu:"), errors
+    assert "directories are not supported" in errors[0]
+    assert result.pools["worker"].errors == () and result.pools["master"].errors == ()
