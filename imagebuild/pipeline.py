@@ -179,6 +179,14 @@ def _push(request: BuildRequest, base: BaseImage, image: DerivedImage, layer_fil
     return dest.with_digest(digest)
 
 
+def _buildable_base(base: str) -> str:
+    """A FROM operand buildah resolves the same from any directory: `oci:` layout paths made absolute."""
+    ref = parse_ref(base, "--base")
+    if isinstance(ref, LayoutRef):
+        return str(LayoutRef(os.path.abspath(ref.path), ref.tag))
+    return base
+
+
 def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progress,
                          runner: CommandRunner | None) -> BuildResult:
     temporary = request.context is None
@@ -187,7 +195,7 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
     context = request.context or Path(tempfile.mkdtemp(prefix="mco-context-"))
     try:
         progress(f"writing build context {context}")
-        write_context(plan, context, base=request.base, lint=request.lint)
+        write_context(plan, context, base=_buildable_base(request.base), lint=request.lint)
         if not request.build:
             return BuildResult(plan, "containerfile", request.base, context=context)
         if request.output is None and request.push is None:

@@ -99,7 +99,8 @@ def test_registry_base_is_mounted_and_kept(base_layout: Path, registry: str, tmp
     messages: list[str] = []
     result = build_image(BuildRequest(
         rendered=rendered(), base=f"docker://{registry}/tiny/base:v1", mode="oci",
-        push=parse_registry_ref(f"docker://{registry}/tiny/from-registry:v1"), registry=INSECURE),
+        push=parse_registry_ref(f"docker://{registry}/tiny/from-registry:v1"),
+        output=parse_layout_ref(f"oci:{tmp_path / 'local'}:v2"), registry=INSECURE),
         progress=messages.append)
     assert any("mounted from" in m for m in messages), messages
     info = json.loads(run(skopeo, "inspect", "--tls-verify=false", f"docker://{registry}/tiny/from-registry:v1"))
@@ -108,6 +109,8 @@ def test_registry_base_is_mounted_and_kept(base_layout: Path, registry: str, tmp
     assert info["Labels"]["baseOSContainerImage"] == f"{registry}/tiny/base@{base_info['Digest']}"
     root = pull_and_unpack(f"{registry}/tiny/from-registry:v1", tmp_path)
     assert without_kargs(snapshot(root)) == expected_root(base_layout, image_config(), tmp_path)
+    # the same image written locally: base blobs downloaded from the registry into the layout
+    assert snapshot(unpack_layout(tmp_path / "local", "v2", tmp_path / "local-root")) == snapshot(root)
 
 
 def test_uncompressed_layer_keeps_its_digest_through_the_registry(base_layout: Path, registry: str,
