@@ -13,8 +13,9 @@ import base64
 import errno
 import os
 
+from ignition.butane.goflate import gzip_best
 from ignition.butane.messages import ERR_FILES_DIR_ESCAPE, ERR_NO_FILES_DIR
-from ignition.dataurl import escape, gzip_contents
+from ignition.dataurl import escape
 
 _GO_ERRNO = {
     errno.ENOENT: "no such file or directory",
@@ -38,7 +39,7 @@ def make_data_url(data: bytes, compression: str | None, allow_compression: bool)
     if len(b64) < len(opaque):
         opaque = b64
     if not compression and allow_compression:
-        gz = ";base64," + base64.b64encode(gzip_contents(data)).decode("ascii")
+        gz = ";base64," + base64.b64encode(gzip_best(data)).decode("ascii")
         if len(gz) + len("gzip") < len(opaque):
             opaque = gz
             out_compression = "gzip"
