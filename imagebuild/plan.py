@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ignition.canonical import canonical_json
 from imagebuild.kargs import split_kargs
 from imagebuild.kargs import to_toml as kargs_toml
 from imagebuild.sources import SourceProblem, read_resource
@@ -158,8 +158,7 @@ class ImagePlan:
 
 def config_digest(rendered: RenderedConfig) -> str:
     """sha256 of the canonical spec JSON: provenance and source file positions do not change it."""
-    raw = json.dumps(rendered.spec.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(raw.encode()).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(rendered.spec.to_dict())).hexdigest()
 
 
 @dataclass

@@ -7,13 +7,12 @@ problem (`remote-source`) instead of fetching it.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from ignition.dataurl import decode_data_url
+from ignition.dataurl import decode_data_url, gunzip_contents
+from ignition.errors import IgnitionError
 
 
 class SourceProblem(Exception):
@@ -44,14 +43,14 @@ def read_resource(resource: Mapping[str, Any] | None) -> bytes | None:
                             "(inline it as a data URL, or leave the file to Ignition)")
     try:
         data = decode_data_url(source)
-    except Exception as exc:  # the ignition engineer's DataURLError; any failure is a bad source
+    except IgnitionError as exc:
         raise SourceProblem("data-url", "source", f"invalid data URL: {exc}") from exc
     compression = resource.get("compression") or ""
     if compression == "gzip":
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise SourceProblem("gzip", "compression", f"contents are not valid gzip: {exc}") from exc
+            data = gunzip_contents(data)
+        except IgnitionError as exc:
+            raise SourceProblem("gzip", "compression", str(exc)) from exc
     elif compression:
         raise SourceProblem("compression", "compression", "invalid compression method")
     _verify(resource.get("verification"), data)
