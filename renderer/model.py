@@ -75,6 +75,7 @@ class MachineConfigPool:
     max_unavailable: int | str
     origin: Origin
     doc: Document | None = field(default=None, compare=False, repr=False)
+    broken: bool = False   # its manifest did not parse: the pool only carries its errors
 
 
 @dataclass(frozen=True)

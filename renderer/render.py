@@ -263,6 +263,11 @@ def load_inputs(cluster_dir: Path) -> Inputs:
                 pool.origin.source, ("metadata", "name"), pool.origin.line)))
         seen[pool.name] = pool
     inputs.pools = list(seen.values()) + [_default_pool(n) for n in DEFAULT_POOLS if n not in names]
+    for owner, problem in list(inputs.problems):
+        if isinstance(owner, tuple) and owner[0] == "pool" and owner[1] not in {p.name for p in inputs.pools}:
+            inputs.pools.append(MachineConfigPool(
+                name=owner[1], labels={}, mc_selector=None, node_selector={}, paused=False, max_unavailable=1,
+                origin=Origin(problem.source, problem.line), broken=True))
     inputs.pools.sort(key=lambda p: p.name)
     for role in template_roles(cluster_dir):
         templated = render_role(cluster_dir, cluster, role)
@@ -334,6 +339,8 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
     errors = [p for p in own if p.severity == "error"]
     warnings = [p for p in own if p.severity == "warning"]
     selector = pool.mc_selector
+    if pool.broken:
+        return _Outcome(pool, None, tuple(errors), tuple(warnings), ())
     if selector is None:
         errors.append(Problem("selector-nil", f"pool {pool.name} has no machineConfigSelector: it selects no "
                               "MachineConfigs", pool.origin.source, ("spec", "machineConfigSelector"),
@@ -424,10 +431,13 @@ def _record(previous: PoolRecord | None, outcome: _Outcome, now: str) -> tuple[P
     conditions[RENDER_DEGRADED] = Condition(degraded.type, degraded.status, degraded.reason, degraded.message, since)
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())
+    if pool.broken and previous is not None:  # keep what we knew of the pool's rollout settings
+        max_unavailable, node_selector, paused = previous.max_unavailable, previous.node_selector, previous.paused
+    else:
+        max_unavailable, node_selector, paused = pool.max_unavailable, pool.node_selector, pool.paused
     return PoolRecord(name=pool.name, current=current, sources=sources,
                       conditions=tuple(conditions[k] for k in sorted(conditions)), history=history,
-                      max_unavailable=pool.max_unavailable, node_selector=dict(pool.node_selector),
-                      paused=pool.paused), changed
+                      max_unavailable=max_unavailable, node_selector=dict(node_selector), paused=paused), changed
 
 
 def render_cluster(cluster_dir: Path, *, store: Store,

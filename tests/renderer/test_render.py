@@ -273,3 +273,16 @@ def test_butane_refusal_degrades_the_pool_of_its_role(cluster: Path) -> None:
     assert errors and errors[0].startswith("manifests/65-infra-dirs.bu:"), errors
     assert "directories are not supported" in errors[0]
     assert result.pools["worker"].errors == () and result.pools["master"].errors == ()
+
+
+def test_broken_custom_pool_manifest_degrades_that_pool_only(cluster: Path) -> None:
+    store = MemoryStore()
+    before = render_cluster(cluster, store=store, clock=_clock)
+    pools = cluster / "manifests" / "00-pools.yaml"
+    pools.write_text(pools.read_text().replace("  maxUnavailable: 1\n", "  maxUnavailable: lots\n"))
+    result = render_cluster(cluster, store=store, clock=_clock)
+    infra, master = result.pools["infra"], result.pools["master"]
+    assert infra.errors and "maxUnavailable 'lots' is not an integer or a percentage" in infra.errors[0]
+    assert master.errors and result.pools["worker"].errors == ()
+    assert infra.rendered == before.pools["infra"].rendered
+    assert store.get_pool("infra").condition("RenderDegraded").status == "True"  # type: ignore[union-attr]
