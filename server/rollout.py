@@ -5,7 +5,9 @@ fewer than the pool's `maxUnavailable` other nodes of the pool are unavailable, 
 config otherwise. Unavailable means: reporting `Working` or `Degraded`, or targeted at a config it has
 not reached yet (desiredConfig set and != currentConfig). A Degraded node therefore stops the rollout from
 widening. A node that is already moving to the target (its reported desiredConfig is the target) keeps
-getting it, so a rollout never stalls half-way. A paused pool hands out nothing new.
+getting it, so a rollout never stalls half-way. A paused pool hands out nothing new. A node the server has
+never heard of is a machine being provisioned: like `/config/<pool>` for a booting machine, it gets the
+pool's target without waiting for a slot (it has no old config to keep).
 
 Concurrency: the decision is only as good as the statuses it sees; the caller should record a hand-out
 (e.g. store the node's status with `desiredConfig = target`) before answering, under one lock, so two
@@ -69,9 +71,11 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus]) -> 
     target = pool.current
     if not target or current == target:
         return current or target
+    if mine is None:
+        return target
     if pool.paused:
         return current
-    if mine is not None and mine.desired_config == target:
+    if mine.desired_config == target:
         return target
     size = len({s.name for s in members} | {node})
     busy = sum(1 for s in members if s.name != node and is_unavailable(s))

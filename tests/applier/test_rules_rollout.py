@@ -50,7 +50,8 @@ CASES = [
     ("paused-at-target", "a", PoolRecord(name="worker", current=NEW, paused=True), [_n("a", NEW, NEW)], NEW),
     ("other-pool-ignored", "a", POOL, [_n("x", OLD, "rendered-infra-1", "Working", pool="infra"), _n("a")], NEW),
     ("unknown-node-gets-target", "z", POOL, [_n("a")], NEW),
-    ("unknown-node-waits", "z", POOL, [_n("a", OLD, NEW, "Working")], None),
+    ("unknown-node-provisions-with-target", "z", POOL, [_n("a", OLD, NEW, "Working")], NEW),
+    ("unknown-node-paused-pool", "z", PoolRecord(name="worker", current=NEW, paused=True), [], NEW),
     ("no-target", "a", PoolRecord(name="worker"), [_n("a")], OLD),
 ]
 
