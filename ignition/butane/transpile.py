@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ignition import schema as ign
 from ignition.butane import bootdevice, openshift
 from ignition.butane import messages as m
 from ignition.butane.decode import Decoder, Positions
 from ignition.butane.errors import ButaneError
-from ignition.butane.output import go_json, go_yaml, ignition_json_value
+from ignition.butane.output import go_json, go_order, go_yaml, ignition_json_value
 from ignition.butane.report import Problems
 from ignition.butane.schema import BNode, butane_root
 from ignition.butane.systemd import add_mount_units
@@ -110,6 +111,24 @@ def resolve_spec(root: YNode | None) -> Spec:
     return spec
 
 
+def _walk_key(root: ign.Node, path: tuple[str | int, ...]) -> tuple[int, ...]:
+    """Where a path comes in Go's validation walk (fields in struct order, list items in order)."""
+    key: list[int] = []
+    node: ign.Node | None = root
+    for step in path[:3]:  # within one list item, keep the validator's own order (Go's Validate() methods)
+        if node is None:
+            key.append(0)
+        elif isinstance(step, int):
+            key.append(step)
+            node = node.item if node.kind == "list" else None
+        else:
+            order = go_order(node) if node.kind == "object" else []
+            key.append(order.index(step) if step in order else len(order))
+            member = node.fields.get(step) if node.kind == "object" else None
+            node = member.node if member else None
+    return tuple(key)
+
+
 def _validate_ignition(config: dict[str, Any], ctx: Context) -> None:
     """Ignition's own validation of the generated config, entries moved back into YAML space."""
     try:
@@ -117,7 +136,10 @@ def _validate_ignition(config: dict[str, Any], ctx: Context) -> None:
     except ImportError:  # the validator is another module of ignition/; without it only Butane's checks run
         return
     report = validate_dict(config, version=ctx.spec.ignition)
-    for entry in report.entries:
+    root = ign.root(ctx.spec.ignition)
+    dups = [e for e in report.entries if e.code == "duplicate"]
+    rest = sorted((e for e in report.entries if e.code != "duplicate"), key=lambda e: _walk_key(root, e.path))
+    for entry in dups + rest:
         ypath = ctx.to_yaml(tuple(entry.path))
         if entry.severity == "error":
             ctx.problems.error(ypath, entry.message, code=entry.code)
