@@ -358,3 +358,14 @@ async def test_metrics_count_requests(make_client: MakeClient, store: MemoryStor
     assert 'mco_config_requests_total{pool="-",status="404",version="-"} 1.0' in text
     assert "mco_config_bytes_served_total" in text
     assert "mco_render_duration_seconds" in text
+
+
+async def test_unreadable_store_at_start_is_503(make_client: MakeClient, tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "store")
+    shutil.rmtree(tmp_path / "store" / "pools")
+    (tmp_path / "store" / "pools").write_text("not a directory")
+    client = await make_client(store)
+    response = await client.get("/config/worker", headers={"Accept": ACCEPT_33})
+    assert response.status == 503
+    assert "pools" in (await response.json())["message"]
+    assert (await client.get("/healthz")).status == 503

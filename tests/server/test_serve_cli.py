@@ -1,0 +1,95 @@
+"""`mco serve` as a command: flag errors, and several worker processes sharing the port and the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from cli.main import main
+from tests.server.helpers import ACCEPT_33
+
+HERE = Path(__file__).resolve().parent
+ENV = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
+
+
+@pytest.mark.parametrize("args", [
+    ["serve", "/nonexistent-cluster"],
+    ["serve", str(HERE / "cluster"), "--listen", "localhost"],
+    ["serve", str(HERE / "cluster"), "--listen", "127.0.0.1:99999"],
+    ["serve", str(HERE / "cluster"), "--tls-listen", "127.0.0.1:0"],
+    ["serve", str(HERE / "cluster"), "--cert", "x.crt", "--key", "x.key"],
+    ["serve", str(HERE / "cluster"), "--listen", "off"],
+    ["serve", str(HERE / "cluster"), "--workers", "0"],
+    ["serve", str(HERE / "cluster"), "--token", "worker"],
+    ["serve", str(HERE / "cluster"), "--token", "worker=/nonexistent"],
+    ["serve", str(HERE / "cluster"), "--allow", "10.0.0.0/33"],
+    ["serve", str(HERE / "cluster"), "--default-version", "2.2.0"],
+], ids=["no-dir", "no-port", "bad-port", "tls-without-cert", "cert-without-tls", "no-listener", "workers-0",
+        "token-syntax", "token-file-missing", "bad-cidr", "bad-default-version"])
+def test_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith("mco: ")
+
+
+def test_port_in_use_exits_2(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "cli", "serve", str(HERE / "cluster"), "--listen",
+                               f"127.0.0.1:{port}", "--access-log", "off"], env=ENV, capture_output=True, text=True,
+                              timeout=60)
+    assert done.returncode == 2
+    assert "cannot listen" in done.stderr
+
+
+def test_workers_share_port_and_store(tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster"
+    shutil.copytree(HERE / "cluster", cluster)
+    log = tmp_path / "access.log"
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp_path / "store"),
+                             "--listen", "127.0.0.1:0", "--workers", "2", "--access-log", str(log)],
+                            env=ENV, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = ""
+        while "serving " not in line:
+            line = proc.stderr.readline()
+            assert line, "mco serve exited"
+        base = line.split("serving ", 1)[1].split(" ", 1)[0]
+        assert "workers: 2" in line
+        pids: set[int] = set()
+        deadline = time.monotonic() + 30
+        while len(pids) < 2 and time.monotonic() < deadline:
+            with requests.Session() as fresh:  # a new connection each time: the kernel spreads them
+                response = fresh.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33})
+            assert response.status_code == 200
+            entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+            pids = {e["worker"] for e in entries if e["path"] == "/config/worker"}
+        assert len(pids) == 2, pids
+        bodies = set()
+        for _ in range(10):
+            with requests.Session() as fresh:
+                bodies.add(fresh.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33}).content)
+        assert len(bodies) == 1  # every worker serves the same bytes
+        name = requests.get(f"{base}/pools/worker", timeout=10).json()["spec"]["configuration"]["name"]
+        report = {"pool": "worker", "currentConfig": name, "desiredConfig": name, "state": "Done"}
+        assert requests.post(f"{base}/nodes/node-1/status", json=report, timeout=10).status_code == 200
+        for _ in range(6):  # whichever worker answers, the report is there (shared store)
+            with requests.Session() as fresh:
+                status = fresh.get(f"{base}/pools/worker", timeout=10).json()["status"]
+            assert status["machineCount"] == 1 and status["updatedMachineCount"] == 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
