@@ -172,7 +172,7 @@ def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
     elif kind == "Filesystem" and value.get("with_mount_unit") is True:
         if not value.get("format"):
             problems.error(path + ("format",), m.ERR_MOUNT_UNIT_NO_FORMAT)
-        elif value["format"] != "swap" and not value.get("path"):
+        elif (value["format"] != "swap" or not _swap_units(node)) and not value.get("path"):
             problems.error(path + ("path",), m.ERR_MOUNT_UNIT_NO_PATH)
     elif kind == "Metadata":
         if not value.get("name"):
@@ -193,6 +193,11 @@ def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
     for key, member in node.fields.items():
         if key in value:
             validate(value[key], member.node, path + (key,), problems)
+
+
+def _swap_units(filesystem: BNode) -> bool:
+    """Swap units exist from base v0_4 (fcos 1.4): their Filesystem schema has `format: none`'s spec 3.3."""
+    return filesystem.go.startswith("v0_") and int(filesystem.go.split(".")[0][3:]) >= 4
 
 
 _DASD = re.compile(r"/dev/dasd[a-z]$")
