@@ -4,7 +4,7 @@
         [--output oci:DIR:TAG] [--push docker://HOST/REPO:TAG] [--tls-verify=false] [--digestfile F]
         [--build] [--format text|json]
 
-Progress goes to stderr; stdout's final line is the digested reference (`REPO@sha256:...`), or the
+`created` times are 1970-01-01 unless SOURCE_DATE_EPOCH is set. Progress goes to stderr; stdout's final line is the digested reference (`REPO@sha256:...`), or the
 Containerfile path when only a context was written; `--format json` prints one JSON object instead.
 Exit 1: the cluster does not render, or the config holds things an image refuses; exit 2: usage, I/O,
 registry or buildah failures.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,10 +108,14 @@ def run_build(args: argparse.Namespace) -> int:
         raise UsageError("--build applies to --mode containerfile (oci mode needs no builder)")
     if args.digestfile and args.mode == "containerfile" and not args.build:
         raise UsageError("--digestfile needs an image: use --mode oci or --build")
+    try:
+        epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or 0)
+    except ValueError:
+        raise UsageError("SOURCE_DATE_EPOCH must be an integer (seconds since 1970)") from None
     rendered = _rendered(args.cluster_dir, args.pool)
     request = BuildRequest(
         rendered=rendered, base=args.base, mode=args.mode, context=args.context, output=output, push=push,
-        build=args.build, lint=args.lint, compression=args.compression, arch=args.arch,
+        build=args.build, lint=args.lint, compression=args.compression, arch=args.arch, epoch=epoch,
         registry=RegistrySettings(tls_verify=args.tls_verify),
     )
     try:

@@ -149,13 +149,15 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
                              created_by=f"mco image build {plan.name}",
                              comment=f"rendered config {plan.name} of pool {plan.pool}", epoch=request.epoch)
         references: list[str] = []
-        if request.push is not None:
-            references.append(_push(request, base, image, layer_file, progress))
-        if request.output is not None:
+        if request.output is not None:   # local first: a failed push still leaves the image to retry from
             assert request.output.tag
             progress(f"writing {request.output}")
-            write_layout(Layout(request.output.path), request.output.tag, image, base, layer_file, progress=progress)
-            references.insert(0, f"oci:{request.output.path}@{image.digest}")
+            layout = Layout(request.output.path)
+            write_layout(layout, request.output.tag, image, base, layer_file, progress=progress)
+            layer_file = layout.blob_path(layer.digest)
+            references.append(f"oci:{request.output.path}@{image.digest}")
+        if request.push is not None:
+            references.append(_push(request, base, image, layer_file, progress))
         return BuildResult(plan, "oci", request.base, image.digest, tuple(references), layer=layer)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -118,3 +118,19 @@ def test_unknown_pool_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, _out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "nope", "--base", "x:1",
                           "--context", tmp_path / "c")
     assert code == 1 and "no pool 'nope'" in err
+
+
+@pytest.mark.realtool
+def test_output_and_push_with_source_date_epoch(base_layout: Path, registry: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "86400")
+    code, out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "worker", "--base", f"oci:{base_layout}:v1",
+                         "--mode", "oci", "--output", f"oci:{tmp_path / 'o'}:w",
+                         "--push", f"docker://{registry}/lab/epoch:v1", "--tls-verify=false")
+    assert code == 0, err
+    digest = out.splitlines()[-1].split("@", 1)[1]
+    assert out.splitlines()[-1] == f"{registry}/lab/epoch@{digest}"
+    assert f"wrote oci:{tmp_path / 'o'}@{digest}" in err
+    info = json.loads(run(real_tool("skopeo"), "inspect", f"oci:{tmp_path / 'o'}:w"))
+    assert info["Created"] == "1970-01-02T00:00:00Z" and info["Digest"] == digest
