@@ -141,7 +141,7 @@ class _Decoder:
             if val is None:
                 if member.pointer:
                     out.pop(name, None)
-                elif name not in out:
+                elif name not in out and member.node.kind != "object":
                     out[name] = _zero(member.node)
                 continue
             child = member.node

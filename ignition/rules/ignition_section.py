@@ -33,10 +33,10 @@ def check_ignition(ign: dict[str, Any], ctx: Ctx) -> None:
         path: tuple[str | int, ...] = base + ("config", "merge", i)
         if new:
             check_required_source(ref, path, ctx)
-        check_resource(ref, path, ctx)
+        check_resource(ref, path, ctx, hash_needs_source=new)
     replace = config.get("replace")
     if replace:
-        check_resource(replace, base + ("config", "replace"), ctx)
+        check_resource(replace, base + ("config", "replace"), ctx, hash_needs_source=new)
     tls = (ign.get("security") or {}).get("tls") or {}
     for i, ca in enumerate(tls.get("certificateAuthorities") or ()):
         path = base + ("security", "tls", "certificateAuthorities", i)
@@ -46,7 +46,7 @@ def check_ignition(ign: dict[str, Any], ctx: Ctx) -> None:
         else:
             ctx.error(path + ("source",), check_url(ca.get("source", ""), ctx.version))
             sub = {k: v for k, v in ca.items() if k != "source"}
-            check_resource(sub, path, ctx)
+            check_resource(sub, path, ctx, hash_needs_source=False)
     proxy = ign.get("proxy")
     if proxy:
         _check_proxy(proxy.get("httpProxy"), base + ("proxy", "httpProxy"), ctx, True)

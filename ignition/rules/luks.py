@@ -32,8 +32,7 @@ def _check_tang(t: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx) -> Non
         scheme = None
     if scheme is None:
         ctx.error(base + ("url",), INVALID_URL)
-        return
-    if scheme not in ("http", "https"):
+    elif scheme not in ("http", "https"):
         ctx.error(base + ("url",), INVALID_SCHEME)
     if not t.get("thumbprint"):
         ctx.error(base + ("thumbprint",), "thumbprint is required")
@@ -45,7 +44,8 @@ def _check_tang(t: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx) -> Non
 def _check_custom(custom: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx) -> None:
     pin = custom.get("pin")
     config = custom.get("config")
-    if not pin and not config and custom.get("needsNetwork") is not True:
+    # 3.3+ checks a custom pin once any of its fields is set; 3.2 only once pin or config is non-empty.
+    if not pin and not config and (custom.get("needsNetwork") is not True or not ctx.since("3.3.0")):
         return
     if pin:
         if not ctx.since("3.6.0") and pin not in ("tpm2", "tang", "sss"):

@@ -25,8 +25,10 @@ def check_hash(value: str, ctx: Ctx) -> str | None:
     return None
 
 
-def check_resource(res: dict[str, Any], path: Path, ctx: Ctx) -> None:
-    """Resource.Validate (3.1+) and the 3.0 FileContents/ConfigReference equivalents."""
+def check_resource(res: dict[str, Any], path: Path, ctx: Ctx, *, hash_needs_source: bool = True) -> None:
+    """Resource.Validate (3.1+) and the 3.0 FileContents/ConfigReference/CaReference equivalents.
+
+    `hash_needs_source=False` for 3.0's ConfigReference and CaReference, which lack that rule."""
     compression = res.get("compression")
     if compression is not None and compression not in ("", "gzip"):
         ctx.error(path + ("compression",), "invalid compression method")
@@ -35,7 +37,7 @@ def check_resource(res: dict[str, Any], path: Path, ctx: Ctx) -> None:
     if verification:
         digest = verification.get("hash")
         if digest is not None:
-            if source is None:
+            if source is None and hash_needs_source:
                 ctx.error(path + ("verification", "hash"), "source must be specified if verification is specified")
             ctx.error(path + ("verification", "hash"), check_hash(digest, ctx))
     if source:

@@ -67,7 +67,7 @@ def _storage(cfg: dict[str, Any]) -> dict[str, Any]:
 def mutate(cfg: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """One random, rule-targeted edit of a deep copy of `cfg`."""
     cfg = copy.deepcopy(cfg)
-    kind = rng.randrange(16)
+    kind = rng.randrange(19)
     st = _storage(cfg)
     if kind == 0:
         _section(st, "files", []).append({"path": rng.choice(PATHS), "mode": rng.choice(MODES)})
@@ -154,11 +154,20 @@ def mutate(cfg: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         )
     elif kind == 12:
         ign = _section(cfg, "ignition", {})
-        choice = rng.randrange(3)
+        choice = rng.randrange(4)
+        ref: dict[str, Any] = {"source": rng.choice(SOURCES)} if rng.random() < 0.7 else {}
+        if rng.random() < 0.4:
+            ref["verification"] = {"hash": rng.choice(HASHES)}
+        if rng.random() < 0.2:
+            ref["compression"] = rng.choice(["gzip", "xz"])
+        if rng.random() < 0.2:
+            ref["httpHeaders"] = [{"name": "A", "value": "b"}]
         if choice == 0:
-            _section(ign, "config", {})["merge"] = [{"source": rng.choice(SOURCES)} if rng.random() < 0.8 else {}]
+            _section(ign, "config", {})["merge"] = [ref]
         elif choice == 1:
-            _section(_section(ign, "security", {}), "tls", {})["certificateAuthorities"] = [{"source": rng.choice(SOURCES)}]
+            _section(_section(ign, "security", {}), "tls", {})["certificateAuthorities"] = [ref]
+        elif choice == 2:
+            _section(ign, "config", {})["replace"] = ref
         else:
             ign["proxy"] = {rng.choice(["httpProxy", "httpsProxy"]): rng.choice(["http://p", "https://p", "ftp://p", "", "http://[::1"])}
     elif kind == 13:
@@ -166,6 +175,46 @@ def mutate(cfg: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     elif kind == 14:
         who = rng.choice(["user", "group"])
         _section(st, "files", []).append({"path": "/etc/o", who: rng.choice([{"id": 0, "name": "root"}, {"id": 0}, {"name": ""}, {"id": 1, "name": ""}])})
+    elif kind == 16:
+        luks: dict[str, Any] = {"name": rng.choice(["data", "a/b", ""]), "device": rng.choice(["/dev/sdb", "", "sdb", None])}
+        if luks["device"] is None:
+            del luks["device"]
+        clevis: dict[str, Any] = {}
+        if rng.random() < 0.5:
+            clevis["tang"] = [{k: v for k, v in (("url", rng.choice(["http://t", "https://t", "ftp://t", "", "http://[::1"])),
+                                                ("thumbprint", rng.choice(["abc", "", None]))) if v is not None}]
+        if rng.random() < 0.4:
+            clevis["tpm2"] = rng.choice([True, False])
+        if rng.random() < 0.3:
+            clevis["threshold"] = rng.choice([0, 1, 2])
+        if rng.random() < 0.5:
+            clevis["custom"] = {k: v for k, v in (("pin", rng.choice(["tpm2", "sss", "foo", "", None])),
+                                                  ("config", rng.choice(["{}", "", None])),
+                                                  ("needsNetwork", rng.choice([True, False, None]))) if v is not None}
+        if clevis or rng.random() < 0.2:
+            luks["clevis"] = clevis
+        if rng.random() < 0.3:
+            luks["keyFile"] = {"source": rng.choice(SOURCES)}
+        if rng.random() < 0.3:
+            luks["label"] = rng.choice(["l", "x" * 48])
+        _section(st, "luks", []).append(luks)
+    elif kind == 17:
+        kargs = _section(cfg, "kernelArguments", {})
+        _section(kargs, rng.choice(["shouldExist", "shouldNotExist"]), []).append(rng.choice(["quiet", "a b", "quiet"]))
+    elif kind == 18:
+        objs = [o for o in _objects(cfg) if o]
+        o = rng.choice(objs)
+        key = rng.choice(sorted(o))
+        if key not in ("ignition", "version"):
+            trick = rng.randrange(4)
+            if trick == 0:
+                o[key.upper()] = o[key]
+            elif trick == 1:
+                o[key] = None
+            elif trick == 2 and isinstance(o[key], int) and not isinstance(o[key], bool):
+                o[key] = rng.choice([float(o[key]), -0, 2**63, -(2**63)])
+            else:
+                o[key.capitalize()] = rng.choice([None, 1, "x"])
     else:
         f = {"path": "/etc/h", "contents": {"source": rng.choice(SOURCES), "httpHeaders": [{"name": rng.choice(["A", ""]), "value": rng.choice(["v", ""])}]}}
         _section(st, "files", []).append(f)
