@@ -112,9 +112,10 @@ def run_serve(args: argparse.Namespace) -> int:
                   f"workers: {settings.workers})", file=sys.stderr)
         if running.addresses and pools:
             scheme, host, port = running.addresses[0]
+            example = "worker" if "worker" in pools else pools[0]
             ca = f" --cacert {settings.cert_file.parent / 'ca.crt'}" if scheme == "https" and settings.cert_file else ""
             print(f"mco: fetch a config with: curl{ca} -H 'Accept: application/vnd.coreos.ignition+json;"
-                  f"version=3.4.0' {scheme}://{host}:{port}/config/{pools[0]}", file=sys.stderr, flush=True)
+                  f"version=3.4.0' {scheme}://{host}:{port}/config/{example}", file=sys.stderr, flush=True)
 
     try:
         run(settings, announce=announce)
