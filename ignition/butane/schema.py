@@ -166,7 +166,7 @@ def butane_root(spec: Spec) -> BNode:
         fs_item = storage.fields["filesystems"].node.item
         assert fs_item is not None
         fs_item.add("with_mount_unit", BOOLEAN)
-    if spec.base >= 4:
+    if spec.base >= 5:  # fcos 1.5: contents_local and ssh_authorized_keys_local
         unit = systemd.fields["units"].node.item
         assert unit is not None
         unit.add("contents_local", STRING)

@@ -88,8 +88,10 @@ SUGAR_BY_VERSION = [
     # (version, document body, whether Butane knows the key in that version)
     ("1.0.0", "storage:\n  trees:\n    - local: t\n", False),
     ("1.1.0", "storage:\n  files:\n    - path: /a\n      contents:\n        local: a\n", True),
-    ("1.3.0", "systemd:\n  units:\n    - name: a.service\n      contents_local: a\n", False),
-    ("1.4.0", "systemd:\n  units:\n    - name: a.service\n      contents_local: a\n", True),
+    ("1.4.0", "systemd:\n  units:\n    - name: a.service\n      contents_local: a\n", False),
+    ("1.5.0", "systemd:\n  units:\n    - name: a.service\n      contents_local: a\n", True),
+    ("1.4.0", "passwd:\n  users:\n    - name: core\n      ssh_authorized_keys_local: [a]\n", False),
+    ("1.5.0", "passwd:\n  users:\n    - name: core\n      ssh_authorized_keys_local: [a]\n", True),
 ]
 
 
