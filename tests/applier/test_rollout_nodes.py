@@ -1,0 +1,95 @@
+"""Several node roots converging at once against a running `mco serve`: never more than maxUnavailable nodes
+unavailable during the rollout, and the pool's status counts right at every sampled step."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+from tests.applier.helpers import make_root
+from tests.applier.serving import env, mco, serving
+from tests.tools import real_tool
+
+NODES = 4
+MAX_UNAVAILABLE = 2
+
+
+class NodeLoop(threading.Thread):
+    """`mco apply --once` run again and again on one root: each exit after a reboot is the machine rebooting."""
+
+    def __init__(self, name: str, root: Path, url: str) -> None:
+        super().__init__(daemon=True)
+        self.node, self.root, self.url = name, root, url
+        self.stop = threading.Event()
+        self.runs: list[int] = []
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            proc = subprocess.run(mco("apply", "--once", "--node", self.node, "--server", self.url, "--pool", "worker",
+                                      "--root", str(self.root), "--reboot-command", "true"),
+                                  env=env(), capture_output=True, text=True)
+            self.runs.append(proc.returncode)
+            time.sleep(0.05)
+
+
+def _check(status: dict, target: str) -> tuple[int, int]:
+    """The counts the server shows must be the ones its node list implies; returns (unavailable, updated)."""
+    nodes = status["status"]["nodes"]
+    updated = [n for n in nodes if n["state"] == "Done" and n["currentConfig"] == n["desiredConfig"] == target]
+    unavailable = [n for n in nodes if n["state"] != "Done" or n["currentConfig"] != n["desiredConfig"]]
+    s = status["status"]
+    assert (s["machineCount"], s["updatedMachineCount"], s["unavailableMachineCount"],
+            s["degradedMachineCount"]) == (len(nodes), len(updated), len(unavailable),
+                                           sum(n["state"] == "Degraded" for n in nodes)), s
+    return len(unavailable), len(updated)
+
+
+def _wait_all_updated(url: str, timeout: float = 90.0, samples: list | None = None) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = requests.get(f"{url}/pools/worker", timeout=5).json()
+        target = status["spec"]["configuration"]["name"]
+        unavailable, updated = _check(status, target)
+        if samples is not None:
+            samples.append((unavailable, updated))
+        if status["status"]["machineCount"] == NODES and updated == NODES:
+            return status
+        assert time.monotonic() < deadline, status["status"]
+        time.sleep(0.1)
+
+
+def test_rolling_update_respects_max_unavailable(tmp_path: Path) -> None:
+    real_tool("systemctl")
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).parent / "cluster_small", cluster)
+    with serving(cluster, tmp_path / "store", log=tmp_path / "serve.log") as url:
+        loops = [NodeLoop(f"node-{i}", make_root(tmp_path / f"node-{i}"), url) for i in range(NODES)]
+        for loop in loops:
+            loop.start()
+        first = _wait_all_updated(url)
+        v1 = first["spec"]["configuration"]["name"]
+        manifest = cluster / "manifests/10-app.yaml"
+        manifest.write_text(manifest.read_text().replace("version%3D1", "version%3D2"))
+        samples: list[tuple[int, int]] = []
+        deadline = time.monotonic() + 30
+        while requests.get(f"{url}/pools/worker", timeout=5).json()["spec"]["configuration"]["name"] == v1:
+            assert time.monotonic() < deadline, "the server never re-rendered"
+            time.sleep(0.05)
+        final = _wait_all_updated(url, samples=samples)
+        for loop in loops:
+            loop.stop.set()
+        for loop in loops:
+            loop.join(timeout=30)
+    v2 = final["spec"]["configuration"]["name"]
+    assert v2 != v1
+    assert max(u for u, _ in samples) <= MAX_UNAVAILABLE, samples
+    assert max(u for u, _ in samples) >= 1  # the rollout was observed while it ran
+    assert [c["status"] for c in final["status"]["conditions"] if c["type"] == "Updated"] == ["True"]
+    for loop in loops:
+        assert (loop.root / "etc/app.conf").read_text() == "version=2\n"
+        assert set(loop.runs) <= {0}, loop.runs
