@@ -58,7 +58,8 @@ _FACTORS = {None: 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**1
 
 @dataclass(frozen=True)
 class Generated:
-    """Generated MachineConfigs per pool, and problems per pool (they degrade only that pool)."""
+    """Generated MachineConfigs per pool, and problems per pool (they degrade only that pool; key "" is
+    for problems that concern no pool)."""
 
     configs: Mapping[str, tuple[MachineConfig, ...]]
     problems: Mapping[str, tuple[Problem, ...]]
@@ -229,7 +230,12 @@ def _generate(objects: Sequence[T], pools: Sequence[MachineConfigPool], kind: st
               out: dict[str, list[MachineConfig]], problems: dict[str, list[Problem]]) -> None:
     per_pool: dict[str, list[T]] = {}
     for obj in sorted(objects, key=_suffix_order):
-        for pool in _pools_of(obj, pools):
+        matched = _pools_of(obj, pools)
+        if not matched and obj.doc is not None:
+            problems.setdefault("", []).append(obj.doc.problem(
+                "selects-no-pool", ("spec", "machineConfigPoolSelector"),
+                f"{type(obj).__name__} {obj.name} selects no MachineConfigPool; it has no effect", severity="warning"))
+        for pool in matched:
             per_pool.setdefault(pool.name, []).append(obj)
     for pool_name, objs in per_pool.items():
         pool = next(p for p in pools if p.name == pool_name)

@@ -207,9 +207,18 @@ def load_text(text: str, source: str) -> tuple[list[Document], list[Problem]]:
             return [], [Problem("duplicate", f"duplicate key {exc.key!r}", source, (), line, col)]
         except ValueError as exc:
             err = exc if isinstance(exc, json.JSONDecodeError) else None
-            return [], [Problem("json-syntax", f"invalid JSON: {getattr(err, 'msg', exc)}", source, (),
-                                getattr(err, "lineno", None), getattr(err, "colno", None))]
+            json_problem = Problem("json-syntax", f"invalid JSON: {getattr(err, 'msg', exc)}", source, (),
+                                   getattr(err, "lineno", None), getattr(err, "colno", None))
+            if source.endswith(".json"):
+                return [], [json_problem]
+            docs, problems = _load_yaml(text, source)  # a YAML flow mapping such as `{a: 1}` is not JSON
+            return (docs, problems) if not any(p.code == "yaml-syntax" for p in problems) else ([], [json_problem])
         return [Document(source=source, index=0, data=data, text=text)], []
+    return _load_yaml(text, source)
+
+
+def _load_yaml(text: str, source: str) -> tuple[list[Document], list[Problem]]:
+    """Every YAML document of `text`, composed so that positions are kept."""
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:

@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 import yaml
 
+from renderer.disruption import DisruptionPolicy, PolicyError
 from renderer.cluster import Cluster, ClusterFileError, load_cluster
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
@@ -61,6 +62,7 @@ RENDER_DEGRADED = "RenderDegraded"
 OS_IMAGE_OVERRIDDEN = "machineconfiguration.openshift.io/os-image-url-overridden"
 RELEASE_VERSION = "machineconfiguration.openshift.io/release-image-version"
 _ALL = "*"  # problem owner meaning "every pool"
+_CLUSTER = "cluster"  # problem owner: about the cluster as a whole, reported but degrading no pool
 
 
 class RenderError(RendererError):
@@ -220,11 +222,16 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
         owner = ("pool-selector", obj.pool_selector)
         inputs.runtime_configs.append(obj)
     else:
-        owner = _ALL
+        owner = _CLUSTER
         if inputs.machine_configuration is not None:
-            inputs.problems.append((_ALL, Problem("duplicate", "a second MachineConfiguration 'cluster'",
-                                                  doc.source)))
+            inputs.problems.append((_CLUSTER, Problem("duplicate", "a second MachineConfiguration 'cluster'",
+                                                      doc.source)))
         inputs.machine_configuration = obj
+        try:
+            DisruptionPolicy.from_dict(obj.spec)
+        except PolicyError as exc:
+            inner = tuple(int(p) if p.isdigit() else p for p in exc.path.lstrip("$.").split(".") if p)
+            inputs.problems.append((_CLUSTER, doc.problem("disruption-policy", inner, exc.message)))
     inputs.problems.extend((owner, p) for p in problems)
 
 
@@ -269,10 +276,12 @@ def load_inputs(cluster_dir: Path) -> Inputs:
                 name=owner[1], labels={}, mc_selector=None, node_selector={}, paused=False, max_unavailable=1,
                 origin=Origin(problem.source, problem.line), broken=True))
     inputs.pools.sort(key=lambda p: p.name)
-    for role in template_roles(cluster_dir):
+    roles = template_roles(cluster_dir)
+    for role in roles:
         templated = render_role(cluster_dir, cluster, role)
         inputs.problems.extend(({ROLE_LABEL: role}, p) for p in templated.problems)
         inputs.machine_configs.extend(templated.machine_configs)
+    for role in sorted(set(roles) | set(DEFAULT_POOLS)):
         ssh = ssh_machine_config(cluster, role)
         if ssh is not None:
             inputs.machine_configs.append(ssh)
@@ -299,7 +308,7 @@ def load_inputs(cluster_dir: Path) -> Inputs:
 
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
     for pool_name, found in generated.problems.items():
-        inputs.problems.extend((("pool", pool_name), p) for p in found)
+        inputs.problems.extend(((("pool", pool_name) if pool_name else _CLUSTER), p) for p in found)
     for configs in generated.configs.values():
         inputs.machine_configs.extend(configs)
     return inputs
@@ -310,6 +319,8 @@ def load_inputs(cluster_dir: Path) -> Inputs:
 def _owned_by(owner: Any, pool: MachineConfigPool) -> bool:
     if owner == _ALL:
         return True
+    if owner == _CLUSTER:
+        return False
     if isinstance(owner, dict):
         return pool.mc_selector is not None and pool.mc_selector.matches(owner)
     if isinstance(owner, tuple) and owner[0] == "pool":
@@ -480,7 +491,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
             pool=outcome.pool.name, rendered=target, errors=tuple(p.format() for p in outcome.errors),
             changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources)
     unowned = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems
-                                  if owner == _ALL and p.severity == "error"))
+                                  if owner in (_ALL, _CLUSTER) and p.severity == "error"))
     unowned_warnings = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems
-                                           if owner == _ALL and p.severity == "warning"))
+                                           if owner in (_ALL, _CLUSTER) and p.severity == "warning"))
     return RenderResult(pools=pools, errors=unowned, warnings=unowned_warnings)

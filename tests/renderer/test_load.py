@@ -48,13 +48,18 @@ def test_parsed_as_explains_yaml_1_1(path: tuple[str | int, ...], note: str) -> 
     ("a: 1\na: 2\n", "duplicate", "m.yaml:2:1"),
     ('{"a": 1, "a": 2}', "duplicate", "m.yaml:1:10"),
     ("a: [1, 2\n", "yaml-syntax", "m.yaml:2:1"),
-    ('{"a": }', "json-syntax", "m.yaml:1:7"),
+    ('{"a": }\n', "json-syntax", "m.json:1:7"),
     ("base: &b {x: 1}\nother:\n  <<: *b\n", "yaml-merge-key", "m.yaml:3:3"),
 ], ids=["yaml-duplicate-key", "json-duplicate-key", "yaml-syntax", "json-syntax", "merge-key"])
 def test_load_problems(text: str, code: str, where: str) -> None:
-    docs, problems = load_text(text, "m.yaml")
+    docs, problems = load_text(text, where.split(":")[0])
     assert docs == []
     assert [(p.code, p.where()) for p in problems] == [(code, where)]
+
+
+def test_yaml_flow_mapping_is_not_mistaken_for_json() -> None:
+    docs, problems = load_text("{a: 1, b: [x]}\n", "m.yaml")
+    assert problems == [] and docs[0].data == {"a": 1, "b": ["x"]}
 
 
 def test_multi_document_files_and_json_positions_on_demand() -> None:

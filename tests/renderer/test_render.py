@@ -286,3 +286,15 @@ def test_broken_custom_pool_manifest_degrades_that_pool_only(cluster: Path) -> N
     assert master.errors and result.pools["worker"].errors == ()
     assert infra.rendered == before.pools["infra"].rendered
     assert store.get_pool("infra").condition("RenderDegraded").status == "True"  # type: ignore[union-attr]
+
+
+def test_cluster_level_problems_are_reported_without_degrading_pools(cluster: Path) -> None:
+    mcfg = cluster / "manifests" / "90-machineconfiguration.yaml"
+    mcfg.write_text(mcfg.read_text().replace("type: Restart\n            restart:\n              serviceName: chronyd",
+                                             "type: Restart\n            restart:\n              serviceName: chronyd!"))
+    _write(cluster, "81-kubelet-none.yaml", "apiVersion: machineconfiguration.openshift.io/v1\nkind: KubeletConfig\n"
+           "metadata:\n  name: nowhere\nspec:\n  machineConfigPoolSelector:\n    matchLabels:\n      x: y\n")
+    result = render_cluster(cluster, store=MemoryStore())
+    assert all(p.errors == () for p in result.pools.values())
+    assert not result.ok and result.errors[0].startswith("manifests/90-machineconfiguration.yaml:")
+    assert any("KubeletConfig nowhere selects no MachineConfigPool" in w for w in result.warnings)
