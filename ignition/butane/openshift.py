@@ -71,6 +71,8 @@ def check_support(config: dict[str, Any], ctx: Context) -> None:
     for i, f in enumerate(storage.get("files") or []):
         if f.get("append"):
             _error(ctx, ("storage", "files", i, "append"), m.ERR_FILE_APPEND)
+        if ctx.spec.openshift_minor < 10 and (f.get("contents") or {}).get("compression"):
+            _error(ctx, ("storage", "files", i, "contents", "compression"), m.ERR_FILE_COMPRESSION)
         source = (f.get("contents") or {}).get("source")
         if source is not None:
             match = _SCHEME.match(source)
@@ -78,7 +80,7 @@ def check_support(config: dict[str, Any], ctx: Context) -> None:
             if scheme != "data" and not (not match and ":" in source.split("/", 1)[0]):
                 _error(ctx, ("storage", "files", i, "contents", "source"), m.ERR_FILE_SCHEME)
         mode = f.get("mode")
-        if isinstance(mode, int) and mode & ~0o777:
+        if ctx.spec.openshift_minor >= 10 and isinstance(mode, int) and mode & ~0o777:
             _error(ctx, ("storage", "files", i, "mode"), m.ERR_SPECIAL_MODE)
     for i, _ in enumerate(storage.get("links") or []):
         _error(ctx, ("storage", "links", i), m.ERR_LINKS)
@@ -107,8 +109,6 @@ def check_filters(config: dict[str, Any], ctx: Context) -> None:
         contents = f.get("contents") or {}
         if contents.get("httpHeaders"):
             _error(ctx, ("storage", "files", i, "contents", "httpHeaders"), m.ERR_FILE_HEADERS)
-        if ctx.spec.openshift_minor < 10 and contents.get("compression"):
-            _error(ctx, ("storage", "files", i, "contents", "compression"), m.ERR_FILE_COMPRESSION)
     for i, fs in enumerate(storage.get("filesystems") or []):
         if fs.get("format") == "none":
             _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_FORMAT_NONE)
