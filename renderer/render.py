@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 import yaml
 
-from renderer.disruption import DisruptionPolicy, PolicyError
 from renderer.cluster import Cluster, ClusterFileError, load_cluster
+from renderer.disruption import DisruptionPolicy, PolicyError
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
 from renderer.merge_mc import MergeError, merge_machine_configs
@@ -230,7 +230,7 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
         try:
             DisruptionPolicy.from_dict(obj.spec)
         except PolicyError as exc:
-            inner = tuple(int(p) if p.isdigit() else p for p in exc.path.lstrip("$.").split(".") if p)
+            inner = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", exc.path.lstrip("$")))
             inputs.problems.append((_CLUSTER, doc.problem("disruption-policy", inner, exc.message)))
     inputs.problems.extend((owner, p) for p in problems)
 
