@@ -139,9 +139,11 @@ class _Decoder:
             member = fields[name]
             sub = f"{fpath}.{name}" if fpath else name
             if val is None:
+                if member.node.kind == "object":
+                    continue  # Go: null on a struct value changes nothing
                 if member.pointer:
                     out.pop(name, None)
-                elif name not in out and member.node.kind != "object":
+                elif name not in out:
                     out[name] = _zero(member.node)
                 continue
             child = member.node

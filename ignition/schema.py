@@ -24,8 +24,8 @@ API
     ``go``: the Go type name, used in Go-style type errors; ``match(json_key)``: the field a JSON key sets,
     with Go's case-insensitive matching (exact name first).
 ``Field``
-    ``name``, ``node``, ``pointer``: a Go pointer or slice, so JSON null unsets it; otherwise null leaves the
-    value as it was (Go's rule for non-pointer values): a zero scalar, or the struct unchanged.
+    ``name``, ``node``, ``pointer`` (scalars: a Go pointer, so null/absent means unset rather than the zero
+    value; object fields are always True here -- Go's null on a struct value is a no-op, which decode.py applies).
 
 List keys (``Node.key`` on a list node; Ignition's `Key()` and `IgnoreDuplicates()`):
     ``"<field>"``   items are objects keyed by that field (`path`, `device`, `name`, `source`, `url`);
@@ -108,10 +108,7 @@ def _list(item: Node, key: str | None, go: str, keyspace: str | None = None) -> 
     return Node("list", go, item=item, key=key, keyspace=keyspace)
 
 
-def _f(name: str, node: Node, pointer: bool | None = None) -> Field:
-    """A field; scalars and lists default to Go pointers/slices (null unsets), structs to values (null is a no-op)."""
-    if pointer is None:
-        pointer = node.kind != "object"
+def _f(name: str, node: Node, pointer: bool = True) -> Field:
     return Field(name, node, pointer)
 
 
@@ -151,7 +148,7 @@ def _build(version: str) -> Node:
             _obj(
                 "IgnitionConfig",
                 _f("merge", _list(merge_item, "source", f"[]types.{merge_item.go}")),
-                _f("replace", replace, pointer=v < V31),
+                _f("replace", replace),
             ),
         ),
         _f(
@@ -251,7 +248,7 @@ def _build(version: str) -> Node:
         )
         clevis = _obj(
             "Clevis",
-            _f("custom", custom, pointer=v < V33),
+            _f("custom", custom),
             _f("tang", _list(tang, "url", "[]types.Tang")),
             _f("threshold", INTEGER),
             _f("tpm2", BOOLEAN),
@@ -259,7 +256,7 @@ def _build(version: str) -> Node:
         luks = _obj(
             "Luks",
             _f("cex", _obj("Cex", _f("enabled", BOOLEAN))) if v >= V35 else None,
-            _f("clevis", clevis, pointer=v < V33),
+            _f("clevis", clevis),
             _f("device", STRING),
             _f("discard", BOOLEAN) if v >= V34 else None,
             _f("keyFile", resource),
