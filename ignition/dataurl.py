@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from ignition.errors import IgnitionError
 
@@ -319,30 +320,25 @@ class _Lexer:
 # Decoders the parser applies to parameter values and data.
 
 
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def _unescape(text: str) -> bytes:
     """rfc2396 Unescape: `%XX` byte-wise, everything else verbatim (ASCII only)."""
+    if not text.isascii():
+        raise DataURLError("rfc2396: non-ASCII char detected")
     if "%" not in text:
-        if not text.isascii():
-            raise DataURLError("rfc2396: non-ASCII char detected")
         return text.encode("ascii")
-    out = bytearray()
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if ord(c) > _MAX_ASCII:
-            raise DataURLError("rfc2396: non-ASCII char detected")
-        if c != "%":
-            out.append(ord(c))
-            i += 1
-            continue
-        for j in (i + 1, i + 2):
-            if j >= n:
+    bad = _BAD_ESCAPE.search(text)
+    if bad is not None:
+        # Go reads the two digits one by one: a missing digit is "end", a non-hex one "invalid char"
+        digits = text[bad.start() + 1 : bad.start() + 3]
+        for i in range(2):
+            if i >= len(digits):
                 raise DataURLError("rfc2396: unexpected end of unescape sequence")
-            if text[j] not in _HEX:
+            if digits[i] not in _HEX:
                 raise DataURLError("rfc2396: invalid char 0x25 in unescape sequence")
-        out.append(int(text[i + 1 : i + 3], 16))
-        i += 3
-    return bytes(out)
+    return unquote_to_bytes(text)
 
 
 _B64_ALPHABET = {
@@ -477,11 +473,22 @@ def _go_unquote(body: str) -> str:
 
 def parse_data_url(url: str) -> DataURL:
     """Parse a data URL the way Ignition does; raises DataURLError with the Go library's message."""
+    # The two shapes nearly every config uses, decided exactly as the lexer would decide them.
+    if url.startswith("data:,"):
+        data = url[6:]
+        if _BAD_URL_CHAR.search(data):
+            raise DataURLError("invalid data character")
+        return DataURL(data=_unescape(data))
+    if url.startswith("data:;base64,"):
+        data = url[13:]
+        if _BAD_BASE64_CHAR.search(data):
+            raise DataURLError("invalid data character")
+        return DataURL(params={"charset": "US-ASCII"}, base64=True, data=go_base64_decode(data))
     typ, subtype = "text", "plain"
     params: dict[str, str] = {"charset": "US-ASCII"}
     is_base64 = False
     reader: Callable[[str], bytes] | None = None
-    data: bytes | None = None
+    decoded: bytes | None = None
     attr = ""
     unquote_next = False
     for kind, value in _Lexer(url).run():
@@ -510,9 +517,9 @@ def parse_data_url(url: str) -> DataURL:
                 reader = _unescape
         elif kind == "data":
             assert reader is not None
-            data = reader(value)
+            decoded = reader(value)
         elif kind == "eof":
-            return DataURL(typ, subtype, params, is_base64, data if data is not None else b"")
+            return DataURL(typ, subtype, params, is_base64, decoded if decoded is not None else b"")
     raise AssertionError("data URL lexer ended without EOF")  # pragma: no cover - the lexer always ends
 
 

@@ -282,3 +282,17 @@ _URL_ALPHABET = st.sampled_from(
 )
 def test_generated_urls_agree_with_real_ignition_validate(urls: list[str]) -> None:
     _assert_agree(urls)
+
+
+def _outcome(url: str) -> bytes | str:
+    try:
+        return decode_data_url(url)
+    except DataURLError as exc:
+        return exc.message
+
+
+@given(st.text(alphabet='aZ09+/=%Fg \n#"é\\<,;', max_size=20))
+def test_fast_paths_decide_as_the_lexer_does(payload: str) -> None:
+    """`data:,` and `data:;base64,` skip the lexer; a media type forces it, and must not change the outcome."""
+    assert _outcome("data:," + payload) == _outcome("data:text/plain," + payload)
+    assert _outcome("data:;base64," + payload) == _outcome("data:text/plain;base64," + payload)
