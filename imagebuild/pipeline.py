@@ -8,6 +8,7 @@ layer and image JSON in a scratch directory -> copy into the `--output` layout (
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from imagebuild.basetree import fit_to_base
 from imagebuild.build import Buildah, BuildahSettings, CommandRunner
 from imagebuild.containerfile import write_context
 from imagebuild.errors import ImageInputError, OCIError, PlanRefused
@@ -135,6 +137,12 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         raise ImageInputError("--output", "oci mode needs --output oci:DIR:TAG and/or --push docker://HOST/REPO:TAG")
     progress(f"resolving base {request.base}")
     base = open_base(request.base, arch=request.arch, registry=request.registry)
+    entries, problems = fit_to_base(plan.entries, base, progress=progress)
+    plan = dataclasses.replace(plan, entries=entries, problems=plan.problems + problems)
+    if plan.refused:
+        raise PlanRefused(plan.refused)
+    for problem in problems:
+        progress(f"left for first boot: {problem}")
     scratch_parent = Path(request.output.path).parent if request.output else None
     if scratch_parent is not None:
         scratch_parent.mkdir(parents=True, exist_ok=True)

@@ -184,14 +184,9 @@ class _Builder:
         if clean == "/":
             self.problem(origin, "path-conflict", REFUSED, "cannot replace /")
             return None
-        if _under(clean, _NOT_IN_IMAGE):
-            self.problem(origin, "path-not-in-image", REFUSED,
-                         f"{clean} is not image content (/boot, /run, /tmp, /usr/etc, ... are not shipped)")
-            return None
-        if _under(clean, _VAR_ALIASES):
-            self.problem(origin, "var-path", FIRST_BOOT,
-                         f"{clean} is machine state (/var); image content there is unpacked only at install, "
-                         "so Ignition writes it at first boot (or ship a tmpfiles.d entry)")
+        found = image_path_problem(clean)
+        if found is not None:
+            self.problem(origin, *found)
             return None
         if any(fnmatch.fnmatchcase(clean, g) for g in self.node_specific):
             self.problem(origin, "node-specific", FIRST_BOOT, f"{clean} is node-specific; left for Ignition")
@@ -205,6 +200,18 @@ class _Builder:
                          f"{entry.path} is also set by {old.origin or 'the image builder'}")
             return
         self.entries[entry.path] = entry
+
+
+def image_path_problem(path: str) -> tuple[str, str, str] | None:
+    """(code, disposition, message) when a normalised absolute path may not live in an image."""
+    if _under(path, _NOT_IN_IMAGE):
+        return ("path-not-in-image", REFUSED,
+                f"{path} is not image content (/boot, /run, /tmp, /usr/etc, ... are not shipped)")
+    if _under(path, _VAR_ALIASES):
+        return ("var-path", FIRST_BOOT,
+                f"{path} is machine state (/var); image content there is unpacked only at install, "
+                "so Ignition writes it at first boot (or ship a tmpfiles.d entry)")
+    return None
 
 
 def _under(path: str, prefixes: Sequence[str]) -> bool:
@@ -402,8 +409,8 @@ def _check_tree(b: _Builder) -> None:
             parent = posixpath.dirname(parent)
 
 
-def _add_parents(entries: dict[str, Entry]) -> None:
-    """Parent directories not named by the config: 0755 root, as Ignition creates them."""
+def add_parents(entries: dict[str, Entry]) -> None:
+    """Parent directories not named by the config: 0755 root, as Ignition creates them (`origin` empty)."""
     for path in list(entries):
         parent = posixpath.dirname(path)
         while parent != "/" and parent not in entries:
@@ -470,7 +477,7 @@ def plan_image(rendered: RenderedConfig, settings: PlanSettings | None = None) -
     _check_tree(b)
     entries = dict(b.entries)
     if not any(p.disposition == REFUSED for p in b.problems):
-        _add_parents(entries)
+        add_parents(entries)
     return ImagePlan(
         name=rendered.name,
         pool=rendered.pool,

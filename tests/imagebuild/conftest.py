@@ -43,6 +43,9 @@ def make_base_image(root: Path, tag: str = "v1") -> Path:
     (rootfs / "etc/chrony.conf").write_text("pool base.example\n")
     os.symlink("sysroot/ostree", rootfs / "ostree")
     os.symlink("usr/bin", rootfs / "bin")
+    os.symlink("usr/lib", rootfs / "lib")            # a symlinked directory, as on merged-/usr systems
+    (rootfs / "etc/sudoers.d").mkdir(mode=0o750)       # a parent directory that is not 0755
+    os.chmod(rootfs / "etc/sudoers.d", 0o750)
     shutil.copy2(real_tool("busybox"), rootfs / "usr/bin/busybox")
     for applet in ("sh", "chown", "ls", "cat", "true"):
         os.symlink("busybox", rootfs / "usr/bin" / applet)
