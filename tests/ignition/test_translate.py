@@ -9,6 +9,7 @@ Properties (hypothesis):
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 from dataclasses import dataclass
@@ -674,3 +675,62 @@ def test_cli_translate_prints_canonical_json(tmp_path: Path, capsys: pytest.Capt
     )
     assert main(["ignition", "translate", "--to", "3.1.0", path]) == 0
     assert capsys.readouterr().out == '{"ignition":{"version":"3.1.0"},"storage":{"files":[{"path":"/a"}]}}\n'
+
+
+# ---------------------------------------------------------------------------------------------------
+# Differential: the real Ignition 2.14 binary translates every config it reads (3.0-3.3) up to its newest
+# spec before caching it. Ours, translated to 3.3.0, must hold the same fields (ignoring the version and Go's
+# always-present empty structs). Remote config references are left out: the fetch stage would fetch them.
+
+
+def _without_empties(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _without_empties(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in ({}, [])}
+    if isinstance(value, list):
+        return [_without_empties(v) for v in value]
+    return value
+
+
+def _real_upgrade(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    tool = real_tool("ignition")
+    (workdir / "config.ign").write_text(json.dumps(config))
+    cache = workdir / "ignition.json"
+    cache.unlink(missing_ok=True)
+    run = subprocess.run(
+        [
+            str(tool),
+            "--platform",
+            "file",
+            "--stage",
+            "fetch",
+            "--log-to-stdout",
+            "--config-cache",
+            str(cache),
+            "--state-file",
+            str(workdir / "state"),
+            "--neednet",
+            str(workdir / "neednet"),
+        ],
+        env={"IGNITION_CONFIG_FILE": str(workdir / "config.ign"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stdout.decode()
+    rendered = json.loads(cache.read_text())
+    rendered["ignition"].pop("version")
+    return _without_empties(rendered)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.sampled_from(["3.0.0", "3.1.0", "3.2.0", "3.3.0"]).flatmap(generated))
+def test_upward_translation_holds_what_the_real_ignition_holds(tmp_path: Path, gen: Generated) -> None:
+    config = copy.deepcopy(gen.config)
+    config["ignition"].pop("config", None)
+    ours = translate(config, "3.3.0")
+    ours["ignition"].pop("version")
+    assert _without_empties(ours) == _real_upgrade(config, tmp_path)
