@@ -38,7 +38,8 @@ def make_data_url(data: bytes, compression: str | None, allow_compression: bool)
     b64 = ";base64," + base64.b64encode(data).decode("ascii")
     if len(b64) < len(opaque):
         opaque = b64
-    if not compression and allow_compression:
+    # Go's smallest gzip stream is 23 bytes (";base64," + 32 characters): it cannot beat 44 characters or fewer.
+    if not compression and allow_compression and len(opaque) > 44:
         gz = ";base64," + base64.b64encode(gzip_best(data)).decode("ascii")
         if len(gz) + len("gzip") < len(opaque):
             opaque = gz

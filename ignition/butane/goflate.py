@@ -492,65 +492,75 @@ class _Compressor:
         self.hash_head[h & _HASH_MASK] = i + self.hash_offset
 
     def deflate(self) -> None:
+        """Go's compressor.deflate (lazy matching), with the hash insertions inlined for speed."""
         if self.window_end - self.index < _MIN_MATCH + _MAX_MATCH and not self.sync:
             return
-        self.max_insert_index = self.window_end - (_MIN_MATCH - 1)
+        self.max_insert_index = max_insert = self.window_end - (_MIN_MATCH - 1)
         win = self.window
+        head, prev = self.hash_head, self.hash_prev
+        hash_offset = self.hash_offset
+        tokens = self.tokens
+        index = self.index
+        window_end = self.window_end
         while True:
-            lookahead = self.window_end - self.index
+            lookahead = window_end - index
             if lookahead < _MIN_MATCH + _MAX_MATCH:
                 if not self.sync:
-                    return
+                    break
                 if lookahead == 0:
                     if self.byte_available:
-                        self.tokens.append(win[self.index - 1])
+                        tokens.append(win[index - 1])
                         self.byte_available = False
-                    if self.tokens:
-                        self.write_block(self.index)
-                        self.tokens = []
-                    return
-            if self.index < self.max_insert_index:
-                h = _hash4(win, self.index) & _HASH_MASK
-                self.chain_head = self.hash_head[h]
-                self.hash_prev[self.index & _WINDOW_MASK] = self.chain_head
-                self.hash_head[h] = self.index + self.hash_offset
+                    if tokens:
+                        self.tokens = tokens
+                        self.write_block(index)
+                        tokens = self.tokens = []
+                    break
+            if index < max_insert:
+                h = (((win[index] << 24 | win[index + 1] << 16 | win[index + 2] << 8 | win[index + 3]) * _HASHMUL)
+                     & 0xFFFFFFFF) >> (32 - _HASH_BITS)  # fmt: skip
+                self.chain_head = head[h]
+                prev[index & _WINDOW_MASK] = self.chain_head
+                head[h] = index + hash_offset
             prev_length, prev_offset = self.length, self.offset
             self.length, self.offset = _MIN_MATCH - 1, 0
-            min_index = max(self.index - _WINDOW, 0)
-            if (
-                self.chain_head - self.hash_offset >= min_index
-                and lookahead > prev_length
-                and prev_length < _LAZY
-            ):
+            min_index = index - _WINDOW if index > _WINDOW else 0
+            if self.chain_head - hash_offset >= min_index and lookahead > prev_length and prev_length < _LAZY:
                 length, offset, ok = self.find_match(
-                    self.index, self.chain_head - self.hash_offset, _MIN_MATCH - 1, lookahead
+                    index, self.chain_head - hash_offset, _MIN_MATCH - 1, lookahead
                 )
                 if ok:
                     self.length, self.offset = length, offset
             if prev_length >= _MIN_MATCH and self.length <= prev_length:
-                xlength, xoffset = prev_length - _BASE_MATCH, prev_offset - 1
-                self.tokens.append(_MATCH_TYPE + (xlength << _LENGTH_SHIFT) + xoffset)
-                new_index = self.index + prev_length - 1
-                index = self.index + 1
-                while index < new_index:
-                    if index < self.max_insert_index:
-                        self._insert(index)
+                tokens.append(_MATCH_TYPE + ((prev_length - _BASE_MATCH) << _LENGTH_SHIFT) + prev_offset - 1)
+                new_index = index + prev_length - 1
+                index += 1
+                stop = new_index if new_index < max_insert else max_insert
+                while index < stop:
+                    h = (((win[index] << 24 | win[index + 1] << 16 | win[index + 2] << 8 | win[index + 3]) * _HASHMUL)
+                         & 0xFFFFFFFF) >> (32 - _HASH_BITS)  # fmt: skip
+                    prev[index & _WINDOW_MASK] = head[h]
+                    head[h] = index + hash_offset
                     index += 1
-                self.index = index
+                if index < new_index:
+                    index = new_index
                 self.byte_available = False
                 self.length = _MIN_MATCH - 1
-                if len(self.tokens) == _MAX_TOKENS:
-                    self.write_block(self.index)
-                    self.tokens = []
+                if len(tokens) == _MAX_TOKENS:
+                    self.tokens = tokens
+                    self.write_block(index)
+                    tokens = self.tokens = []
             else:
                 if self.byte_available:
-                    i = self.index - 1
-                    self.tokens.append(win[i])
-                    if len(self.tokens) == _MAX_TOKENS:
-                        self.write_block(i + 1)
-                        self.tokens = []
-                self.index += 1
+                    tokens.append(win[index - 1])
+                    if len(tokens) == _MAX_TOKENS:
+                        self.tokens = tokens
+                        self.write_block(index)
+                        tokens = self.tokens = []
+                index += 1
                 self.byte_available = True
+        self.index = index
+        self.tokens = tokens
 
     def compress(self, data: bytes) -> bytes:
         view = memoryview(data)
