@@ -137,12 +137,7 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         raise ImageInputError("--output", "oci mode needs --output oci:DIR:TAG and/or --push docker://HOST/REPO:TAG")
     progress(f"resolving base {request.base}")
     base = open_base(request.base, arch=request.arch, registry=request.registry)
-    entries, problems = fit_to_base(plan.entries, base, progress=progress)
-    plan = dataclasses.replace(plan, entries=entries, problems=plan.problems + problems)
-    if plan.refused:
-        raise PlanRefused(plan.refused)
-    for problem in problems:
-        progress(f"left for first boot: {problem}")
+    plan = _fit(plan, base, progress)
     scratch_parent = Path(request.output.path).parent if request.output else None
     if scratch_parent is not None:
         scratch_parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +164,17 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         return BuildResult(plan, "oci", request.base, image.digest, tuple(references), layer=layer)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _fit(plan: ImagePlan, base: BaseImage, progress: Progress) -> ImagePlan:
+    """The plan fitted to the base tree (basetree.py); refusals found there stop the build."""
+    entries, problems = fit_to_base(plan.entries, base, progress=progress)
+    plan = dataclasses.replace(plan, entries=entries, problems=plan.problems + problems)
+    if plan.refused:
+        raise PlanRefused(plan.refused)
+    for problem in problems:
+        progress(f"left for first boot: {problem}")
+    return plan
 
 
 def _push(request: BuildRequest, base: BaseImage, image: DerivedImage, layer_file: Path,
@@ -202,6 +208,13 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
     temporary = request.context is None
     if temporary and not request.build:
         raise ImageInputError("--context", "containerfile mode needs --context DIR (or --build)")
+    if request.build or isinstance(parse_ref(request.base, "--base"), LayoutRef):
+        # COPY replaces directory metadata and symlinked directories of the base: fit the tree to the base
+        progress(f"resolving base {request.base}")
+        plan = _fit(plan, open_base(request.base, arch=request.arch, registry=request.registry), progress)
+    else:
+        progress("note: the registry base is not read without --build: parent directories in rootfs/ are 0755 "
+                 "root, and paths below symlinked directories of the base are not rewritten")
     context = request.context or Path(tempfile.mkdtemp(prefix="mco-context-"))
     try:
         progress(f"writing build context {context}")

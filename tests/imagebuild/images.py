@@ -18,9 +18,14 @@ KERNEL_ARGUMENTS = ("nosmt", "console=ttyS0,115200n8 mitigations=auto,nosmt", 'd
 
 
 def image_config() -> dict[str, Any]:
-    """The worker config without the base-unit enablement (the tiny base has no systemctl for RUN)."""
+    """The worker config without the base-unit enablement (the tiny base has no systemctl for RUN), plus
+    files that need the base tree (basetree.py)."""
     config = json.loads((DATA / "worker.ign").read_text())
     config["systemd"]["units"] = [u for u in config["systemd"]["units"] if u["name"] != "chronyd.service"]
+    config["storage"]["files"] += [   # into a 0750 directory and below a symlinked directory of the base
+        {"path": "/etc/sudoers.d/90-ops", "mode": 0o440, "contents": {"source": "data:,%25ops%20ALL%3D(ALL)%20ALL%0A"}},
+        {"path": "/lib/udev/rules.d/99-x.rules", "contents": {"source": "data:,%23%20rule%0A"}},
+    ]
     return config
 
 
