@@ -13,6 +13,9 @@ moved from Ignition to image mode sees the same paths):
 - `kernelArguments` (spec, and Ignition's `kernelArguments.shouldExist`) -> `/usr/lib/bootc/kargs.d/*.toml`
 - `extensions`, `kernelType` -> package steps, only with a container engine (Containerfile mode)
 
+The plan does not know the base image; `basetree.py` fits it to the base's tree afterwards (paths through
+symlinked directories, parent directory metadata).
+
 What cannot live in an image is a `Problem` with a disposition (`FIRST_BOOT` items are reported and left to
 Ignition on the machine's first boot; `REFUSED` items stop the build, all of them listed at once):
 
