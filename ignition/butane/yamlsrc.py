@@ -134,7 +134,8 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
 def load(text: str) -> YNode | None:
     """The document's root node (None for an empty document); raises YamlSyntaxError for broken YAML."""
     try:
-        root = yaml.compose(text, Loader=_LOADER)
+        # go-yaml's Unmarshal reads the first document only (later ones are never parsed)
+        root = next(iter(yaml.compose_all(text, Loader=_LOADER)), None)
     except yaml.MarkedYAMLError as exc:
         raise YamlSyntaxError(_syntax_message(exc)) from exc
     except yaml.YAMLError as exc:
