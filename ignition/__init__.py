@@ -9,11 +9,13 @@ from ignition.merge import MergeError, merge, merge_with_transcript
 from ignition.parse import check, parse
 from ignition.report import Entry, Report
 from ignition.translate import translate, translate_with_report
+from ignition.types import Config
 from ignition.validate import validate_dict
 from ignition.versions import LATEST, SUPPORTED_VERSIONS
 
 __all__ = [
     "LATEST",
+    "Config",
     "SUPPORTED_VERSIONS",
     "Entry",
     "IgnitionError",

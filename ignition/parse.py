@@ -17,13 +17,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ignition import gojson
 from ignition.decode import TypeMismatch, decode
 from ignition.locate import Locator
 from ignition.report import ERROR, WARNING, Entry, Report
 from ignition.versions import ACCEPTED_VERSIONS
+
+if TYPE_CHECKING:
+    from ignition.types import Config
 
 _SEMVER_IDENT = re.compile(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*")
 _GO_INT = re.compile(r"[+-]?[0-9]+")
@@ -222,7 +225,7 @@ def _positioned(report: Report, locator: Locator) -> Report:
     return out
 
 
-def parse(raw: bytes | str, *, source: str = "") -> tuple[Any, Report]:
+def parse(raw: bytes | str, *, source: str = "") -> tuple[Config | None, Report]:
     """Parse and validate a document: (typed immutable Config, or None when it is invalid; the report)."""
     checked = check(raw, source=source)
     if not checked.ok or checked.doc is None or checked.version is None:
