@@ -36,7 +36,8 @@ MAX_MODE = 0o777
 def mc_problem(mc: MachineConfig, code: str, path: Path, message: str, *, severity: str = "error") -> Problem:
     """A Problem about `mc` at `path` (inside the MachineConfig object), located in its manifest if it has one."""
     if mc.doc is not None:
-        return mc.doc.problem(code, path, message, severity=severity)
+        note = mc.doc.parsed_as(path) if severity == "error" else ""
+        return mc.doc.problem(code, path, f"{message} ({note})" if note else message, severity=severity)
     return Problem(code=code, message=f"{mc.name}: {message}", source=mc.origin.source, path=path,
                    line=mc.origin.line, severity=severity)
 
@@ -93,8 +94,11 @@ def validate_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[s
         for severity, path, code, message in ignition_problems(config):
             problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
         for path, file_path, mode in _modes(config):
+            hint = ""
+            if set(str(mode)) <= set("01234567") and int(str(mode), 8) <= MAX_MODE:
+                hint = f" (the decimal {mode} would be reasonable in octal: write 0{mode})"
             problems.append(mc_problem(mc, "mode-special-bits", _config_path(mc, path),
-                                       f"invalid mode 0{mode:o} for {file_path}, cannot exceed 0777"))
+                                       f"invalid mode 0{mode:o} for {file_path}, cannot exceed 0777{hint}"))
         bad = [e for e in spec.extensions if e not in allowed_extensions]
         if bad:
             index = spec.extensions.index(bad[0])

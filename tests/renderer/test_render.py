@@ -298,3 +298,17 @@ def test_cluster_level_problems_are_reported_without_degrading_pools(cluster: Pa
     assert all(p.errors == () for p in result.pools.values())
     assert not result.ok and result.errors[0].startswith("manifests/90-machineconfiguration.yaml:")
     assert any("KubeletConfig nowhere selects no MachineConfigPool" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("          mode: 644\n", "invalid mode 01204 for /etc/x, cannot exceed 0777 (the decimal 644 would be reasonable "
+                             "in octal: write 0644)"),
+    ("          overwrite: no\n          contents: {source: 'data:,x'}\n          user: {name: on}\n",
+     "(YAML 1.1 read 'on' as the boolean true; quote it)"),
+], ids=["decimal-mode", "yaml-on-as-user-name"])
+def test_ignition_errors_explain_yaml_readings(cluster: Path, line: str, message: str) -> None:
+    _write(cluster, "50-worker-bad.yaml", _mc("50-worker-bad", "worker", "  config:\n    ignition:\n"
+                                              "      version: 3.5.0\n    storage:\n      files:\n"
+                                              "        - path: /etc/x\n" + line))
+    errors = render_cluster(cluster, store=MemoryStore()).pools["worker"].errors
+    assert any(message in e for e in errors), errors
