@@ -8,6 +8,7 @@ unknown keys become `Unused key <k>` warnings exactly as Ignition's unused-key c
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,8 +108,8 @@ class Decoder:
         if kind == "integer":
             if node.tag == INT and -(2**63) <= node.value < 2**63:
                 return int(node.value)
-            if node.tag == FLOAT and float(node.value).is_integer() and abs(node.value) < 2**63:
-                return int(node.value)
+            if node.tag == FLOAT and not math.isnan(node.value) and -(2**63) <= node.value < 2**63:
+                return int(node.value)  # go-yaml truncates a float read into an int
             return self._terror(node, target)
         if kind == "boolean":
             if node.tag == BOOL:
