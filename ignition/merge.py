@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ignition import schema
+from ignition.decode import decode
 from ignition.errors import IgnitionError
 from ignition.report import Path, path_str
 from ignition.versions import is_accepted
@@ -91,11 +92,19 @@ def _merge(
 ) -> tuple[dict[str, Any], list[Origin]]:
     version = _common_version(parent, child)
     root = schema.root(version)
-    p = _normalize(root, parent, ())
-    c = _normalize(root, child, ())
+    p, c = _decoded(parent, version), _decoded(child, version)
     merger = _Merger(_POINTER_STRUCTS.get(version, frozenset()), record=record)
     result = merger.struct(root, "", p, (), c, (), ())
     return result, merger.transcript
+
+
+def _decoded(config: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """The config as Go holds it after unmarshalling (ignition.decode): known fields, canonical names."""
+    decoded = decode(dict(config), version)
+    if decoded.mismatch is not None or decoded.doc is None:
+        assert decoded.mismatch is not None
+        raise MergeError(decoded.mismatch.message(), path=decoded.mismatch.path)
+    return decoded.doc
 
 
 def _version_of(config: Mapping[str, Any], side: str) -> str | None:
@@ -119,53 +128,6 @@ def _common_version(parent: Mapping[str, Any], child: Mapping[str, Any]) -> str:
     if not is_accepted(version):
         raise MergeError(f"unsupported config version {version!r}", path=("ignition", "version"))
     return version
-
-
-_KINDS = {str: "string", bool: "boolean", int: "integer", dict: "object", list: "list"}
-
-
-def _json_kind(value: Any) -> str:
-    kind = _KINDS.get(type(value))
-    if kind is not None:
-        return kind
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "list"
-    return type(value).__name__
-
-
-def _normalize(node: schema.Node, value: Any, path: Path) -> Any:
-    """The value as Go holds it after unmarshalling: known fields only, canonical names, no nulls."""
-    kind = _KINDS.get(type(value)) or _json_kind(value)
-    if kind != node.kind:
-        raise MergeError(f"{path_str(path)}: expected {node.kind}, got {kind}", path=path)
-    if kind == "string" or kind == "integer" or kind == "boolean":
-        return value
-    if node.kind == "list":
-        assert node.item is not None
-        return [_normalize(node.item, item, path + (i,)) for i, item in enumerate(value) if item is not None]
-    if node.kind != "object":
-        return value
-    out: dict[str, Any] = {}
-    fields = node.fields
-    for key, raw in value.items():
-        name = key if key in fields else node.match(key)
-        if name is None:
-            continue  # an unknown key: Ignition warns at parse time and ignores it
-        f = fields[name]
-        if raw is None:
-            if f.pointer or f.node.kind == "list":
-                out.pop(name, None)  # null sets a pointer or slice to nil; for other types it is a no-op
-            continue
-        out[name] = _normalize(f.node, raw, path + (key,))
-    return out
 
 
 def _item_key(list_node: schema.Node, item: Any) -> str:

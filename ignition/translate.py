@@ -24,11 +24,10 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
-from ignition import schema
 from ignition.errors import TranslationError
 from ignition.report import Entry, Report
 from ignition.translations import STEPS
-from ignition.translations.common import CODE_UNSUPPORTED, Context, normalize
+from ignition.translations.common import CODE_UNSUPPORTED, Context, read_as
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS, is_accepted, version_index
 
@@ -52,9 +51,10 @@ def translate_with_report(config: Mapping[str, Any], to_version: str) -> tuple[d
             f"unsupported config version {to_version!r}",
         )
     ctx = Context(target=to_version)
-    current: dict[str, Any] = normalize(schema.root(from_version), dict(config), (), ctx)
-    if ctx.report.is_fatal:
+    read = read_as(config, from_version, ctx)
+    if read is None:
         raise TranslationError(f"cannot read the {from_version} config", report=ctx.report)
+    current: dict[str, Any] = read
     for step, direction in translation_steps(from_version, to_version):
         current = step.up(current, ctx) if direction == "up" else step.down(current, ctx)
     current["ignition"] = {**current.get("ignition", {}), "version": to_version}

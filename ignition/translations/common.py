@@ -9,12 +9,13 @@ error in the report, so the caller gets the whole list at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 from ignition import schema
+from ignition.decode import decode
 from ignition.report import Path, Report
 
 # Codes of the entries translation adds to a report.
@@ -22,12 +23,11 @@ CODE_UNSUPPORTED = "translate-unsupported"  # a field or value the target spec c
 CODE_DROPPED_DEFAULT = (
     "translate-dropped-default"  # a field the target lacks, dropped because it held its default
 )
-CODE_UNUSED_KEY = "unused-key"  # a key the source spec does not know (Ignition ignores it), dropped
+CODE_UNUSED_KEY = "unused-key"  # a key the source spec does not know (Ignition ignores it): dropped
 CODE_MASKED = "translate-masked"  # a value changed by the step, as Ignition's own translator changes it
 CODE_JSON_TYPE = "json-type"  # a value of the wrong JSON type: the document cannot be translated
 
 # Fields whose default (absent) meaning is `true`, so `true` is as good as absent.
-_SCALARS = frozenset({"string", "integer", "boolean"})
 _TRUE_BY_DEFAULT = frozenset({"passwd.users[].shouldExist", "passwd.groups[].shouldExist"})
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -40,64 +40,17 @@ class Context:
     report: Report = field(default_factory=Report)
 
 
-_KINDS = {str: "string", bool: "boolean", int: "integer", dict: "object", list: "list"}
-
-
-def json_kind(value: Any) -> str:
-    """The schema kind a JSON value has ("object", "list", "string", "integer", "boolean")."""
-    kind = _KINDS.get(type(value))
-    if kind is not None:
-        return kind
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "list"
-    return "null" if value is None else type(value).__name__
-
-
-def normalize(node: schema.Node, value: Any, path: Path, ctx: Context) -> Any:
-    """The value as Go reads it in this version: canonical key names, no nulls, unknown keys dropped (warned).
-
-    A value of the wrong JSON type is an error entry and is left out of the result.
-    """
-    if node.kind == "list":
-        item_node = node.item
-        assert item_node is not None
-        out_list = []
-        for i, item in enumerate(value):
-            if item is None:
-                continue
-            kind = _KINDS.get(type(item)) or json_kind(item)
-            if kind != item_node.kind:
-                ctx.report.error(CODE_JSON_TYPE, path + (i,), f"expected {item_node.kind}, got {kind}")
-                continue
-            out_list.append(item if kind in _SCALARS else normalize(item_node, item, path + (i,), ctx))
-        return out_list
-    if node.kind != "object":
-        return value
-    out: dict[str, Any] = {}
-    fields = node.fields
-    for key, raw in value.items():
-        name = key if key in fields else node.match(key)
-        if name is None:
-            ctx.report.warning(CODE_UNUSED_KEY, path + (key,), f"unused key {key}: not in spec, dropped")
-            continue
-        if raw is None:
-            out.pop(name, None)
-            continue
-        sub = fields[name].node
-        kind = _KINDS.get(type(raw)) or json_kind(raw)
-        if kind != sub.kind:
-            ctx.report.error(CODE_JSON_TYPE, path + (key,), f"expected {sub.kind}, got {kind}")
-            continue
-        out[name] = raw if kind in _SCALARS else normalize(sub, raw, path + (name,), ctx)
-    return out
+def read_as(config: Mapping[str, Any], version: str, ctx: Context) -> dict[str, Any] | None:
+    """The config as Go reads it in `version` (ignition.decode): unknown keys dropped and warned about,
+    canonical key names, nulls resolved. None, with the error in the report, for a wrong JSON type."""
+    decoded = decode(dict(config), version)
+    for path in decoded.unused:
+        ctx.report.warning(CODE_UNUSED_KEY, path, f"unused key {path[-1]}")
+    if decoded.mismatch is not None or decoded.doc is None:
+        assert decoded.mismatch is not None
+        ctx.report.error(CODE_JSON_TYPE, decoded.mismatch.path, decoded.mismatch.message())
+        return None
+    return decoded.doc
 
 
 def is_default(field_path: str, value: Any) -> bool:
