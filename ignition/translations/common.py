@@ -17,6 +17,7 @@ from typing import Any
 from ignition import schema
 from ignition.decode import decode
 from ignition.report import Path, Report
+from ignition.rules import goneturl
 
 # Codes of the entries translation adds to a report.
 CODE_UNSUPPORTED = "translate-unsupported"  # a field or value the target spec cannot express
@@ -29,7 +30,6 @@ CODE_JSON_TYPE = "json-type"  # a value of the wrong JSON type: the document can
 
 # Fields whose default (absent) meaning is `true`, so `true` is as good as absent.
 _TRUE_BY_DEFAULT = frozenset({"passwd.users[].shouldExist", "passwd.groups[].shouldExist"})
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 @dataclass
@@ -159,9 +159,12 @@ def source_fields(version: str) -> list[str]:
 
 
 def url_scheme(url: str) -> str | None:
-    """The lower-cased scheme of a URL, as Go's url.Parse reports it, or None."""
-    m = _SCHEME.match(url)
-    return m.group(1).lower() if m else None
+    """The lower-cased scheme of a URL, as Go's url.Parse reports it; None when Go cannot parse it
+    (target validation then reports `unable to parse url`)."""
+    try:
+        return goneturl.parse(url).scheme
+    except goneturl.URLError:
+        return None
 
 
 def refuse_scheme(config: Any, version: str, scheme: str, ctx: Context) -> None:
