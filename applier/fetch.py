@@ -81,7 +81,8 @@ class ServerClient:
     def __init__(self, url: str, *, ca: Path | None = None, token: str = "", timeout: float = 10.0) -> None:
         self.url = url.rstrip("/")
         self.session = requests.Session()
-        self.session.verify = str(ca) if ca else True
+        # passed on every request: a session-level `verify` loses to REQUESTS_CA_BUNDLE in the environment
+        self.verify: str | bool = str(ca) if ca else True
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
         self.timeout = timeout
@@ -90,7 +91,7 @@ class ServerClient:
         """One request; maps failures to TemporaryError / PermanentError naming the URL."""
         url = f"{self.url}{path}"
         try:
-            response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+            response = self.session.request(method, url, timeout=self.timeout, verify=self.verify, **kwargs)
         except requests.exceptions.SSLError as exc:
             raise PermanentError(url, f"TLS error: {exc}") from exc
         except requests.RequestException as exc:
