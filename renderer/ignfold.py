@@ -30,11 +30,16 @@ from ignition import schema
 _Key = Any
 
 
+def _is_map(value: Any) -> bool:
+    """isinstance(value, Mapping), fast for the dicts JSON gives."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def copy_known(value: Any, node: schema.Node) -> Any:
     """A deep copy of `value` keeping only what the schema knows (nulls and unknown keys dropped)."""
     kind = node.kind
     if kind == "object":
-        if not isinstance(value, Mapping):
+        if not _is_map(value):
             return value
         out: dict[str, Any] = {}
         fields = node.fields
@@ -48,7 +53,9 @@ def copy_known(value: Any, node: schema.Node) -> Any:
                     continue
                 f = fields[name]
                 key = name
-            out[key] = copy_known(item, f.node)
+            copied = copy_known(item, f.node)
+            if copied or not isinstance(copied, dict | list):
+                out[key] = copied
         return out
     if kind == "list":
         if not isinstance(value, list):
@@ -72,7 +79,7 @@ def entry_key(entry: Any, node: schema.Node) -> _Key:
             return f"number:{number}"
         label = entry.get("label")
         return f"label:{label}" if label is not None else ""
-    return entry.get(key) if isinstance(entry, Mapping) else entry
+    return entry.get(key) if _is_map(entry) else entry
 
 
 class Fold:
@@ -85,6 +92,9 @@ class Fold:
         # id(list) -> (the list, {key: entry}) for keyed lists of objects in the result; holding the list
         # keeps its id from being reused by another list after it is dropped.
         self._index: dict[int, tuple[list[Any], dict[_Key, Any]]] = {}
+        # True once an entry was removed (key-space drop, header removal): the result may hold an empty
+        # list or object and needs `prune_empty`; copies never hold empties.
+        self.may_have_empties = False
 
     def merge(self, child: Mapping[str, Any]) -> None:
         """Merge one child config (already in this fold's spec version) into the result."""
@@ -111,14 +121,16 @@ class Fold:
                 f, key = fields[name], name
             fnode = f.node
             if fnode.kind == "object":
-                if not isinstance(value, Mapping):
+                if not _is_map(value):
                     parent[key] = value
                     continue
                 current = parent.get(key)
                 if isinstance(current, dict):
                     self._merge_object(current, value, fnode)
                 elif value:
-                    parent[key] = copy_known(value, fnode)
+                    copied = copy_known(value, fnode)
+                    if copied:
+                        parent[key] = copied
             elif fnode.kind == "list":
                 if not isinstance(value, list):
                     parent[key] = value
@@ -147,7 +159,8 @@ class Fold:
             current = []
         if node.key is None:
             copied = child if item.kind != "object" else [copy_known(c, item) for c in child]
-            parent[key] = current + list(copied)
+            if current or copied:
+                parent[key] = current + list(copied)
             return
         if not child:
             return
@@ -168,12 +181,13 @@ class Fold:
                     current.append(entry)
                 continue
             existing = index.get(k)
-            if is_header and existing is not None and isinstance(entry, Mapping) and entry.get("value") is None:
+            if is_header and existing is not None and _is_map(entry) and entry.get("value") is None:
                 current.remove(existing)
                 del index[k]
+                self.may_have_empties = True
                 continue
             if existing is not None:
-                if isinstance(entry, Mapping):
+                if _is_map(entry):
                     self._merge_object(existing, entry, item)
                 continue
             new = copy_known(entry, item)
@@ -190,10 +204,12 @@ class Fold:
         if item.kind != "object":
             if k in slist:
                 slist[:] = [e for e in slist if e != k]
+                self.may_have_empties = True
             return
         sindex = self._index_of(slist, node)
         victim = sindex.pop(k, None)
         if victim is not None:
+            self.may_have_empties = True
             for i, e in enumerate(slist):
                 if e is victim:
                     del slist[i]

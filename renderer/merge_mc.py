@@ -101,7 +101,7 @@ def merge_configs(configs: Sequence[MachineConfig]) -> dict[str, Any]:
         fold.merge(_with_compression_reset(to_render_version(mc.spec.config, name=mc.name)))
     result = fold.result if fold is not None else {"ignition": {"version": IGNITION_VERSION}}
     _finish_files(result)
-    out = prune_empty(result)
+    out = prune_empty(result) if fold is None or fold.may_have_empties else result
     out.setdefault("ignition", {})["version"] = IGNITION_VERSION
     return out
 
