@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ignition.butane.report import KeyStep, Problems, YPath
+from ignition.butane.report import KeyStep, Problems, YPath, path_text
 from ignition.butane.schema import BNode
 from ignition.butane.yamlsrc import BOOL, FLOAT, INT, NULL, YNode
 
@@ -39,6 +39,8 @@ class Positions:
         if node is None:
             return
         self.nodes[path] = (node.line, node.col)
+        if node.alias is not None:  # vcontext sees an alias as a leaf
+            return
         if node.kind == "map":
             for key, value in node.pairs:
                 self.nodes[path + (KeyStep(key.text),)] = (key.line, key.col)
@@ -85,6 +87,8 @@ class Decoder:
 
     def decode(self, node: YNode | None, target: BNode, path: YPath) -> Any:
         """The value of `node` read as `target` (MISSING when absent or null)."""
+        if node is not None:
+            node = node.target  # go-yaml decodes an alias as the anchored node
         if node is None or (node.kind == "scalar" and node.tag == NULL):
             return MISSING
         kind = target.kind
@@ -122,6 +126,7 @@ class Decoder:
         raise AssertionError(kind)
 
     def _mapping(self, node: YNode, target: BNode, path: YPath) -> dict[str, Any]:
+        before = len(self.type_errors)
         for i, (key, _) in enumerate(node.pairs):
             for later, _ in node.pairs[i + 1 :]:
                 if later.kind == key.kind and later.text == key.text:
@@ -129,26 +134,55 @@ class Decoder:
                         f'line {later.line}: mapping key "{_go_escape(later.text)}" already defined at line {key.line}'
                     )
         out: dict[str, Any] = {}
-        if target.kind == "strmap":
-            assert target.item is not None
-            for key, value in node.pairs:
+        if len(self.type_errors) > before:  # go-yaml leaves a mapping with duplicate keys undecoded
+            return out
+        seen: set[str] = set()
+        self._pairs(node, target, path, out, seen)
+        return out
+
+    def _pairs(self, node: YNode, target: BNode, path: YPath, out: dict[str, Any], seen: set[str]) -> None:
+        """Decode a mapping's explicit keys, then its `<<` merges (explicit and earlier keys win)."""
+        merges: list[YNode] = []
+        for key, value in node.pairs:
+            if key.is_merge_key():
+                merges.append(value)
+                continue
+            if key.text in seen:
+                continue
+            seen.add(key.text)
+            if target.kind == "strmap":
+                assert target.item is not None
                 decoded = self.decode(value, target.item, path + (key.text,))
                 out[key.text] = "" if decoded is MISSING else decoded
-            return out
-        for key, value in node.pairs:
+                continue
             member = target.fields.get(key.text)
             if member is None:
                 continue
             decoded = self.decode(value, member.node, path + (key.text,))
             if decoded is not MISSING:
                 out[key.text] = decoded
-            elif key.text in out:
-                del out[key.text]
-        return out
+        for merge in merges:
+            sources = merge.target.items if merge.target.kind == "seq" else [merge]
+            for source in sources:
+                if source.target.kind != "map":
+                    self.type_errors.append(
+                        f"line {source.line}: map merge requires map or sequence of maps as the value"
+                    )
+                    continue
+                self._pairs(source.target, target, path, out, seen)
 
     def check_unused(self, node: YNode | None, target: BNode, path: YPath = ()) -> None:
         """`Unused key` warnings, a mapping's own keys before its children's, children in schema order."""
         if node is None:
+            return
+        if node.alias is not None and target.kind == "object":
+            self.problems.warn(
+                path,
+                f"context tree does not match content tree at {path_text(path)}. Line and column reporting may be "
+                "inconsistent. Unused keys may not be reported.",
+            )
+            return
+        if node.alias is not None:
             return
         if target.kind == "list" and node.kind == "seq" and target.item is not None:
             for i, item in enumerate(node.items):

@@ -44,6 +44,17 @@ class YNode:
     value: Any = None
     pairs: list[tuple[YNode, YNode]] = field(default_factory=list)
     items: list[YNode] = field(default_factory=list)
+    plain: bool = False  # a plain (unquoted, untagged) scalar
+    alias: YNode | None = None  # for an alias (`*name`): the anchored node it stands for
+
+    @property
+    def target(self) -> YNode:
+        """The node holding the content: the anchored node for an alias, else this node."""
+        return self.alias if self.alias is not None else self
+
+    def is_merge_key(self) -> bool:
+        """A plain `<<` key: go-yaml's merge key."""
+        return self.kind == "scalar" and self.plain and self.text == "<<"
 
 
 def go_parse_int(text: str) -> int | None:
@@ -101,22 +112,74 @@ def resolve_plain(text: str) -> tuple[str, Any]:
     return STR, text
 
 
-def _convert(node: yaml.Node) -> YNode:
-    line, col = node.start_mark.line + 1, node.start_mark.column + 1
-    if isinstance(node, yaml.ScalarNode):
-        text = node.value
-        if not node.style and node.tag == _STR_TAG:
-            tag, value = resolve_plain(text)
-        elif node.tag == _STR_TAG or node.style:
-            tag, value = STR, text
+def _scalar(event: yaml.ScalarEvent) -> YNode:
+    line, col = event.start_mark.line + 1, event.start_mark.column + 1
+    text = event.value
+    plain = not event.style and event.tag in (None, "!") and bool(event.implicit[0])
+    if plain:
+        tag, value = resolve_plain(text)
+    elif event.tag in (None, "!", _STR_TAG) or event.style:
+        tag, value = STR, text
+    else:
+        tag = "!!" + event.tag.rsplit(":", 1)[-1] if event.tag.startswith("tag:yaml.org,2002:") else event.tag
+        _, value = resolve_plain(text)
+    return YNode("scalar", tag, line, col, text=text, value=value, plain=plain)
+
+
+def _compose(events: Any) -> YNode | None:
+    """The first document's tree, built from libyaml's events (aliases kept as alias nodes, as go-yaml does)."""
+    anchors: dict[str, YNode] = {}
+    stack: list[YNode] = []
+    pending_key: list[YNode | None] = []
+    root: YNode | None = None
+
+    def attach(node: YNode) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+            return
+        parent = stack[-1]
+        if parent.kind == "seq":
+            parent.items.append(node)
+        elif pending_key[-1] is None:
+            pending_key[-1] = node
         else:
-            tag = "!!" + node.tag.rsplit(":", 1)[-1]
-            _, value = resolve_plain(text)
-        return YNode("scalar", tag, line, col, text=text, value=value)
-    if isinstance(node, yaml.SequenceNode):
-        return YNode("seq", SEQ, line, col, items=[_convert(n) for n in node.value])
-    assert isinstance(node, yaml.MappingNode)
-    return YNode("map", MAP, line, col, pairs=[(_convert(k), _convert(v)) for k, v in node.value])
+            key = pending_key[-1]
+            assert key is not None
+            parent.pairs.append((key, node))
+            pending_key[-1] = None
+
+    for event in events:
+        if isinstance(event, yaml.DocumentEndEvent):
+            break
+        if isinstance(event, yaml.ScalarEvent):
+            node = _scalar(event)
+            if event.anchor:
+                anchors[event.anchor] = node
+            attach(node)
+        elif isinstance(event, yaml.AliasEvent):
+            line, col = event.start_mark.line + 1, event.start_mark.column + 1
+            anchored = anchors.get(event.anchor or "")
+            if anchored is None:
+                raise YamlSyntaxError(f"yaml: unknown anchor '{event.anchor}' referenced")
+            kind = anchored.kind
+            node = YNode(
+                kind, anchored.tag, line, col, text=anchored.text, value=anchored.value, alias=anchored
+            )
+            attach(node)
+        elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            line, col = event.start_mark.line + 1, event.start_mark.column + 1
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            node = YNode("map" if is_map else "seq", MAP if is_map else SEQ, line, col)
+            if event.anchor:
+                anchors[event.anchor] = node
+            attach(node)
+            stack.append(node)
+            pending_key.append(None)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            stack.pop()
+            pending_key.pop()
+    return root
 
 
 def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
@@ -135,9 +198,9 @@ def load(text: str) -> YNode | None:
     """The document's root node (None for an empty document); raises YamlSyntaxError for broken YAML."""
     try:
         # go-yaml's Unmarshal reads the first document only (later ones are never parsed)
-        root = next(iter(yaml.compose_all(text, Loader=_LOADER)), None)
+        root = _compose(yaml.parse(text, Loader=_LOADER))
     except yaml.MarkedYAMLError as exc:
         raise YamlSyntaxError(_syntax_message(exc)) from exc
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"yaml: {exc}") from exc
-    return _convert(root) if root is not None else None
+    return root
