@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     any_invalid = False
     results: list[dict[str, Any]] = []
     out = sys.stdout
+    if hasattr(out, "reconfigure"):
+        out.reconfigure(errors="backslashreplace")  # user strings in messages must never crash the command
     for name in args.files:
         label = STDIN_NAME if name == "-" else name
         try:

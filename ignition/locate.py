@@ -18,6 +18,8 @@ from typing import Any
 from ignition.report import Path
 
 _WS = re.compile(r"[ \t\n\r]*")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _scan_once = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
@@ -30,6 +32,7 @@ class Locator:
         self._lines: list[int] | None = None
         self._objects: dict[int, dict[str, tuple[int, int]]] = {}
         self._arrays: dict[int, list[int]] = {}
+        self._surrogates = bool(_SURROGATE_ESCAPE.search(text))  # keys decoded as Go does (U+FFFD)
 
     def _skip_ws(self, pos: int) -> int:
         m = _WS.match(self.text, pos)
@@ -53,6 +56,8 @@ class Locator:
         try:
             while i < len(text) and text[i] == '"':
                 key, end = scanstring(text, i + 1)
+                if self._surrogates:
+                    key = _LONE_SURROGATE.sub("\ufffd", key)
                 j = self._skip_ws(end)
                 if text[j] != ":":
                     break

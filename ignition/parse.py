@@ -28,6 +28,8 @@ from ignition.versions import ACCEPTED_VERSIONS
 if TYPE_CHECKING:
     from ignition.types import Config
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SEMVER_IDENT = re.compile(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*")
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 
@@ -101,6 +103,17 @@ class Checked:
     def ok(self) -> bool:
         """True when the document parsed and has no errors."""
         return self.doc is not None and not self.report.is_fatal
+
+
+def _replace_lone_surrogates(value: Any) -> Any:
+    """Go decodes an unpaired `\\uD800`-style escape as U+FFFD; Python keeps the surrogate. Do as Go does."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_lone_surrogates(k): _replace_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def _text_of(raw: bytes | str) -> tuple[str, bytes | None]:
@@ -184,6 +197,8 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         doc = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         return Checked(Report([_syntax_entry(text, data, exc)]))
+    if _SURROGATE_ESCAPE.search(text):
+        doc = _replace_lone_surrogates(doc)
     locator = Locator(text)
     version_text, stub_error = _version_stub(doc)
     if stub_error is not None:

@@ -129,3 +129,9 @@ def test_validate_dict(config: dict, codes: list[str]) -> None:
     report = validate_dict(config)
     assert [e.code for e in report.errors] == codes
     assert all(e.line is None for e in report.entries)
+
+
+def test_lone_surrogate_escapes_decode_as_go_does() -> None:
+    # ignition-validate 2.14: "warning at $.\ufffdx, line 1 col 36: Unused key \ufffdx"
+    entry = check('{"ignition": {"version": "3.3.0"}, "\\ud800x": 1}').report.entries[0]
+    assert (entry.path_str(), entry.message, entry.line, entry.col) == ("$.\ufffdx", "unused key \ufffdx", 1, 36)
