@@ -112,8 +112,14 @@ def resolve_plain(text: str) -> tuple[str, Any]:
     return STR, text
 
 
+def _position(event: yaml.Event) -> tuple[int, int]:
+    """1-based line and column where an event starts."""
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+
+
 def _scalar(event: yaml.ScalarEvent) -> YNode:
-    line, col = event.start_mark.line + 1, event.start_mark.column + 1
+    line, col = _position(event)
     text = event.value
     plain = not event.style and event.tag in (None, "!") and bool(event.implicit[0])
     if plain:
@@ -158,7 +164,7 @@ def _compose(events: Any) -> YNode | None:
                 anchors[event.anchor] = node
             attach(node)
         elif isinstance(event, yaml.AliasEvent):
-            line, col = event.start_mark.line + 1, event.start_mark.column + 1
+            line, col = _position(event)
             anchored = anchors.get(event.anchor or "")
             if anchored is None:
                 raise YamlSyntaxError(f"yaml: unknown anchor '{event.anchor}' referenced")
@@ -168,7 +174,7 @@ def _compose(events: Any) -> YNode | None:
             )
             attach(node)
         elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            line, col = event.start_mark.line + 1, event.start_mark.column + 1
+            line, col = _position(event)
             is_map = isinstance(event, yaml.MappingStartEvent)
             node = YNode("map" if is_map else "seq", MAP if is_map else SEQ, line, col)
             if event.anchor:
