@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Callable
 from email.utils import formatdate
@@ -30,10 +31,7 @@ from server.settings import Limits
 
 _PREFIXES = (b"GET /config/", b"HEAD /config/")
 _POOL_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789-.")
-_TOKEN_CHARS = frozenset(b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_BAD_VALUE = frozenset(range(0, 9)) | frozenset(range(10, 32)) | {127}
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
-_REFUSE = frozenset((b"content-length", b"transfer-encoding", b"upgrade", b"expect"))
 
 
 class _Date:
@@ -54,11 +52,17 @@ class _Date:
 _date = _Date()
 
 
+_HEADER = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[ \t]*[^\x00-\x08\x0a-\x1f\x7f]*\r\n"
+_BLOCK_RE = re.compile(rb"(?:" + _HEADER + rb")*")
+_FIELD_RE = re.compile(rb"([!#$%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*([^\x00-\x08\x0a-\x1f\x7f]*?)[ \t]*\r\n")
+_REFUSE = frozenset(("content-length", "transfer-encoding", "upgrade", "expect"))
+
+
 def parse_head(head: bytes, limits: Limits) -> tuple[str, str, dict[str, str], bool] | None:
     """(method, pool, headers lower-cased, close?) of a plain config request head; None: not for us."""
-    lines = head.split(b"\r\n")
-    request_line = lines[0]
-    if len(request_line) > limits.max_line_size or len(lines) - 1 > limits.max_headers:
+    line_end = head.find(b"\r\n")
+    request_line = head if line_end < 0 else head[:line_end]
+    if len(request_line) > limits.max_line_size:
         return None
     parts = request_line.split(b" ")
     if len(parts) != 3 or parts[2] != b"HTTP/1.1" or parts[0] not in (b"GET", b"HEAD"):
@@ -69,30 +73,26 @@ def parse_head(head: bytes, limits: Limits) -> tuple[str, str, dict[str, str], b
     pool = target[8:]
     if not pool or not _POOL_CHARS.issuperset(pool):
         return None
-    headers: dict[str, str] = {}
-    close = False
-    for line in lines[1:]:
-        if len(line) > limits.max_field_size:
+    block = b"" if line_end < 0 else head[line_end + 2:] + b"\r\n"
+    if not _BLOCK_RE.fullmatch(block):
+        return None  # a line aiohttp must judge (folding, bad name, control character)
+    fields = _FIELD_RE.findall(block)
+    if len(fields) > limits.max_headers:
+        return None
+    if len(block) > limits.max_field_size and any(len(n) + len(v) + 2 > limits.max_field_size for n, v in fields):
+        return None
+    headers = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in fields}
+    if len(headers) != len(fields):  # repeated names: join them, as aiohttp's getall would
+        headers = {}
+        for n, v in fields:
+            k = n.decode("latin-1").lower()
+            text = v.decode("latin-1")
+            headers[k] = f"{headers[k]}, {text}" if k in headers else text
+    if not _REFUSE.isdisjoint(headers):
+        if headers.get("content-length") != "0" or not _REFUSE.isdisjoint(set(headers) - {"content-length"}):
             return None
-        name, sep, value = line.partition(b":")
-        if not sep or not name or not _TOKEN_CHARS.issuperset(name):
-            return None
-        value = value.strip(b" \t")
-        if not _BAD_VALUE.isdisjoint(value):
-            return None
-        key = name.lower()
-        if key in _REFUSE:
-            if key == b"content-length" and value == b"0":
-                continue
-            return None
-        text = value.decode("latin-1")
-        k = key.decode()
-        if k in headers:
-            headers[k] = f"{headers[k]}, {text}"
-        else:
-            headers[k] = text
-        if k == "connection" and "close" in text.lower():
-            close = True
+    connection = headers.get("connection")
+    close = connection is not None and "close" in connection.lower()
     return parts[0].decode(), pool.decode(), headers, close
 
 
@@ -175,12 +175,15 @@ class FastRequestHandler(RequestHandler):
             if parsed is None:
                 return self._give_up(buf)
             method, pool, headers, close = parsed
-            started = time.perf_counter()
+            started = time.perf_counter() if self._fast_log is not None else 0.0
             answer = self._fast_responder.answer(method, pool, headers.get, self._fast_peer)
             head, body = serialize(answer, head_only=method == "HEAD", close=close)
-            transport.write(head)
             if body:
-                transport.write(body)
+                transport.write(head + body if len(body) < 16384 else head)
+                if len(body) >= 16384:
+                    transport.write(body)
+            else:
+                transport.write(head)
             if self._fast_log is not None:
                 self._fast_log.info(entry_json(
                     remote=self._fast_peer, method=method, path=f"/config/{pool}", status=answer.status,
