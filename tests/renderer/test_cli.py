@@ -131,3 +131,14 @@ def test_diff_two_names_from_the_store(cluster: Path, tmp_path: Path, capsys: py
     code, out, _ = run(capsys, "diff", old, new, "--store", str(store))
     assert code == 0 and out.splitlines()[:2] == [f"--- {old}", f"+++ {new}"]
     assert "disruption: reboot (drain; actions: Reboot)" in out
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("baseDomain: x\n", "cluster.yaml:1:1 $.name: name is required"),
+    ("name: lab\nsshKeys: ssh-ed25519 AAAA\n", "cluster.yaml:2:10 $.sshKeys: expected a list of strings"),
+    ("name: [\n", "cluster.yaml:2:1: invalid YAML"),
+], ids=["no-name", "keys-not-a-list", "syntax"])
+def test_bad_cluster_yaml_exits_1(cluster: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    (cluster / "cluster.yaml").write_text(text)
+    code, _, err = run(capsys, "render", str(cluster))
+    assert code == 1 and message in err, err
