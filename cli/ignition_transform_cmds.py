@@ -18,6 +18,7 @@ from typing import Any
 from cli.errors import UsageError
 from ignition.canonical import canonical_json, pretty_json
 from ignition.errors import IgnitionError
+from ignition.locate import Locator
 from ignition.merge import merge
 from ignition.parse import parse
 from ignition.report import Report
@@ -59,8 +60,16 @@ def register(subparsers: Any) -> None:
 @dataclass(frozen=True)
 class _Input:
     name: str
+    text: str
     config: dict[str, Any] | None
     report: Report
+
+    def about_me(self, report: Report) -> Report:
+        """A translation report on this input: what parsing said already is left out, positions are added."""
+        said = {(e.code, e.path) for e in self.report}
+        fresh = Report([e for e in report if (e.code, e.path) not in said])
+        locator = Locator(self.text)
+        return fresh.with_positions(lambda path: locator.locate(path))
 
 
 def _read(name: str) -> bytes:
@@ -78,9 +87,10 @@ def _load(name: str) -> _Input:
     raw = _read(name)
     source = "<stdin>" if name == "-" else name
     typed, report = parse(raw, source=source)
+    text = raw.decode("utf-8", "replace")
     if typed is None or report.is_fatal:
-        return _Input(source, None, report)
-    return _Input(source, json.loads(raw), report)
+        return _Input(source, text, None, report)
+    return _Input(source, text, json.loads(raw), report)
 
 
 def _emit_report(report: Report, source: str) -> None:
@@ -110,18 +120,16 @@ def run_merge(args: argparse.Namespace) -> int:
     inputs = [_load(args.parent), _load(args.child)]
     for item in inputs:
         _emit_report(item.report, item.name)
-    parent_in, child_in = inputs[0].config, inputs[1].config
-    if parent_in is None or child_in is None:
+    if any(item.config is None for item in inputs):
         return EXIT_INVALID
-    newest = max(parent_in["ignition"]["version"], child_in["ignition"]["version"], key=version_index)
+    newest = max((item.config["ignition"]["version"] for item in inputs if item.config), key=version_index)
+    configs = [_translated(item, newest) for item in inputs]
+    if configs[0] is None or configs[1] is None:
+        return EXIT_INVALID
     try:
-        parent = _translate_quietly(parent_in, newest, inputs[0].name)
-        child = _translate_quietly(child_in, newest, inputs[1].name)
-        result = merge(parent, child)
+        result = merge(configs[0], configs[1])
     except IgnitionError as exc:
-        _emit_report(exc.report, "merge")
-        if not exc.report.entries:
-            print(f"mco: {exc}", file=sys.stderr)
+        print(f"mco: {exc}", file=sys.stderr)
         return EXIT_INVALID
     if not _validated(result, "merged"):
         return EXIT_INVALID
@@ -129,12 +137,17 @@ def run_merge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _translate_quietly(config: dict[str, Any], version: str, source: str) -> dict[str, Any]:
-    """The config in `version` (unchanged when it is already there), printing any translation warnings."""
-    if config["ignition"]["version"] == version:
-        return config
-    result, report = translate_with_report(config, version)
-    _emit_report(report, source)
+def _translated(item: _Input, version: str) -> dict[str, Any] | None:
+    """The input's config in `version` (as is when already there); None, with the report printed, if refused."""
+    assert item.config is not None
+    if item.config["ignition"]["version"] == version:
+        return item.config
+    try:
+        result, report = translate_with_report(item.config, version)
+    except IgnitionError as exc:
+        _emit_report(item.about_me(exc.report), item.name)
+        return None
+    _emit_report(item.about_me(report), item.name)
     return result
 
 
@@ -149,11 +162,11 @@ def run_translate(args: argparse.Namespace) -> int:
     try:
         result, report = translate_with_report(item.config, args.to)
     except IgnitionError as exc:
-        _emit_report(exc.report, item.name)
+        _emit_report(item.about_me(exc.report), item.name)
         if not exc.report.entries:
             print(f"mco: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    _emit_report(report, item.name)
+    _emit_report(item.about_me(report), item.name)
     if not _validated(result, f"{item.name} as {args.to}"):
         return EXIT_INVALID
     _emit_result(result, args.pretty)

@@ -57,7 +57,6 @@ def translate_with_report(config: Mapping[str, Any], to_version: str) -> tuple[d
     current: dict[str, Any] = read
     for step, direction in translation_steps(from_version, to_version):
         current = step.up(current, ctx) if direction == "up" else step.down(current, ctx)
-    current["ignition"] = {**current.get("ignition", {}), "version": to_version}
     downward = version_index(to_version) < version_index(from_version)
     if downward:
         _add_target_validation(current, to_version, ctx.report)

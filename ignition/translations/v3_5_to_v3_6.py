@@ -39,7 +39,7 @@ def up(config: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 ctx.report.warning(
                     CODE_MASKED,
                     ("storage", kind, i, "mode"),
-                    f"setuid/setgid/sticky bits masked: mode {mode:#o} became {masked:#o} "
+                    f"setuid/setgid/sticky bits masked: mode 0{mode:o} became 0{masked:o} "
                     f"(not functional in spec {FROM}, honoured from {TO})",
                 )
                 item = {**item, "mode": masked}

@@ -738,3 +738,27 @@ def test_upward_translation_holds_what_the_real_ignition_holds(tmp_path: Path, g
     ours = translate(config, "3.3.0")
     ours["ignition"].pop("version")
     assert _without_empties(ours) == _real_upgrade(config, tmp_path)
+
+
+def test_cli_translate_report_has_positions_and_no_repeats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.main import main
+
+    text = '{"ignition": {"version": "3.4.0"},\n "storage": {"files": [{"path": "/s", "Bogus": 1}],\n  "luks": [{"name": "r", "device": "/dev/sdb", "discard": true}]}}'
+    path = _write(tmp_path, "f.ign", text)
+    assert main(["ignition", "translate", "--to", "3.3.0", path]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"error at $.storage.luks.0.discard ({path}:3:59): not supported in spec 3.3.0" in err
+    assert sum("unused key Bogus" in line for line in err) == 1
+
+
+def test_cli_merge_translates_the_older_input_up(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import main
+
+    parent = _write(tmp_path, "p.ign", cfg("3.5.0", storage={"files": [{"path": "/s", "mode": 2541}]}))
+    child = _write(tmp_path, "c.ign", cfg("3.6.0", storage={"files": [{"path": "/s", "overwrite": False}]}))
+    assert main(["ignition", "merge", parent, child]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["storage"]["files"] == [{"path": "/s", "mode": 493, "overwrite": False}]
+    assert f"warning at $.storage.files.0.mode ({parent}:1:" in err and "masked" in err
