@@ -47,6 +47,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,6 +174,9 @@ class _Builder:
     enable_base: list[str] = field(default_factory=list)
     disable_base: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.node_specific_re = re.compile("|".join(fnmatch.translate(g) for g in self.node_specific))
+
     def problem(self, path: str, code: str, disposition: str, message: str) -> None:
         self.problems.append(Problem(path, code, disposition, message))
 
@@ -191,7 +195,7 @@ class _Builder:
         if found is not None:
             self.problem(origin, *found)
             return None
-        if any(fnmatch.fnmatchcase(clean, g) for g in self.node_specific):
+        if self.node_specific_re.match(clean):
             self.problem(origin, "node-specific", FIRST_BOOT, f"{clean} is node-specific; left for Ignition")
             return None
         return clean
@@ -218,7 +222,7 @@ def image_path_problem(path: str) -> tuple[str, str, str] | None:
 
 
 def _under(path: str, prefixes: Sequence[str]) -> bool:
-    return any(path == p or path.startswith(p + "/") for p in prefixes)
+    return path in prefixes or path.startswith(tuple(p + "/" for p in prefixes))
 
 
 def _owner(b: _Builder, origin: str, node: Mapping[str, Any], key: str) -> int | None:
