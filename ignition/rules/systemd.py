@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ignition.rules.context import Ctx
 from ignition.rules.paths import go_ext
 from ignition.rules.unitfile import UnitOption, check_unit_contents
 
+_INSTANCE = re.compile(r"(.+?)@(.+?)\.service", re.DOTALL)
 UNIT_EXTENSIONS = frozenset(
     ".service .socket .device .mount .automount .swap .target .path .timer .snapshot .slice .scope".split()
 )
@@ -19,7 +21,7 @@ def _has_install(options: list[UnitOption]) -> bool:
 
 def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
     """Unit.Validate, Dropin.Validate and the template-unit Install warning (Systemd.Validate)."""
-    parsed: dict[str, tuple[bool, bool]] = {}  # name -> (has contents, has [Install])
+    parsed: dict[str, tuple[bool, bool, bool]] = {}  # name -> (has contents, has [Install], parses)
     for i, unit in enumerate(units):
         base = ("systemd", "units", i)
         name = unit.get("name", "")
@@ -31,7 +33,7 @@ def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
         has_install = _has_install(options)
         if unit.get("enabled") is True and contents and error is None and not has_install:
             ctx.warn(base + ("contents",), f'unit "{name}" is enabled, but has no install section so enable does nothing')
-        parsed[name] = (bool(contents), has_install)
+        parsed[name] = (bool(contents), has_install, error is None)
         for j, dropin in enumerate(unit.get("dropins") or ()):
             dbase = base + ("dropins", j)
             if go_ext(dropin.get("name", "")) != ".conf":
@@ -39,15 +41,12 @@ def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
             ctx.error(dbase + ("contents",), check_unit_contents(dropin.get("contents"))[0])
     for i, unit in enumerate(units):
         name = unit.get("name", "")
-        if unit.get("enabled") is not True or "@" not in name:
+        match = _INSTANCE.fullmatch(name)
+        if unit.get("enabled") is not True or match is None:
             continue
-        at = name.index("@")
-        dot = name.rfind(".")
-        if dot <= at + 1:
-            continue
-        template = name[: at + 1] + name[dot:]
+        template = match.group(1) + "@.service"
         found = parsed.get(template)
-        if found is not None and found[0] and not found[1]:
+        if found is not None and found[0] and found[2] and not found[1]:
             ctx.warn(
                 ("systemd", "units", i, "contents"),
                 f'template unit "{template}" for "{name}" doesn\'t have Install section',
