@@ -9,7 +9,7 @@ from ignition.rules.context import Ctx
 from ignition.rules.paths import go_ext
 from ignition.rules.unitfile import UnitOption, check_unit_contents
 
-_INSTANCE = re.compile(r"(.+?)@(.+?)\.service", re.DOTALL)
+_INSTANCE = re.compile(r"(.+?)@(.+?)\.service")  # Go RE2: `.` does not match a newline
 UNIT_EXTENSIONS = frozenset(
     ".service .socket .device .mount .automount .swap .target .path .timer .snapshot .slice .scope".split()
 )
