@@ -102,6 +102,35 @@ def _config_entries(config: Mapping[str, Any]) -> list[tuple[str, tuple[str | in
     return out
 
 
+def butane_origins(mc: MachineConfig, text: str, source: str) -> dict[str, str]:
+    """`file:line` in a Butane document for each entry and kernel argument its MachineConfig sets.
+
+    Butane output has no positions, so the line is that of the first `path: X` / `name: X` / `- X` naming
+    the entry's key in the .bu text (quoted or not)."""
+    lines = text.splitlines()
+
+    def find(value: str, keys: tuple[str, ...]) -> int | None:
+        quoted = (value, f'"{value}"', f"'{value}'")
+        for number, line in enumerate(lines, 1):
+            stripped = line.split(" #", 1)[0].strip().removeprefix("- ").strip()
+            for key in keys:
+                if stripped.startswith(key) and stripped[len(key):].strip() in quoted:
+                    return number
+        return None
+
+    out: dict[str, str] = {}
+    for key, _path, value in _config_entries(mc.spec.config) if mc.has_config else ():
+        line = find(value, ("path:", "name:", "device:"))
+        if line is not None:
+            out[key] = f"{source}:{line}"
+    for arg in mc.spec.kernel_arguments + mc.spec.extensions:
+        line = find(arg, ("",))
+        if line is not None:
+            out[f"kernelArguments[{arg}]" if arg in mc.spec.kernel_arguments else f"extensions[{arg}]"] = \
+                f"{source}:{line}"
+    return out
+
+
 def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
     """Provenance of every entry of the merged result of `configs` (in merge order)."""
     setters: dict[str, list[str]] = {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ from renderer.model import (
 from renderer.naming import rendered_name
 from renderer.order import merge_order
 from renderer.problems import Problem, RendererError
-from renderer.provenance import compute_provenance
+from renderer.provenance import butane_origins, compute_provenance
 from renderer.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from renderer.select import LabelSelector, parse_selector
 from renderer.store import NotFound, Store, StoreError
@@ -187,7 +187,11 @@ def _butane(path: Path, rel: str, cluster_dir: Path, inputs: Inputs) -> None:
         doc = Document(source=rel, index=0, data={
             "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
             "metadata": {"name": name, "labels": {ROLE_LABEL: m.group(1)}}, "spec": {"config": result.ignition}})
+    before = len(inputs.machine_configs)
     _add_document(doc, inputs)
+    if len(inputs.machine_configs) > before:  # provenance lines inside the .bu file
+        mc = inputs.machine_configs[-1]
+        inputs.machine_configs[-1] = replace(mc, entry_origins=butane_origins(mc, text, rel))
 
 
 def _butane_owner(text: str, path: Path) -> Any:

@@ -142,3 +142,8 @@ def test_bad_cluster_yaml_exits_1(cluster: Path, capsys: pytest.CaptureFixture[s
     (cluster / "cluster.yaml").write_text(text)
     code, _, err = run(capsys, "render", str(cluster))
     assert code == 1 and message in err, err
+
+
+def test_explain_points_into_butane_documents(cluster: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "render", str(cluster), "--explain", "infra", "/etc/sysconfig/node-exporter")
+    assert out.splitlines()[1].endswith("<- 60-infra-node-exporter (manifests/60-infra-node-exporter.bu:10)")
