@@ -58,7 +58,9 @@ def json_kind(value: Any) -> str:
         return "array"
     if isinstance(value, dict):
         return "object"
-    return "null"
+    if value is None:
+        return "null"
+    return type(value).__name__
 
 
 def _zero(node: Node) -> Any:
@@ -131,6 +133,8 @@ class _Decoder:
         for key, val in value.items():
             name = key
             if key not in fields:
+                if type(key) is not str:  # a YAML-built dict can hold int/bool keys; JSON cannot
+                    key = str(key)
                 self.unused.append(path + (key,))
                 matched = node.match(key)
                 if matched is None:
