@@ -152,6 +152,11 @@ def fit_to_base(entries: Iterable[Entry], base: BaseImage, *, progress: Progress
                                     f"{e.path} and {out[new].origin} both land on {new} in the base image"))
             continue
         out[new] = replace(e, path=new, target=target or "")
+    for path, entry in sorted(out.items()):
+        above = next((a for a in _ancestors(path) if a in out and out[a].kind != "dir"), None)
+        if above is not None:
+            problems.append(Problem(entry.origin, "path-conflict", "refused",
+                                    f"{path} lies below {above}, which {out[above].origin} makes a {out[above].kind}"))
     add_parents(out)
     for path, entry in out.items():
         node = nodes.get(path)

@@ -108,6 +108,9 @@ def _materialize(entry: Entry, root: Path) -> None:
     """Create one entry under `root` with its mode (owners are set by COPY --chown, not on disk)."""
     target = root / entry.path.lstrip("/")
     target.parent.mkdir(parents=True, exist_ok=True)
+    if not os.path.realpath(target.parent).startswith(os.path.realpath(root) + os.sep) \
+            and os.path.realpath(target.parent) != os.path.realpath(root):
+        raise ImageInputError(entry.origin or entry.path, f"{entry.path} would be written outside the context")
     if entry.kind == "dir":
         target.mkdir(exist_ok=True)
         os.chmod(target, entry.mode)

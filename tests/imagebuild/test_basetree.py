@@ -71,3 +71,10 @@ def test_link_into_var_is_left_for_first_boot_and_loops_are_refused() -> None:
     assert [(p.path, p.code, p.disposition) for p in problems] == [("$.f.0", "var-path", "first-boot"),
                                                                     ("$.f.1", "path-conflict", "refused")]
     assert {e.path for e in entries} == {"/etc", "/etc/ok"}
+
+
+def test_a_base_link_that_leads_below_a_planned_symlink_is_refused() -> None:
+    base = base_of(tar_layer([("y", "symlink", 0, "etc/x")]))
+    _entries, problems = fit_to_base(planned(Entry("/etc/x", "symlink", 0o777, target="/tmp/elsewhere", origin="$.l.0"),
+                                             Entry("/y/z", "file", origin="$.f.0")), base)
+    assert [(p.path, p.code) for p in problems] == [("$.f.0", "path-conflict")]
