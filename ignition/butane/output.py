@@ -9,6 +9,7 @@ JSON re-read into maps (so keys sort the go-yaml way) and emitted with a two-spa
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
 import re
@@ -383,19 +384,38 @@ def _literal(text: str, indent: int) -> str:
     return "|" + hints + "\n" + body
 
 
+def go_format_g(value: float) -> str:
+    """Go's strconv.FormatFloat(v, 'g', -1, 64): shortest digits, exponent form from 1e6 or below 1e-4."""
+    if value == 0:
+        return "0" if math.copysign(1, value) > 0 else "-0"
+    sign = "-" if value < 0 else ""
+    parts = decimal.Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, parts.digits)).rstrip("0") or "0"
+    exponent = len(parts.digits) + int(parts.exponent) - 1
+    if exponent < -4 or exponent >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    point = exponent + 1
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
 def _yaml_scalar(value: Any, indent: int, simple_key: bool = False) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
         return "null"
     if isinstance(value, int):
-        return str(value)
+        return go_format_g(float(value))  # JSON numbers are float64 once re-read, as Butane re-reads them
     if isinstance(value, float):
         if math.isnan(value):
             return ".nan"
         if math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
-        return _go_float(value)
+        return go_format_g(value)
     return _scalar(str(value), indent, simple_key)
 
 

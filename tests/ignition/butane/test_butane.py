@@ -16,7 +16,7 @@ import pytest
 
 from ignition.butane import ButaneError, transpile
 from ignition.butane.files import make_data_url
-from ignition.butane.output import _key_less, _scalar, go_yaml
+from ignition.butane.output import _key_less, _scalar, go_format_g, go_yaml
 from ignition.butane.systemd import path_escape
 from ignition.butane.translate import check_decimal_mode
 from ignition.butane.variants import parse_semver
@@ -266,6 +266,17 @@ YAML_SCALARS = [
 @pytest.mark.parametrize(("name", "text", "expected"), YAML_SCALARS, ids=[y[0] for y in YAML_SCALARS])
 def test_go_yaml_scalar_style(name: str, text: str, expected: str) -> None:
     assert _scalar(text, 2, simple_key=False) == expected
+
+
+# Go's strconv.FormatFloat(v, 'g', -1, 64), as printed by Go 1.19 for these values.
+GO_FLOATS = [(420, "420"), (0, "0"), (999999, "999999"), (1000000, "1e+06"), (1234567, "1.234567e+06"),
+             (2000000, "2e+06"), (0.5, "0.5"), (0.0001, "0.0001"), (0.00001, "1e-05"), (123456789, "1.23456789e+08"),
+             (1.5e-7, "1.5e-07"), (3.25, "3.25"), (1200, "1200")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "text"), GO_FLOATS, ids=[t for _, t in GO_FLOATS])
+def test_go_float_formatting(value: float, text: str) -> None:
+    assert go_format_g(float(value)) == text
 
 
 def test_go_yaml_key_order_is_natural() -> None:
