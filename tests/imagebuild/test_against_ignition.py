@@ -54,6 +54,11 @@ CASES = {
         {"name": "a.service", "contents": "[Service]\nExecStart=/bin/true\n"},
         {"name": "b.socket", "enabled": True, "contents": "[Socket]\nListenStream=1234\n[Install]\nWantedBy=sockets.target\n",
          "dropins": [{"name": "override.conf", "contents": "[Socket]\nBacklog=5\n"}]}]}},
+    "also-and-mask": {"ignition": {"version": "3.2.0"}, "systemd": {"units": [
+        {"name": "a.service", "enabled": True,
+         "contents": "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\nAlso=b.socket\n"},
+        {"name": "b.socket", "contents": "[Socket]\nListenStream=9\n[Install]\nWantedBy=sockets.target\n"},
+        {"name": "gone.service", "mask": True, "enabled": False}]}},
 }
 
 
