@@ -8,8 +8,10 @@ What it decides:
   selector `node-role.kubernetes.io/<name>: ""`) unless a manifest defines them.
 - A problem is charged to the pools it could affect: a MachineConfig's to every pool whose selector
   picks its labels, a KubeletConfig's to the pools it selects, a template's to the pools selecting that
-  role, a pool manifest's to that pool. A file that cannot be read at all (syntax error, no labels) could
-  belong to any pool, so it degrades every pool (and is listed in `RenderResult.errors`).
+  role, a pool manifest's to that pool (an unlabelled MachineConfig's only to pools selecting with NotIn /
+  DoesNotExist). A file that cannot be read at all (syntax error, unreadable labels) could belong to any
+  pool, so it degrades every pool (and is listed in `RenderResult.errors`). Problems of the cluster as a
+  whole (a bad disruption policy, a KubeletConfig selecting no pool) are listed there but degrade no pool.
 - A pool with errors keeps its previous target and gets `RenderDegraded=True` with the MCO's message
   `Failed to render configuration for pool <pool>: <errors>`; the other pools still render.
 - Everything is computed first, then written: new rendered configs (immutable, content-addressed),
@@ -131,8 +133,10 @@ def _owner_of_broken(doc: Document) -> Any:
         return ("pool", meta["name"])
     if kind == "MachineConfig":
         labels = _raw_labels(doc)
-        if labels:
+        if labels is not None:
             return labels
+        if isinstance(data.get("metadata"), Mapping) and data["metadata"].get("labels") is None:
+            return {}  # no labels: only pools selecting with NotIn / DoesNotExist can pick it
     if kind in ("KubeletConfig", "ContainerRuntimeConfig"):
         spec: Mapping[str, Any] = data["spec"] if isinstance(data.get("spec"), Mapping) else {}
         sel, problems = parse_selector(spec.get("machineConfigPoolSelector"), ())
@@ -214,7 +218,7 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
         inputs.problems.extend((owner, p) for p in problems)
         return
     if isinstance(obj, MachineConfig):
-        owner = dict(obj.labels) or _ALL
+        owner = dict(obj.labels)
         inputs.machine_configs.append(obj)
     elif isinstance(obj, MachineConfigPool):
         owner = ("pool", obj.name)
@@ -294,10 +298,10 @@ def load_inputs(cluster_dir: Path) -> Inputs:
     for mc in inputs.machine_configs:
         other = by_name.get(mc.name)
         if other is not None:
-            inputs.problems.append((dict(mc.labels) or _ALL, Problem(
+            inputs.problems.append((dict(mc.labels), Problem(
                 "duplicate", f"MachineConfig {mc.name} is also defined in {other.origin}", mc.origin.source,
                 ("metadata", "name"), mc.origin.line)))
-            inputs.problems.append((dict(other.labels) or _ALL, Problem(
+            inputs.problems.append((dict(other.labels), Problem(
                 "duplicate", f"MachineConfig {mc.name} is also defined in {mc.origin}", other.origin.source,
                 ("metadata", "name"), other.origin.line)))
             continue
@@ -366,8 +370,12 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
                               "select every MachineConfig; refusing to render (SelectingAll)", pool.origin.source,
                               ("spec", "machineConfigSelector"), pool.origin.line))
         return _Outcome(pool, None, tuple(errors), tuple(warnings), ())
-    selected = merge_order(mc for mc in inputs.machine_configs if mc.labels and selector.matches(mc.labels))
+    selected = merge_order(mc for mc in inputs.machine_configs if selector.matches(mc.labels))
     sources = tuple(mc.name for mc in selected)
+    for mc in selected:
+        if not mc.labels:  # only NotIn / DoesNotExist selectors pick these; the MCO refuses to merge them
+            errors.append(Problem("no-labels", f"cannot find label in MachineConfig {mc.name}", mc.origin.source,
+                                  ("metadata", "labels"), mc.origin.line))
     if not selected:
         errors.append(Problem("selector-none", f"no MachineConfigs found matching selector {selector.describe()}",
                               pool.origin.source, ("spec", "machineConfigSelector"), pool.origin.line))

@@ -312,3 +312,15 @@ def test_ignition_errors_explain_yaml_readings(cluster: Path, line: str, message
                                               "        - path: /etc/x\n" + line))
     errors = render_cluster(cluster, store=MemoryStore()).pools["worker"].errors
     assert any(message in e for e in errors), errors
+
+
+def test_unlabelled_machine_config_picked_by_notin_selector_is_refused(cluster: Path) -> None:
+    _write(cluster, "01-pool-edge.yaml", "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfigPool\n"
+           "metadata:\n  name: edge\nspec:\n  machineConfigSelector:\n    matchExpressions:\n"
+           "      - {key: machineconfiguration.openshift.io/role, operator: NotIn, values: [master, infra]}\n")
+    _write(cluster, "50-unlabelled.yaml", "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\n"
+           "metadata:\n  name: 50-unlabelled\nspec:\n  kernelArguments: [quiet]\n")
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.pools["edge"].errors == ("manifests/50-unlabelled.yaml:1 $.metadata.labels: cannot find label in "
+                                           "MachineConfig 50-unlabelled",)
+    assert result.pools["worker"].errors == ()
