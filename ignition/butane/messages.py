@@ -75,3 +75,4 @@ ERR_WRONG_PARTITION_NUMBER = (
 ERR_MOUNT_POINT_FORBIDDEN = "path must be under /etc or /var if with_mount_unit is true"
 ERR_GRUB_USER_NAME = 'field "name" is required'
 ERR_GRUB_PASSWORD = 'field "password_hash" is required'
+ERR_CLEVIS = "clevis is not supported in this spec version"

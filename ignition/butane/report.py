@@ -54,6 +54,7 @@ CODES: dict[str, str] = {
     "this section cannot be used for kernel arguments in this spec version; use openshift.kernel_arguments instead": "unsupported-kernel-arguments",
     "directories are not supported in this spec version": "unsupported-directories",
     "links are not supported in this spec version": "unsupported-links",
+    "clevis is not supported in this spec version": "unsupported-clevis",
 }
 
 

@@ -197,11 +197,15 @@ def transpile(
     problems.correlate(positions.locate)
     if problems.is_fatal:
         raise _fail(m.ERR_INVALID_SOURCE, problems)
+    if spec.variant == "flatcar":
+        for i, luks in enumerate((config.get("storage") or {}).get("luks") or []):
+            if luks.get("clevis"):
+                ctx.problems.error(ctx.to_yaml(("storage", "luks", i, "clevis")), m.ERR_CLEVIS)
     if spec.is_openshift:
         openshift.check_filters(config, ctx)
-        problems.correlate(positions.locate)
-        if problems.is_fatal:
-            raise _fail(m.ERR_INVALID_SOURCE, problems)
+    problems.correlate(positions.locate)
+    if problems.is_fatal:
+        raise _fail(m.ERR_INVALID_SOURCE, problems)
 
     ignition_json = ignition_json_value(config, spec.ignition)
     _validate_ignition(ignition_json, ctx)

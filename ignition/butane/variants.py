@@ -60,6 +60,12 @@ def _build() -> dict[tuple[str, str], Spec]:
         base, ign, fminor = _openshift_row(minor)
         version = f"4.{minor}.0"
         table[("openshift", version)] = Spec("openshift", version, base, ign, fminor, minor)
+    for version, base, ign in (
+        ("1.0.0", 4, "3.3.0"),
+        ("1.1.0", 5, "3.4.0"),
+        ("1.2.0-experimental", 8, "3.7.0-experimental"),
+    ):
+        table[("flatcar", version)] = Spec("flatcar", version, base, ign, 0)
     base, ign, fminor = _FCOS["1.8.0-experimental"]
     table[("openshift", "4.23.0-experimental")] = Spec(
         "openshift", "4.23.0-experimental", base, ign, fminor, 23
