@@ -349,7 +349,7 @@ def _plan_units(b: _Builder, systemd: Mapping[str, Any], base: str) -> None:
                                 if isinstance(u.get("name"), str) and isinstance(u.get("contents"), str)
                                 and not u.get("mask")}
     presets: dict[tuple[str, bool], list[str]] = {}
-    to_enable: list[tuple[str, str]] = []
+    to_enable: list[tuple[str, str, str]] = []   # (unit, its file, the config entry that enabled it)
     for i, unit in units:
         origin = f"{base}.units.{i}"
         name = unit.get("name")
@@ -383,24 +383,23 @@ def _plan_units(b: _Builder, systemd: Mapping[str, Any], base: str) -> None:
                           f"{name} is not defined by this config; its {'en' if enabled else 'dis'}ablement is "
                           "left to the preset file, which systemd applies at first boot")
         elif enabled:
-            to_enable.append((name, file_name))
+            to_enable.append((name, file_name, f"{origin}.enabled"))
     seen: set[str] = set()
     while to_enable:
-        name, file_name = to_enable.pop(0)
+        name, file_name, why = to_enable.pop(0)
         if name in seen:
             continue
         seen.add(name)
         install: InstallSection = parse_install(contents[file_name])
         for link in enablement_links(name, install, unit_dir, file_name=file_name):
-            b.add(Entry(link.path, "symlink", 0o777, target=link.target,
-                        origin=f"{base}.units[{name}].enabled"))
-        to_enable.extend((also, also) for also in install.also if also in contents)
+            b.add(Entry(link.path, "symlink", 0o777, target=link.target, origin=why))
+        to_enable.extend((also, also, why) for also in install.also if also in contents)
     if presets:
         lines = []
         for (unit_name, enabled), instances in sorted(presets.items()):
             lines.append(" ".join(["enable" if enabled else "disable", unit_name, *sorted(set(instances))]))
         b.add(Entry(b.settings.preset_file, "file", 0o644, ("\n".join(lines) + "\n").encode(),
-                    origin=f"{base}.units[*].enabled"))
+                    origin=f"{base}.units"))
 
 
 def _check_tree(b: _Builder) -> None:
