@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import requests
+import urllib3
 
 from imagebuild.errors import RegistryError
 from imagebuild.oci import (
@@ -96,6 +97,8 @@ class RegistryClient:
         self.settings = settings or RegistrySettings()
         self.session = session or requests.Session()
         self.session.verify = self.settings.tls_verify
+        if not self.settings.tls_verify:   # asked for: do not warn on every request
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self._base: str | None = None
         self._tokens: dict[str, str] = {}
         self._creds = _credentials(self.settings, host)
@@ -108,9 +111,6 @@ class RegistryClient:
         for scheme in schemes:
             url = f"{scheme}://{self.host}/v2/"
             try:
-                if not self.settings.tls_verify:
-                    import urllib3
-                    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
                 self.session.get(url, timeout=self.settings.timeout)
                 self._base = f"{scheme}://{self.host}"
                 return self._base
