@@ -95,30 +95,33 @@ class _Decoder:
             literal = repr(value)
         raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
 
-    def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
+    def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
+        """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
         kind = node.kind
         if kind == "object":
-            if type(value) is not dict:
+            if not isinstance(value, dict):
                 raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
-            return self.obj(value, node, path, fpath)
+            return self.obj(value, node, path, fpath, into if isinstance(into, dict) else None)
         if kind == "list":
             if type(value) is not list:
                 raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
             item = node.item
             assert item is not None
+            old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
                 for i, v in enumerate(value):
+                    prev = old[i] if i < len(old) else None
                     if v is None:
-                        out.append({})
-                    elif type(v) is dict:
-                        out.append(self.obj(v, item, path + (i,), fpath))
+                        out.append(prev if prev is not None else {})
+                    elif isinstance(v, dict):
+                        out.append(self.obj(v, item, path + (i,), fpath, prev))
                     else:
                         raise _Stop(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
             else:
                 for i, v in enumerate(value):
                     if v is None:
-                        out.append(_zero(item))
+                        out.append(old[i] if i < len(old) else _zero(item))
                     elif type(v) is str and item.kind == "string":
                         out.append(v)
                     else:
@@ -126,11 +129,14 @@ class _Decoder:
             return out
         return self.scalar(value, node, path, struct, fpath)
 
-    def obj(self, value: dict[str, Any], node: Node, path: Path, fpath: str) -> dict[str, Any]:
+    def obj(
+        self, value: dict[Any, Any], node: Node, path: Path, fpath: str, into: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         fields = node.fields
         struct = node.go
-        out: dict[str, Any] = {}
-        for key, val in value.items():
+        out: dict[str, Any] = dict(into) if into else {}
+        pairs = value.pairs if type(value) is DupDict else value.items()
+        for key, val in pairs:
             name = key
             if key not in fields:
                 if type(key) is not str:  # a YAML-built dict can hold int/bool keys; JSON cannot
@@ -155,13 +161,25 @@ class _Decoder:
                 if type(val) is not str:
                     self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val
-            elif child.kind == "object" and name in out and type(val) is dict:
-                merged = dict(out[name])
-                merged.update(self.obj(val, child, path + (name,), sub))
-                out[name] = merged
             else:
-                out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub)
+                out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub, out.get(name))
         return out
+
+
+class DupDict(dict):  # type: ignore[type-arg]
+    """A JSON object that repeats a key: `pairs` keeps every (key, value) in document order, as Go sees them."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads object_pairs_hook: a plain dict, or a DupDict when a key repeats (Go decodes each in turn)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        dup = DupDict(d)
+        dup.pairs = pairs
+        return dup
+    return d
 
 
 @dataclass
@@ -178,7 +196,7 @@ def decode(doc: Any, version: str) -> Decoded:
     dec = _Decoder()
     if doc is None:
         doc = {}
-    if type(doc) is not dict:
+    if not isinstance(doc, dict):
         return Decoded(None, TypeMismatch((), json_kind(doc), "", "", "types.Config"), [])
     try:
         out = dec.obj(doc, root(version), (), "")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ignition import gojson
-from ignition.decode import TypeMismatch, decode
+from ignition.decode import DupDict, TypeMismatch, decode, pairs_hook
 from ignition.locate import Locator
 from ignition.report import ERROR, WARNING, Entry, Report
 from ignition.versions import ACCEPTED_VERSIONS
@@ -81,13 +81,10 @@ def match_version(text: str) -> tuple[str | None, str | None]:
     return version, None
 
 
-def _fold_get(obj: dict[str, Any], name: str) -> tuple[bool, Any]:
-    """Go's case-insensitive field lookup over a JSON object: the last matching key wins."""
-    found, value = False, None
-    for key, val in obj.items():
-        if key == name or key.lower() == name:
-            found, value = True, val
-    return found, value
+def _fold_all(obj: dict[str, Any], name: str) -> list[Any]:
+    """Every value Go's case-insensitive field lookup feeds into field `name`, in document order."""
+    pairs = obj.pairs if type(obj) is DupDict else obj.items()
+    return [val for key, val in pairs if key == name or (isinstance(key, str) and key.lower() == name)]
 
 
 @dataclass
@@ -155,30 +152,32 @@ def _version_stub(doc: Any) -> tuple[str | None, Entry | None]:
     """Step 3a: Ignition's util.GetConfigVersion (unmarshal only ignition.version)."""
     if doc is None:
         return "", None
-    if type(doc) is not dict:
+    if not isinstance(doc, dict):
         kind = _go_kind(doc)
         return None, Entry(ERROR, "json-type", (), f"json: cannot unmarshal {kind} into Go value of type util.versionStub")
-    found, ign = _fold_get(doc, "ignition")
-    if not found or ign is None:
-        return "", None
-    if type(ign) is not dict:
-        return None, Entry(
-            ERROR,
-            "json-type",
-            ("ignition",),
-            f"json: cannot unmarshal {_go_kind(ign)} into Go struct field versionStub.ignition of type struct",
-        )
-    found, ver = _fold_get(ign, "version")
-    if not found or ver is None:
-        return "", None
-    if type(ver) is not str:
-        return None, Entry(
-            ERROR,
-            "json-type",
-            ("ignition", "version"),
-            f"json: cannot unmarshal {_go_kind(ver)} into Go struct field .Ignition.Version of type string",
-        )
-    return ver, None
+    version = ""
+    for ign in _fold_all(doc, "ignition"):  # a repeated key decodes into the same struct, as in Go
+        if ign is None:
+            continue
+        if not isinstance(ign, dict):
+            return None, Entry(
+                ERROR,
+                "json-type",
+                ("ignition",),
+                f"json: cannot unmarshal {_go_kind(ign)} into Go struct field versionStub.ignition of type struct",
+            )
+        for value in _fold_all(ign, "version"):
+            if value is None:
+                continue
+            if type(value) is not str:
+                return None, Entry(
+                    ERROR,
+                    "json-type",
+                    ("ignition", "version"),
+                    f"json: cannot unmarshal {_go_kind(value)} into Go struct field .Ignition.Version of type string",
+                )
+            version = value
+    return version, None
 
 
 def _go_kind(value: Any) -> str:
@@ -194,7 +193,7 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         return Checked(Report([Entry(ERROR, "empty", (), MSG_EMPTY)]))
     text, data = _text_of(raw)
     try:
-        doc = json.loads(text, parse_constant=_reject_constant)
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs_hook)
     except (ValueError, RecursionError) as exc:
         return Checked(Report([_syntax_entry(text, data, exc)]))
     if _SURROGATE_ESCAPE.search(text):

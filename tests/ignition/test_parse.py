@@ -135,3 +135,23 @@ def test_lone_surrogate_escapes_decode_as_go_does() -> None:
     # ignition-validate 2.14: "warning at $.\ufffdx, line 1 col 36: Unused key \ufffdx"
     entry = check('{"ignition": {"version": "3.3.0"}, "\\ud800x": 1}').report.entries[0]
     assert (entry.path_str(), entry.message, entry.line, entry.col) == ("$.\ufffdx", "unused key \ufffdx", 1, 36)
+
+
+# Repeated JSON keys: Go decodes each occurrence into the same value (structs merge, list items merge by
+# index, the first type error wins). Expected verdicts and texts from Debian's ignition-validate 2.14.
+DUPLICATE_KEYS = [
+    ("type-error-in-first", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a", "mode": "x", "mode": 420}]}}',
+     ["json: cannot unmarshal string into Go struct field File.storage.files.mode of type int"]),
+    ("list-items-merge-by-index", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a", "mode": 420000}], "files": [{"path": "/b"}]}}',
+     ["illegal file mode"]),
+    ("structs-merge", '{"ignition": {"version": "3.3.0"}, "storage": {"files": [{"path": "/a"}]}, "storage": {"disks": [{"device": "x"}]}}',
+     ["path not absolute"]),
+    ("version-stub-merges", '{"ignition": {"version": "3.3.0"}, "ignition": {}}', []),
+    ("version-type-error-first", '{"ignition": {"version": 3, "version": "3.3.0"}}',
+     ["json: cannot unmarshal number into Go struct field .Ignition.Version of type string"]),
+]
+
+
+@pytest.mark.parametrize(("doc", "errors"), [(d, e) for _, d, e in DUPLICATE_KEYS], ids=[i for i, _, _ in DUPLICATE_KEYS])
+def test_duplicate_json_keys_decode_as_go(doc: str, errors: list[str]) -> None:
+    assert [e.message for e in check(doc).report.errors] == errors
