@@ -55,6 +55,11 @@ CODES: dict[str, str] = {
     "directories are not supported in this spec version": "unsupported-directories",
     "links are not supported in this spec version": "unsupported-links",
     "clevis is not supported in this spec version": "unsupported-clevis",
+    "kernel argument customization is not supported in this spec version": "unsupported-kernel-arguments",
+    "disk customization is not supported in this spec version": "unsupported-disks",
+    "filesystem customization is not supported in this spec version": "unsupported-filesystems",
+    "luks is not supported in this spec version": "unsupported-luks",
+    "raid is not supported in this spec version": "unsupported-raid",
 }
 
 

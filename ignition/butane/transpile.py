@@ -129,6 +129,18 @@ def _walk_key(root: ign.Node, path: tuple[str | int, ...]) -> tuple[int, ...]:
     return tuple(key)
 
 
+def _edge_refusals(config: dict[str, Any], ctx: Context) -> None:
+    """r4e and fiot images cannot repartition, format or reconfigure the kernel command line."""
+    kargs = config.get("kernelArguments") or {}
+    if kargs.get("shouldExist") or kargs.get("shouldNotExist"):
+        ctx.problems.error(ctx.to_yaml(("kernelArguments",)), m.ERR_KERNEL_ARGUMENTS_GENERAL)
+    storage = config.get("storage") or {}
+    for key, message in (("disks", m.ERR_DISKS), ("filesystems", m.ERR_FILESYSTEMS), ("luks", m.ERR_LUKS),
+                         ("raid", m.ERR_RAID)):  # fmt: skip
+        if storage.get(key):
+            ctx.problems.error(ctx.to_yaml(("storage", key)), message)
+
+
 def _validate_ignition(config: dict[str, Any], ctx: Context) -> None:
     """Ignition's own validation of the generated config, entries moved back into YAML space."""
     try:
@@ -197,6 +209,8 @@ def transpile(
     problems.correlate(positions.locate)
     if problems.is_fatal:
         raise _fail(m.ERR_INVALID_SOURCE, problems)
+    if spec.variant in ("r4e", "fiot"):
+        _edge_refusals(config, ctx)
     if spec.variant == "flatcar":
         for i, luks in enumerate((config.get("storage") or {}).get("luks") or []):
             if luks.get("clevis"):

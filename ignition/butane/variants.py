@@ -66,6 +66,14 @@ def _build() -> dict[tuple[str, str], Spec]:
         ("1.2.0-experimental", 8, "3.7.0-experimental"),
     ):
         table[("flatcar", version)] = Spec("flatcar", version, base, ign, 0)
+    for variant, version, base, ign in (
+        ("r4e", "1.0.0", 4, "3.3.0"),
+        ("r4e", "1.1.0", 5, "3.4.0"),
+        ("r4e", "1.2.0-experimental", 8, "3.7.0-experimental"),
+        ("fiot", "1.0.0", 5, "3.4.0"),
+        ("fiot", "1.1.0-experimental", 8, "3.7.0-experimental"),
+    ):
+        table[(variant, version)] = Spec(variant, version, base, ign, 0)
     base, ign, fminor = _FCOS["1.8.0-experimental"]
     table[("openshift", "4.23.0-experimental")] = Spec(
         "openshift", "4.23.0-experimental", base, ign, fminor, 23
