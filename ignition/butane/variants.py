@@ -1,5 +1,8 @@
 """Which Butane variant/version maps to which Butane base schema and Ignition spec (notes/ignition.md §11.1).
 
+fcos 1.0-1.7 (+1.8.0-experimental), openshift 4.8-4.22 (+4.23.0-experimental; 4.8-4.13 build on fcos 1.3,
+4.14-4.18 on fcos 1.5, 4.19+ on fcos 1.6), flatcar 1.0-1.1, r4e 1.0-1.1, fiot 1.0 (+ their experimentals).
+
 Each Butane spec is a base schema (v0_N, the snake_case mirror of one Ignition spec plus sugar) plus
 variant sugar. Released specs are frozen: a version's table row never changes, new versions get new rows.
 """
