@@ -4,6 +4,7 @@ started on 127.0.0.1 on a free port and stopped by its PID."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -68,23 +69,22 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A docker-registry on 127.0.0.1:<free port> with storage in a temp dir; yields `127.0.0.1:PORT`."""
+@contextlib.contextmanager
+def running_registry(root: Path, extra_config: str = "") -> Iterator[str]:
+    """Start docker-registry with storage under root; yields `127.0.0.1:PORT`; stopped by its PID."""
     binary = real_tool("docker-registry")
-    root = tmp_path_factory.mktemp("registry")
     port = _free_port()
     (root / "config.yml").write_text(
         "version: 0.1\nlog: {level: warn, accesslog: {disabled: true}}\n"
         f"storage: {{filesystem: {{rootdirectory: {root / 'data'}}}, delete: {{enabled: true}}}}\n"
-        f"http: {{addr: 127.0.0.1:{port}}}\n")
+        f"http: {{addr: 127.0.0.1:{port}, secret: test-only}}\n" + extra_config)
     log = open(root / "log", "wb")
     proc = subprocess.Popen([str(binary), "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 15
         while True:
             try:
-                if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
+                if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code in (200, 401):
                     break
             except requests.RequestException:
                 pass
@@ -100,3 +100,10 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A docker-registry on 127.0.0.1:<free port> with storage in a temp dir; yields `127.0.0.1:PORT`."""
+    with running_registry(tmp_path_factory.mktemp("registry")) as host:
+        yield host
