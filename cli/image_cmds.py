@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--context", type=Path, help="directory for the Containerfile and the files it copies")
     p.add_argument("--output", metavar="oci:DIR:TAG", help="write the image into an OCI layout")
     p.add_argument("--push", metavar="docker://HOST/REPO:TAG", help="push the image to a registry")
-    p.add_argument("--tls-verify", type=_bool, default=True, metavar="BOOL",
+    p.add_argument("--tls-verify", type=_bool, nargs="?", const=True, default=True, metavar="BOOL",
                    help="verify registry TLS certificates (default true; false also allows plain HTTP)")
     p.add_argument("--digestfile", type=Path, help="write the manifest digest (sha256:...) to this file")
     p.add_argument("--build", action="store_true", help="containerfile mode: run buildah and push the result")
