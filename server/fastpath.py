@@ -110,13 +110,52 @@ def serialize(answer: Answer, *, head_only: bool, close: bool) -> tuple[bytes, b
     return head, (b"" if head_only or answer.status == 304 else answer.body)
 
 
+Cached = tuple[bytes, bytes, bool, str, str, Answer, "str | None", "str | None"]
+
+
+class AnswerCache:
+    """Serialized answers by exact request head, shared by all connections of a process.
+
+    A fleet sends the same few heads (same Ignition build, same pool), so most requests cost a dict
+    lookup. Entries are only valid for one snapshot generation, one store-error state and one second
+    (the Date header); any change starts a new, empty cache. The client address is part of the key
+    when CIDR rules exist. Size is bounded (cleared when full).
+    """
+
+    def __init__(self, state: Any, *, keyed_by_address: bool, limit: int = 1024) -> None:
+        self.state = state
+        self.keyed_by_address = keyed_by_address
+        self.limit = limit
+        self._marker: tuple[int, str | None, int] | None = None
+        self._items: dict[Any, Cached] = {}
+
+    def _check(self) -> None:
+        snapshot = self.state.snapshot
+        marker = (snapshot.generation if snapshot is not None else -1, self.state.store_error, int(time.time()))
+        if marker != self._marker:
+            self._marker = marker
+            self._items = {}
+
+    def get(self, key: Any) -> Cached | None:
+        """The cached (head, body, close, method, pool, answer) for this request head, if still valid."""
+        self._check()
+        return self._items.get(key)
+
+    def put(self, key: Any, value: Cached) -> None:
+        """Remember an answer until the snapshot, store state or second changes."""
+        if len(self._items) >= self.limit:
+            self._items = {}
+        self._items[key] = value
+
+
 class FastRequestHandler(RequestHandler):
     """aiohttp's protocol, answering plain config requests itself (module docstring)."""
 
-    def __init__(self, manager: Any, *, responder: ConfigResponder, limits: Limits,
+    def __init__(self, manager: Any, *, responder: ConfigResponder, limits: Limits, cache: AnswerCache,
                  access_logger: logging.Logger | None, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._fast_responder = responder
+        self._fast_cache = cache
         self._fast_limits = limits
         self._fast_log = access_logger if access_logger is not None and access_logger.isEnabledFor(logging.INFO) \
             else None
@@ -171,24 +210,31 @@ class FastRequestHandler(RequestHandler):
                 self._fast_waiting = True
                 transport.pause_reading()
                 return b""
-            parsed = parse_head(buf[:end], limits)
-            if parsed is None:
-                return self._give_up(buf)
-            method, pool, headers, close = parsed
+            raw_head = buf[:end]
+            key = (raw_head, self._fast_peer) if self._fast_cache.keyed_by_address else raw_head
+            cached = self._fast_cache.get(key)
             started = time.perf_counter() if self._fast_log is not None else 0.0
-            answer = self._fast_responder.answer(method, pool, headers.get, self._fast_peer)
-            head, body = serialize(answer, head_only=method == "HEAD", close=close)
+            if cached is None:
+                parsed = parse_head(raw_head, limits)
+                if parsed is None:
+                    return self._give_up(buf)
+                method, pool, headers, close = parsed
+                answer = self._fast_responder.decide(method, pool, headers.get, self._fast_peer)
+                head, body = serialize(answer, head_only=method == "HEAD", close=close)
+                if len(body) < 16384:
+                    head, body = head + body, b""
+                cached = (head, body, close, method, pool, answer, headers.get("user-agent"), headers.get("accept"))
+                self._fast_cache.put(key, cached)
+            head, body, close, method, pool, answer, ua, accept = cached
+            self._fast_responder.count(answer, method)
+            transport.write(head)
             if body:
-                transport.write(head + body if len(body) < 16384 else head)
-                if len(body) >= 16384:
-                    transport.write(body)
-            else:
-                transport.write(head)
+                transport.write(body)
             if self._fast_log is not None:
+                sent = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
                 self._fast_log.info(entry_json(
                     remote=self._fast_peer, method=method, path=f"/config/{pool}", status=answer.status,
-                    nbytes=len(body), seconds=time.perf_counter() - started, ua=headers.get("user-agent"),
-                    accept=headers.get("accept"), noted=answer.note))
+                    nbytes=sent, seconds=time.perf_counter() - started, ua=ua, accept=accept, noted=answer.note))
             buf = buf[end + 4:]
             if self._keepalive_timeout > 0:
                 self._next_keepalive_close_time = self._loop.time() + self._keepalive_timeout
@@ -204,7 +250,10 @@ class FastRequestHandler(RequestHandler):
 def handler_factory(server: Any, *, loop: asyncio.AbstractEventLoop, responder: ConfigResponder, limits: Limits,
                     access_logger: logging.Logger | None, **kwargs: Any) -> Callable[[], FastRequestHandler]:
     """The protocol factory for loop.create_server (aiohttp's Server is the manager of each connection)."""
+    policy = responder.policy
+    cache = AnswerCache(responder.state, keyed_by_address=bool(policy.allow or policy.deny))
+
     def make() -> FastRequestHandler:
-        return FastRequestHandler(server, loop=loop, responder=responder, limits=limits,
+        return FastRequestHandler(server, loop=loop, responder=responder, limits=limits, cache=cache,
                                   access_logger=access_logger, **kwargs)
     return make

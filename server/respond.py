@@ -94,12 +94,16 @@ class ConfigResponder:
 
     def answer(self, method: str, pool: str, header: Header, remote: str | None) -> Answer:
         """Decide, count, return."""
-        answer = self._decide(method, pool, header, remote)
-        nbytes = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
-        self.metrics.config_request(answer.pool_label, answer.version, answer.status, nbytes)
+        answer = self.decide(method, pool, header, remote)
+        self.count(answer, method)
         return answer
 
-    def _decide(self, method: str, pool: str, header: Header, remote: str | None) -> Answer:
+    def count(self, answer: Answer, method: str) -> None:
+        """Count one answer (and its body bytes) in the metrics."""
+        nbytes = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
+        self.metrics.config_request(answer.pool_label, answer.version, answer.status, nbytes)
+
+    def decide(self, method: str, pool: str, header: Header, remote: str | None) -> Answer:
         note: dict[str, Any] = {"pool": pool}
         policy = self.policy
         if policy.allow or policy.deny:
