@@ -32,7 +32,8 @@ class Locator:
         self._lines: list[int] | None = None
         self._objects: dict[int, dict[str, tuple[int, int]]] = {}
         self._arrays: dict[int, list[int]] = {}
-        self._surrogates = bool(_SURROGATE_ESCAPE.search(text))  # keys decoded as Go does (U+FFFD)
+        # Keys decoded as Go does (U+FFFD for unpaired escapes and, via surrogateescape, for invalid bytes).
+        self._surrogates = not self._ascii and bool(_SURROGATE_ESCAPE.search(text) or _LONE_SURROGATE.search(text))
 
     def _skip_ws(self, pos: int) -> int:
         m = _WS.match(self.text, pos)
@@ -150,7 +151,11 @@ class Locator:
         if self._ascii:
             col = offset - start + 1
         else:
-            col = len(self.text[start:offset].encode("utf-8", "surrogatepass")) + 1
+            chunk = self.text[start:offset]
+            try:
+                col = len(chunk.encode("utf-8", "surrogateescape")) + 1
+            except UnicodeEncodeError:
+                col = len(chunk.encode("utf-8", "surrogatepass")) + 1
         return idx + 1, col
 
     def locate(self, path: Path, *, key: bool = False) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass, replace
@@ -113,10 +114,24 @@ def _replace_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def _text_of(raw: bytes | str) -> tuple[str, bytes | None]:
+def _go_replace(err: UnicodeError) -> tuple[str, int]:
+    """Go's decoding of invalid UTF-8 inside JSON strings: one U+FFFD per bad byte."""
+    assert isinstance(err, UnicodeDecodeError)
+    return "\ufffd" * (err.end - err.start), err.end
+
+
+codecs.register_error("ignition-go-utf8", _go_replace)
+
+
+def _text_of(raw: bytes | str) -> tuple[str, bytes | None, str]:
+    """(text for the JSON decoder, the raw bytes, text for the locator: one char per invalid byte, kept)."""
     if isinstance(raw, str):
-        return raw, None
-    return raw.decode("utf-8", "replace"), raw
+        return raw, None, raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "ignition-go-utf8"), raw, raw.decode("utf-8", "surrogateescape")
+    return text, raw, text
 
 
 def _syntax_entry(text: str, data: bytes | None, exc: Exception) -> Entry:
@@ -191,14 +206,14 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
     del source
     if len(raw) == 0:
         return Checked(Report([Entry(ERROR, "empty", (), MSG_EMPTY)]))
-    text, data = _text_of(raw)
+    text, data, located = _text_of(raw)
     try:
         doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs_hook)
     except (ValueError, RecursionError) as exc:
         return Checked(Report([_syntax_entry(text, data, exc)]))
     if _SURROGATE_ESCAPE.search(text):
         doc = _replace_lone_surrogates(doc)
-    locator = Locator(text)
+    locator = Locator(located)
     version_text, stub_error = _version_stub(doc)
     if stub_error is not None:
         return Checked(Report([_mismatch_stub(stub_error, locator)]), raw_doc=doc)

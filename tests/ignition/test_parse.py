@@ -155,3 +155,17 @@ DUPLICATE_KEYS = [
 @pytest.mark.parametrize(("doc", "errors"), [(d, e) for _, d, e in DUPLICATE_KEYS], ids=[i for i, _, _ in DUPLICATE_KEYS])
 def test_duplicate_json_keys_decode_as_go(doc: str, errors: list[str]) -> None:
     assert [e.message for e in check(doc).report.errors] == errors
+
+
+def test_invalid_utf8_counts_like_go() -> None:
+    # ignition-validate 2.14 on the same bytes: label error at 1:114, device at 1:140, unused key at 1:149.
+    raw = (
+        b'{"ignition": {"version": "3.3.0"}, "storage": {"filesystems": [{"device": "/dev/sda", "format": "vfat", '
+        b'"label": "ab\xff\xfecdefgh"}, {"device": "x\xe2\x82"}], "\xffk": 1}}'
+    )
+    got = [(e.path_str(), e.message, e.line, e.col) for e in check(raw).report.entries]
+    assert got == [
+        ("$.storage.filesystems.0.label", "filesystem labels cannot be longer than 11 characters when using vfat", 1, 114),
+        ("$.storage.filesystems.1.device", "path not absolute", 1, 140),
+        ("$.storage.\ufffdk", "unused key \ufffdk", 1, 149),
+    ]
