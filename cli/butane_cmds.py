@@ -35,21 +35,38 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _read(name: str) -> str:
+_UTF8_PROBLEMS = {
+    "invalid start byte": "invalid leading UTF-8 octet",
+    "invalid continuation byte": "invalid trailing UTF-8 octet",
+    "unexpected end of data": "incomplete UTF-8 octet sequence",
+}
+
+
+def _read(name: str) -> bytes:
     try:
         if name == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(name, "rb") as handle:
-                data = handle.read()
+            return sys.stdin.buffer.read()
+        with open(name, "rb") as handle:
+            return handle.read()
     except OSError as exc:
         raise UsageError(f"failed to read {name}: {exc.strerror or exc}") from exc
-    return data.decode("utf-8", "surrogateescape")
+
+
+def _decode(data: bytes) -> str | None:
+    """The document as text, or None after printing the YAML reader's error for bytes that are not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = _UTF8_PROBLEMS.get(exc.reason, "invalid UTF-8 octet")
+        sys.stderr.write(f"Error translating config: Error unmarshaling yaml: yaml: {problem}\n")
+        return None
 
 
 def run(args: argparse.Namespace) -> int:
     """Translate one document; exit 0, or 1 when Butane would refuse it (or warn, with --strict)."""
-    text = _read(args.input)
+    text = _decode(_read(args.input))
+    if text is None:
+        return 1
     try:
         result = transpile(text, files_dir=args.files_dir, raw=args.raw, source=args.input)
     except ButaneError as exc:
