@@ -79,7 +79,9 @@ class StateDir:
     def _write_json(self, name: str, data: Any) -> None:
         file = self.path / name
         try:
-            write_atomic(file, (json.dumps(data, sort_keys=True, indent=1) + "\n").encode(), mode=0o644)
+            # compact: the C encoder (indent= falls back to the pure-Python one, 5x slower on big configs)
+            write_atomic(file, (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode(),
+                         mode=0o644)
         except OSError as exc:
             raise PermanentError(str(file), f"cannot write state: {exc}") from exc
 

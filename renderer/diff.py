@@ -213,7 +213,8 @@ def _set_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> SetChange:
     return SetChange(
         added=tuple(sorted(set(new) - set(old))),
         removed=tuple(sorted(set(old) - set(new))),
-        changed=tuple(sorted(k for k in set(old) & set(new) if _normal(old[k]) != _normal(new[k]))),
+        changed=tuple(sorted(k for k in set(old) & set(new)
+                             if old[k] != new[k] and _normal(old[k]) != _normal(new[k]))),
     )
 
 
