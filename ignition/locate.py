@@ -33,7 +33,7 @@ class Locator:
         self._objects: dict[int, dict[str, tuple[int, int]]] = {}
         self._arrays: dict[int, list[int]] = {}
         # Keys decoded as Go does (U+FFFD for unpaired escapes and, via surrogateescape, for invalid bytes).
-        self._surrogates = not self._ascii and bool(_SURROGATE_ESCAPE.search(text) or _LONE_SURROGATE.search(text))
+        self._surrogates = bool(_SURROGATE_ESCAPE.search(text)) or (not self._ascii and bool(_LONE_SURROGATE.search(text)))
 
     def _skip_ws(self, pos: int) -> int:
         m = _WS.match(self.text, pos)
