@@ -328,3 +328,30 @@ def test_real_ignition_validate_accepts_output(case: Path, tmp_path: Path) -> No
     out.write_text(result.render())
     proc = subprocess.run([str(tool), str(out)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_cli_unreadable_file_is_an_io_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from cli.main import main
+
+    assert main(["butane", str(tmp_path / "missing.bu")]) == 2
+    assert "failed to read" in capsys.readouterr().err
+
+
+def test_cli_non_utf8_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from cli.main import main
+
+    doc = tmp_path / "bad.bu"
+    doc.write_bytes(b"variant: fcos\nversion: 1.5.0\nx: \xff\n")
+    assert main(["butane", str(doc)]) == 1
+    assert (
+        capsys.readouterr().err
+        == "Error translating config: Error unmarshaling yaml: yaml: invalid leading UTF-8 octet\n"
+    )
+
+
+def test_cli_bad_flag_is_a_usage_error(tmp_path: Path) -> None:
+    from cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["butane", "--no-such-flag", str(tmp_path / "x.bu")])
+    assert exc.value.code == 2
