@@ -23,7 +23,7 @@ from imagebuild.containerfile import write_context
 from imagebuild.errors import ImageInputError, OCIError, PlanRefused
 from imagebuild.layer import LayerInfo, write_layer
 from imagebuild.oci import BaseImage, DerivedImage, Descriptor, Layout, derive_image, write_layout
-from imagebuild.plan import ImagePlan, PlanSettings, Problem, plan_image
+from imagebuild.plan import ImagePlan, PlanSettings, Problem, plan_image, source_of
 from imagebuild.refs import LayoutRef, RegistryRef, parse_ref
 from imagebuild.registry import RegistryClient, RegistrySettings, push_image
 from renderer.rendered import RenderedConfig
@@ -137,7 +137,7 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         raise ImageInputError("--output", "oci mode needs --output oci:DIR:TAG and/or --push docker://HOST/REPO:TAG")
     progress(f"resolving base {request.base}")
     base = open_base(request.base, arch=request.arch, registry=request.registry)
-    plan = _fit(plan, base, progress)
+    plan = _fit(request, plan, base, progress)
     scratch_parent = Path(request.output.path).parent if request.output else None
     if scratch_parent is not None:
         scratch_parent.mkdir(parents=True, exist_ok=True)
@@ -166,9 +166,10 @@ def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> Bu
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _fit(plan: ImagePlan, base: BaseImage, progress: Progress) -> ImagePlan:
+def _fit(request: BuildRequest, plan: ImagePlan, base: BaseImage, progress: Progress) -> ImagePlan:
     """The plan fitted to the base tree (basetree.py); refusals found there stop the build."""
-    entries, problems = fit_to_base(plan.entries, base, progress=progress)
+    entries, found = fit_to_base(plan.entries, base, progress=progress)
+    problems = tuple(dataclasses.replace(p, source=source_of(request.rendered, p.path)) for p in found)
     plan = dataclasses.replace(plan, entries=entries, problems=plan.problems + problems)
     if plan.refused:
         raise PlanRefused(plan.refused)
@@ -211,7 +212,7 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
     if request.build or isinstance(parse_ref(request.base, "--base"), LayoutRef):
         # COPY replaces directory metadata and symlinked directories of the base: fit the tree to the base
         progress(f"resolving base {request.base}")
-        plan = _fit(plan, open_base(request.base, arch=request.arch, registry=request.registry), progress)
+        plan = _fit(request, plan, open_base(request.base, arch=request.arch, registry=request.registry), progress)
     else:
         progress("note: the registry base is not read without --build: parent directories in rootfs/ are 0755 "
                  "root, and paths below symlinked directories of the base are not rewritten")

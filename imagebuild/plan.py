@@ -427,7 +427,7 @@ def add_parents(entries: dict[str, Entry]) -> None:
 _KEY_FIELDS = {"files": "path", "directories": "path", "links": "path", "units": "name"}
 
 
-def _source_of(rendered: RenderedConfig, path: str) -> str:
+def source_of(rendered: RenderedConfig, path: str) -> str:
     """Which manifest set the config entry a problem path points into (`mco render --explain`'s answer)."""
     parts = path.removeprefix("$.spec.").split(".")
     lists = {"extensions": rendered.spec.extensions, "kernelArguments": rendered.spec.kernel_arguments}
@@ -489,7 +489,7 @@ def plan_image(rendered: RenderedConfig, settings: PlanSettings | None = None) -
         pool=rendered.pool,
         config_digest=config_digest(rendered),
         entries=tuple(entries[p] for p in sorted(entries)),
-        problems=tuple(Problem(p.path, p.code, p.disposition, p.message, _source_of(rendered, p.path))
+        problems=tuple(Problem(p.path, p.code, p.disposition, p.message, source_of(rendered, p.path))
                        for p in b.problems),
         kernel_arguments=kargs,
         packages=packages,
