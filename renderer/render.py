@@ -447,7 +447,7 @@ def _record(previous: PoolRecord | None, outcome: _Outcome, now: str) -> tuple[P
         degraded = Condition(RENDER_DEGRADED, "False")
     else:
         current, sources = old_current, (previous.sources if previous else ())
-        degraded = Condition(RENDER_DEGRADED, "True", reason="RenderFailed",
+        degraded = Condition(RENDER_DEGRADED, "True", reason="",  # the MCO leaves the reason empty
                              message=_message(pool.name, outcome.errors))
     old = conditions.get(RENDER_DEGRADED)
     since = old.last_transition_time if old is not None and old.status == degraded.status else now
