@@ -6,7 +6,7 @@ from ignition.canonical import canonical_json
 from ignition.dataurl import DataURLError, decode_data_url, encode_data_url, gzip_contents
 from ignition.errors import IgnitionError, ParseError, TranslationError, ValidationError
 from ignition.merge import MergeError, merge, merge_with_transcript
-from ignition.parse import check, parse
+from ignition.parse import check, load, parse
 from ignition.report import Entry, Report
 from ignition.translate import translate, translate_with_report
 from ignition.types import Config
@@ -24,6 +24,7 @@ __all__ = [
     "TranslationError",
     "ValidationError",
     "check",
+    "load",
     "parse",
     "validate_dict",
     "DataURLError",

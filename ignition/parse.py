@@ -262,3 +262,21 @@ def parse(raw: bytes | str, *, source: str = "") -> tuple[Config | None, Report]
     from ignition.types import to_config
 
     return to_config(checked.doc, checked.version), checked.report
+
+
+_PARSE_CODES = frozenset({"empty", "json-syntax", "json-type", "version-invalid", "version-unsupported"})
+
+
+def load(raw: bytes | str, *, source: str = "") -> Config:
+    """Parse and validate, raising instead of returning a report: ParseError when the document cannot be read
+    (empty, bad JSON, bad version, wrong JSON type), ValidationError when Ignition's rules reject it."""
+    from ignition.errors import ParseError, ValidationError
+
+    config, report = parse(raw, source=source)
+    if config is not None:
+        return config
+    first = report.errors[0] if report.errors else None
+    message = first.format(source) if first else "config is not valid"
+    if first is not None and first.code in _PARSE_CODES:
+        raise ParseError(message, report, first.path)
+    raise ValidationError(message, report, first.path if first else ())

@@ -169,3 +169,23 @@ def test_invalid_utf8_counts_like_go() -> None:
         ("$.storage.filesystems.1.device", "path not absolute", 1, 140),
         ("$.storage.\ufffdk", "unused key \ufffdk", 1, 149),
     ]
+
+
+@pytest.mark.parametrize(
+    ("doc", "error"),
+    [("", "ParseError"), ("{", "ParseError"), ('{"ignition": {"version": "2.2.0"}}', "ParseError"),
+     ('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}', "ValidationError")],
+    ids=["empty", "syntax", "version", "rule"],
+)
+def test_load_raises_typed_errors_with_the_report(doc: str, error: str) -> None:
+    import ignition
+
+    with pytest.raises(ignition.IgnitionError) as exc:
+        ignition.load(doc, source="c.ign")
+    assert type(exc.value).__name__ == error and exc.value.report.is_fatal
+
+
+def test_load_returns_config() -> None:
+    import ignition
+
+    assert ignition.load('{"ignition": {"version": "3.6.0"}}').ignition.version == "3.6.0"  # type: ignore[union-attr]
