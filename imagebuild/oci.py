@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -343,8 +343,3 @@ def write_layout(layout: Layout, tag: str, image: DerivedImage, base: BaseImage,
     layout.put_blob(image.manifest_bytes)
     layout.tag(image.manifest_descriptor, tag)
 
-
-def blobs_of(image: DerivedImage) -> Iterable[Descriptor]:
-    """Every blob the image needs, layers first, then the config."""
-    yield from image.layers
-    yield image.config_descriptor

@@ -23,7 +23,7 @@ from imagebuild.containerfile import write_context
 from imagebuild.errors import ImageInputError, OCIError, PlanRefused
 from imagebuild.layer import LayerInfo, write_layer
 from imagebuild.oci import BaseImage, DerivedImage, Descriptor, Layout, derive_image, write_layout
-from imagebuild.plan import ImagePlan, PlanSettings, Problem, plan_image, source_of
+from imagebuild.plan import ImagePlan, PlanSettings, plan_image, source_of
 from imagebuild.refs import LayoutRef, RegistryRef, parse_ref
 from imagebuild.registry import RegistryClient, RegistrySettings, push_image
 from renderer.rendered import RenderedConfig
@@ -245,7 +245,3 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
         if temporary:
             shutil.rmtree(context, ignore_errors=True)
 
-
-def problems_text(problems: tuple[Problem, ...]) -> str:
-    """One problem per line, for stderr."""
-    return "\n".join(str(p) for p in problems)

@@ -32,11 +32,6 @@ class InstallSection:
     also: tuple[str, ...] = ()
     default_instance: str = ""
 
-    @property
-    def empty(self) -> bool:
-        """True when `systemctl enable` would have nothing to do ("no installation config")."""
-        return not (self.wanted_by or self.required_by or self.upheld_by or self.alias or self.also)
-
 
 @dataclass(frozen=True)
 class Link:
