@@ -4,7 +4,7 @@
               [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
               [--interval S] [--drift repair|report] [--repair]
 Extra options: --pool, --sysroot/--osname (ostree backend), --policy FILE (a MachineConfiguration),
---drain-command/--uncordon-command/--hook-timeout, --rollback.
+--drain-command/--uncordon-command/--hook-timeout, --rollback, --retries.
 Output: one JSON line per sync on stdout ({state, current, desired, message, rebooting}).
 Exit codes: 0 Done (or rebooting), 1 Degraded / refused, 2 usage or I/O error (unreadable file, server away).
 """
@@ -51,6 +51,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--uncordon-command", default="", metavar="CMD", help="hook run after verification")
     p.add_argument("--hook-timeout", type=float, default=600.0, metavar="S", help="timeout of each hook")
     p.add_argument("--rollback", action="store_true", help="roll back the deployment when verification fails")
+    p.add_argument("--retries", type=int, default=5, metavar="N",
+                   help="attempts per server request, with exponential backoff (default 5)")
     p.set_defaults(func=run)
 
 
@@ -101,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.repair and not args.once:
         raise UsageError("--repair needs --once")
+    if args.retries < 1:
+        raise UsageError("--retries must be at least 1")
     if args.desired is not None and not args.desired.is_file():
         raise UsageError(f"--desired {args.desired}: no such file")
     if not args.root.is_dir():
@@ -109,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
     policy = _policy(args.policy)
     if args.server:
         client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file))
-        source: Any = ServerSource(client)
-        reporter: Any = HttpReporter(client)
+        source: Any = ServerSource(client, attempts=args.retries)
+        reporter: Any = HttpReporter(client, attempts=args.retries)
     else:
         source = FileSource(args.desired)
         reporter = StreamReporter(sys.stderr)
