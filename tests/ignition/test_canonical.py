@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ignition.canonical import CanonicalError, canonical_json, pretty_json
@@ -36,6 +36,7 @@ _json = st.recursive(
 )
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.dictionaries(st.text(max_size=6), _json, max_size=5))
 def test_key_order_does_not_matter_and_roundtrips(config: dict[str, Any]) -> None:
     shuffled = dict(reversed(list(config.items())))

@@ -143,17 +143,20 @@ def test_encode_with_mediatype() -> None:
     )
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.binary(max_size=300), st.sampled_from([True, False, None]))
 def test_encode_then_decode_roundtrips(data: bytes, flag: bool | None) -> None:
     url = encode_data_url(data, base64=flag)
     assert decode_data_url(url) == data
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.binary(max_size=200))
 def test_escape_keeps_only_url_characters(data: bytes) -> None:
     assert data_url_problem("data:," + escape(data)) is None
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.text(alphabet="ABCab01+/=\n", max_size=24))
 def test_base64_fast_path_agrees_with_go_port(text: str) -> None:
     """The binascii fast path must accept exactly what the decodeQuantum port accepts, with the same bytes."""
@@ -171,13 +174,14 @@ def test_base64_fast_path_agrees_with_go_port(text: str) -> None:
 _URLISH = st.text(alphabet='data:;,=/+base64xtplin"\\%0aF G\n', max_size=30)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.one_of(_URLISH.map(lambda s: "data:" + s), _URLISH))
 def test_agrees_with_the_validators_independent_checker(url: str) -> None:
     """ignition/rules/dataurls.py is a separate port used by validation: both must give the same verdict and text."""
     assert data_url_problem(url) == check_data_url(url)
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.binary(max_size=100))
 def test_base64_matches_python_on_canonical_input(data: bytes) -> None:
     assert go_base64_decode(base64.b64encode(data).decode()) == data
@@ -291,6 +295,7 @@ def _outcome(url: str) -> bytes | str:
         return exc.message
 
 
+@settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
 @given(st.text(alphabet='aZ09+/=%Fg \n#"é\\<,;', max_size=20))
 def test_fast_paths_decide_as_the_lexer_does(payload: str) -> None:
     """`data:,` and `data:;base64,` skip the lexer; a media type forces it, and must not change the outcome."""

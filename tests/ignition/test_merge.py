@@ -540,7 +540,11 @@ def _real_merge(parent: dict[str, Any], child: dict[str, Any], workdir: Path) ->
     return _without_empties(rendered)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(_merge_side(), _merge_side())
 def test_merge_agrees_with_the_real_ignition_binary(
     tmp_path: Path, parent: dict[str, Any], child: dict[str, Any]
