@@ -67,8 +67,9 @@ def from_line(base: str) -> str:
 def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False,
                          extra_labels: Mapping[str, str] | None = None) -> str:
     """The Containerfile text for a plan (pure: the golden tests compare it byte for byte)."""
-    lines = [f"{HEADER} from {plan.name} (pool {plan.pool}). Regenerate, do not edit.",
-             f"FROM {from_line(base)}"]
+    lines = [f"{HEADER} from {plan.name} (pool {plan.pool}). Regenerate, do not edit."]
+    lines += [f"# left for Ignition at first boot: {p.code} at {p.path}" for p in plan.first_boot]
+    lines.append(f"FROM {from_line(base)}")
     if _in_rootfs(plan):
         lines.append("COPY rootfs/ /")
     for i, entry in enumerate(_owned_files(plan)):
