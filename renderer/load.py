@@ -14,6 +14,7 @@ error needs them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -270,13 +271,17 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 BUTANE_SUFFIXES = (".bu",)
 
 
-def manifest_files(directory: FsPath) -> Iterator[FsPath]:
-    """Manifest and Butane files under `directory`, recursively, in a stable (sorted) order; dotfiles skipped."""
+def manifest_files(directory: FsPath) -> Iterator[tuple[FsPath, str]]:
+    """(path, path relative to `directory` with `/`) of the manifest and Butane files under `directory`,
+    recursively, sorted by relative path; dot files and dot directories are skipped."""
     if not directory.is_dir():
         return
-    for path in sorted(directory.rglob("*")):
-        rel = path.relative_to(directory)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if path.is_file() and path.suffix in MANIFEST_SUFFIXES + BUTANE_SUFFIXES:
-            yield path
+    found: list[str] = []
+    suffixes = MANIFEST_SUFFIXES + BUTANE_SUFFIXES
+    for top, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        prefix = os.path.relpath(top, directory)
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        found.extend(prefix + f for f in files if not f.startswith(".") and f.endswith(suffixes))
+    for rel in sorted(found):
+        yield directory / rel, rel

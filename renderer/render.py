@@ -260,9 +260,9 @@ def load_inputs(cluster_dir: Path) -> Inputs:
     except ClusterFileError as exc:
         raise RenderError("cluster.yaml", "; ".join(p.format() for p in exc.problems)) from exc
     inputs = Inputs(cluster=cluster)
-    for path in manifest_files(cluster_dir / MANIFESTS_DIR):
-        rel = path.relative_to(cluster_dir).as_posix()
-        if path.suffix in BUTANE_SUFFIXES:
+    for path, inner in manifest_files(cluster_dir / MANIFESTS_DIR):
+        rel = f"{MANIFESTS_DIR}/{inner}"
+        if inner.endswith(BUTANE_SUFFIXES):
             _butane(path, rel, cluster_dir, inputs)
             continue
         docs, problems = load_file(path, rel)
