@@ -21,6 +21,7 @@ import json
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -415,7 +416,8 @@ class Agent:
 
     def run(self, *, max_syncs: int | None = None) -> SyncResult | None:
         """Sync every `interval` seconds (sooner when inotify sees a watched path change) until stopped."""
-        signal.signal(signal.SIGTERM, self.stop)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.stop)  # an update in progress is finished, then the loop ends
         result: SyncResult | None = None
         count = 0
         delay = 1.0

@@ -1,0 +1,165 @@
+"""Fetching the desired config and reporting status over HTTP: token, retries with backoff, a report kept
+until the server has it. Against a small real HTTP server (stdlib) that can be told to fail."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from applier.agent import Agent, AgentSettings
+from applier.backends.none import NoBackend
+from applier.errors import PermanentError, TemporaryError
+from applier.fetch import ServerClient, ServerSource, retrying
+from applier.hooks import Hooks
+from applier.report import HttpReporter, NodeReport
+from applier.runner import RecordingRunner
+from tests.applier.helpers import file_entry, make_root, rendered
+
+V1 = rendered("v1", [file_entry("/etc/a", "a\n")],
+              annotations={"machineconfiguration.openshift.io/node-disruption-policy":
+                           json.dumps({"files": [{"path": "/etc/a", "actions": [{"type": "None"}]}]})})
+
+
+class Fake:
+    """What the fake server answers and what it saw."""
+
+    def __init__(self) -> None:
+        self.fail_next = 0          # answer 503 to this many requests
+        self.fail_posts = 0         # answer 503 to this many status reports
+        self.requests: list[tuple[str, str, str]] = []  # (method, path, authorization)
+        self.statuses: list[dict] = []
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, Fake]]:
+    fake = Fake()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self, code: int, body: object) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _common(self) -> bool:
+            fake.requests.append((self.command, self.path, self.headers.get("Authorization", "")))
+            if fake.fail_next:
+                fake.fail_next -= 1
+                self._answer(503, {"error": "busy"})
+                return False
+            return True
+
+        def do_GET(self) -> None:
+            if not self._common():
+                return
+            if self.path.startswith("/nodes/n1/desired"):
+                self._answer(200, {"desiredConfig": V1.name, "pool": "worker"})
+            elif self.path == f"/rendered/{V1.name}":
+                self._answer(200, V1.to_dict())
+            else:
+                self._answer(404, {"error": "not found"})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length))
+            if not self._common():
+                return
+            if fake.fail_posts:
+                fake.fail_posts -= 1
+                self._answer(503, {"error": "busy"})
+                return
+            fake.statuses.append(body)
+            self._answer(200, body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", fake
+    httpd.shutdown()
+
+
+def test_fetch_with_token_and_retries(server: tuple[str, Fake]) -> None:
+    url, fake = server
+    fake.fail_next = 2
+    source = ServerSource(ServerClient(url, token="s3cret"), attempts=4, base_delay=0.01)
+    got = source.desired("n1", "worker", None)
+    assert got is not None and got.name == V1.name
+    assert [r[1] for r in fake.requests] == ["/nodes/n1/desired?pool=worker"] * 3 + [f"/rendered/{V1.name}"]
+    assert {r[2] for r in fake.requests} == {"Bearer s3cret"}
+
+
+def test_fetch_gives_up_with_temporary_error(server: tuple[str, Fake]) -> None:
+    url, fake = server
+    fake.fail_next = 10
+    with pytest.raises(TemporaryError):
+        ServerSource(ServerClient(url), attempts=3, base_delay=0.01).desired("n1", "worker", None)
+    assert len(fake.requests) == 3
+
+
+def test_404_is_permanent(server: tuple[str, Fake]) -> None:
+    url, _ = server
+    with pytest.raises(PermanentError):
+        ServerClient(url).json("/nope")
+
+
+def test_backoff_doubles_and_caps() -> None:
+    delays: list[float] = []
+    calls = iter(range(10))
+
+    def flaky() -> int:
+        if next(calls) < 5:
+            raise TemporaryError("x", "away")
+        return 1
+
+    assert retrying(flaky, attempts=6, base_delay=0.5, max_delay=3.0, sleep=delays.append) == 1
+    assert delays == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+def test_report_kept_until_delivered(tmp_path: Path, server: tuple[str, Fake]) -> None:
+    url, fake = server
+    client = ServerClient(url)
+    agent = Agent(AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False),
+                  source=ServerSource(client, attempts=2, base_delay=0.01),
+                  reporter=HttpReporter(client, attempts=2, base_delay=0.01), backend=NoBackend(),
+                  runner=RecordingRunner())
+    result = agent.sync()
+    assert result.state == "Done" and fake.statuses[-1]["state"] == "Done"
+    fake.fail_posts = 2  # the next report cannot get through (both attempts refused)
+    (tmp_path / "root/etc/a").write_text("drift\n")
+    agent.sync()
+    last = agent.state.last_report()
+    assert last is not None and last["acked"] is False and last["report"]["message"] == "repaired drift: file /etc/a"
+    before = len(fake.statuses)
+    agent.sync()  # server back: the Done report of this sync is delivered
+    assert len(fake.statuses) == before + 1 and agent.state.last_report()["acked"] is True
+
+
+def test_report_body_truncates_message() -> None:
+    body = NodeReport("n1", "worker", "a", "b", "Degraded", "x" * 5000).body()
+    assert len(body["message"]) == 2000 and set(body) == {"pool", "currentConfig", "desiredConfig", "state",
+                                                         "message"}
+
+
+@pytest.mark.parametrize("hooks,ran,error", [
+    (Hooks(), False, None),
+    (Hooks(drain="true"), True, None),
+    (Hooks(drain="echo no >&2; exit 3"), False, "failed to drain node n1: `echo no >&2; exit 3` exited 3: no"),
+    (Hooks(drain="sleep 5", timeout=0.2), False, "failed to drain node n1: `sleep 5` timed out after 0.2 s"),
+], ids=["none-configured", "ok", "fails", "timeout"])
+def test_drain_hook(hooks: Hooks, ran: bool, error: str | None) -> None:
+    if error is None:
+        assert hooks.run_drain("n1") is ran
+    else:
+        with pytest.raises(PermanentError) as err:
+            hooks.run_drain("n1")
+        assert err.value.message == error
