@@ -134,6 +134,8 @@ def surprise(node: ScalarNode) -> str:
             return f"YAML 1.1 read {text!r} as the octal integer {value} (decimal)"
         if ":" in text:
             return f"YAML 1.1 read {text!r} as the base-60 integer {value}"
+    if tag == "str" and len(text) > 2 and text[:2].lower() == "0o" and all(c in "01234567" for c in text[2:]):
+        return f"YAML 1.1 has no 0o prefix and read {text!r} as a string; write 0{text[2:]}"
     if tag == "null" and text in ("", "~"):
         return "YAML read an empty value as null"
     if tag == "float" and ":" in text:

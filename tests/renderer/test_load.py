@@ -62,6 +62,12 @@ def test_yaml_flow_mapping_is_not_mistaken_for_json() -> None:
     assert problems == [] and docs[0].data == {"a": 1, "b": ["x"]}
 
 
+def test_0o_prefix_is_a_string_in_yaml_1_1() -> None:
+    docs, _ = load_text("mode: 0o644\n", "m.yaml")
+    assert docs[0].data == {"mode": "0o644"}
+    assert docs[0].parsed_as(("mode",)) == "YAML 1.1 has no 0o prefix and read '0o644' as a string; write 0644"
+
+
 def test_multi_document_files_and_json_positions_on_demand() -> None:
     docs, _ = load_text("a: 1\n---\nb: 2\n", "m.yaml")
     assert [d.data for d in docs] == [{"a": 1}, {"b": 2}]
