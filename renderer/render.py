@@ -175,7 +175,7 @@ def _butane(path: Path, rel: str, cluster_dir: Path, inputs: Inputs) -> None:
             inputs.problems.append((owner, Problem(e.code, f"Butane: {e.message}", rel, tuple(e.path), e.line, e.col)))
         return
     for e in result.report.warnings:
-        inputs.problems.append((_ALL, Problem(e.code, f"Butane: {e.message}", rel, tuple(e.path), e.line, e.col,
+        inputs.problems.append((_butane_owner(text, path), Problem(e.code, f"Butane: {e.message}", rel, tuple(e.path), e.line, e.col,
                                               severity="warning")))
     output = result.output
     if isinstance(output, Mapping) and output.get("kind") == "MachineConfig":
