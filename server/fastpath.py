@@ -4,7 +4,8 @@
 sent plain config requests, their heads are parsed here (a few bytes operations), answered by the same
 `ConfigResponder` the aiohttp route uses, and the precomputed bytes are written straight to the
 transport. That skips aiohttp's request/response objects, routing and middleware, which cost several
-times more than the answer itself (bench/README.md).
+times more than the answer itself (bench/README.md). Serialized answers are cached by exact request
+head (`AnswerCache`), and a large body leaves with its head in one `sendmsg` when nothing is queued.
 
 The first thing that is not such a request (another route or method, a body, a query string or
 percent-escape in the target, HTTP/1.0, an Upgrade/Expect header, a malformed or over-long line, a
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
+import socket
 import time
 from collections.abc import Callable
 from email.utils import formatdate
@@ -163,9 +166,12 @@ class FastRequestHandler(RequestHandler):
         self._fast_buf = b""
         self._fast_waiting = False
         self._fast_peer: str | None = None
+        self._fast_raw: socket.socket | None = None  # a dup of the connection's fd, for sendmsg
+        self._fast_plain = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
+        self._fast_plain = transport.get_extra_info("sslcontext") is None
         peer = transport.get_extra_info("peername")
         self._fast_peer = peer[0] if isinstance(peer, tuple | list) and peer else None
 
@@ -184,6 +190,34 @@ class FastRequestHandler(RequestHandler):
             pending, self._fast_buf = self._fast_buf, b""
             if pending:
                 self.data_received(pending)
+
+    def _send_large(self, transport: asyncio.Transport, head: bytes, body: bytes) -> None:
+        """Head and a large body in one sendmsg (no copy, one syscall) when nothing is queued; else queue."""
+        raw = self._fast_raw
+        if raw is None and self._fast_plain and transport.get_write_buffer_size() == 0:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                raw = self._fast_raw = socket.socket(fileno=os.dup(sock.fileno()))
+                raw.setblocking(False)
+        sent = 0
+        if raw is not None and transport.get_write_buffer_size() == 0 and not transport.is_closing():
+            try:
+                sent = raw.sendmsg((head, body))
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                sent = 0  # let the transport meet the error and close the connection its way
+        if sent < len(head):
+            transport.write(head[sent:] if sent else head)
+            transport.write(body)
+        elif sent < len(head) + len(body):
+            transport.write(memoryview(body)[sent - len(head):])
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._fast_raw is not None:
+            self._fast_raw.close()
+            self._fast_raw = None
+        super().connection_lost(exc)
 
     def _give_up(self, buf: bytes) -> bytes:
         self._fast_on = False
@@ -227,9 +261,10 @@ class FastRequestHandler(RequestHandler):
                 self._fast_cache.put(key, cached)
             head, body, close, method, pool, answer, ua, accept = cached
             self._fast_responder.count(answer, method)
-            transport.write(head)
             if body:
-                transport.write(body)
+                self._send_large(transport, head, body)
+            else:
+                transport.write(head)
             if self._fast_log is not None:
                 sent = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
                 self._fast_log.info(entry_json(

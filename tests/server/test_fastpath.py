@@ -20,6 +20,7 @@ IGN = "application/vnd.coreos.ignition+json"
 async def _start(fast: bool) -> Running:
     store = MemoryStore()
     publish(store, make_rendered("worker", ignition_config("3.4.0", files=3)))
+    publish(store, make_rendered("big", ignition_config("3.4.0", files=500)))
     publish(store, make_rendered("master", ignition_config("3.3.0",
                                                         extra={"kernelArguments": {"shouldNotExist": ["q"]}})))
     settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None, fast_path=fast,
@@ -76,6 +77,8 @@ def _request(method: str, path: str, headers: dict[str, str], *, close: bool = T
 
 CASES = [
     ("ok", "GET", "/config/worker", {"Accept": ACCEPT_33}),
+    ("large", "GET", "/config/big", {"Accept": ACCEPT_33}),
+    ("large-head", "HEAD", "/config/big", {"Accept": ACCEPT_33}),
     ("head", "HEAD", "/config/worker", {"Accept": ACCEPT_33}),
     ("default", "GET", "/config/worker", {}),
     ("gzip", "GET", "/config/worker", {"Accept": ACCEPT_33, "Accept-Encoding": "gzip"}),
@@ -167,3 +170,26 @@ LIMITS = Limits()
         "control-char", "nested", "empty-pool", "double-space", "long-line", "many-headers"])
 def test_parse_head_takes_only_plain_requests(head: bytes, taken: bool) -> None:
     assert (parse_head(head, LIMITS) is not None) is taken
+
+
+async def test_pipelined_large_answers_to_a_slow_reader(both: tuple[int, int]) -> None:
+    fast_port, slow_port = both
+    expected = _responses(await _exchange(slow_port, _request("GET", "/config/big", {"Accept": ACCEPT_33})))[0][2]
+    assert len(expected) > 50_000
+    reader, writer = await asyncio.open_connection("127.0.0.1", fast_port, limit=1 << 16)
+    count = 12
+    writer.write(b"".join(_request("GET", "/config/big", {"Accept": ACCEPT_33}, close=i == count - 1)
+                          for i in range(count)))
+    await writer.drain()
+    raw = b""
+    while True:
+        chunk = await asyncio.wait_for(reader.read(4096), 10)
+        if not chunk:
+            break
+        raw += chunk
+        if len(raw) % 65536 < 4096:
+            await asyncio.sleep(0.001)  # read slowly, so the server's writes back up
+    writer.close()
+    answers = _responses(raw)
+    assert len(answers) == count
+    assert all(status == b"200" and body == expected for status, _, body in answers)
