@@ -23,7 +23,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -178,15 +178,13 @@ class Agent:
         cfg = desired.config or {}
         ok_files = [e for e in files_of(cfg).values() if check_file(self.root, e) is None]
         ok_units = [u for u in units_of(cfg).values() if not check_unit(self.root, u, self.systemctl)]
-        config: dict[str, Any] = {k: v for k, v in cfg.items() if k not in ("storage", "systemd", "passwd")}
+        # users and groups were created at first boot (Ignition): kept as they are; core's key file is
+        # checked separately (`_keys_out_of_date`) and rewritten when it differs
+        config: dict[str, Any] = {k: v for k, v in cfg.items() if k not in ("storage", "systemd")}
         storage = {k: v for k, v in (cfg.get("storage") or {}).items() if k != "files"}
         config["storage"] = {**storage, "files": ok_files}
         config["systemd"] = {**{k: v for k, v in (cfg.get("systemd") or {}).items() if k != "units"},
                              "units": ok_units}
-        keys_file = keys_path(self.root)
-        if keys_file is None or check_bytes(self.root, keys_file, keys_bytes(cfg), 0o600) is None:
-            if "passwd" in cfg:
-                config["passwd"] = cfg["passwd"]
         booted = self.backend.booted()
         if booted is None:
             return replace(desired, config=config)
@@ -194,6 +192,11 @@ class Agent:
             else booted.image
         kargs = tuple(a for a in desired.kernel_arguments if a in booted.kargs)
         return replace(desired, config=config, os_image_url=image, kernel_arguments=kargs)
+
+    def _keys_out_of_date(self, config: Mapping[str, Any]) -> bool:
+        """True when core's key file does not hold the config's keys."""
+        keys_file = keys_path(self.root)
+        return keys_file is not None and check_bytes(self.root, keys_file, keys_bytes(config), 0o600) is not None
 
     def _adopt(self, spec: MachineConfigSpec) -> None:
         """Stamp the adopted entries as ours, so they are deleted (not left) when they leave the config."""
@@ -281,6 +284,8 @@ class Agent:
         plan = make_plan(old_spec, desired.spec, policy=self._policy(desired), manage_os=manage_os,
                          overrides=self.settings.overrides, leftover_paths=leftovers_paths,
                          leftover_units=leftovers_units)
+        if first_run and not plan.write_ssh and self._keys_out_of_date(desired.spec.config or {}):
+            plan = replace(plan, write_ssh=True)
         if plan.unreconcilable:
             message = not_reconcilable_message(current.name if current else "", desired.name,
                                                "; ".join(plan.unreconcilable))
@@ -346,21 +351,39 @@ class Agent:
                                                                              systemctl=self.systemctl)
         if problems:
             message = on_disk_message(target.name, problems)
-            if self.settings.rollback and staged_id:
-                try:
-                    self.backend.rollback()
-                    message += f"; rolled back to deployment {pending.staged.get('previous')}"
-                except ApplyError as exc:
-                    message += f"; rollback failed: {exc}"
+            if self.settings.rollback and staged_id and current is not None and current.name != target.name:
+                return self._roll_back(current, target, pending, message)
             return self._result("Degraded", message, current, target.name)
         self.state.set_current(target)
         self.state.clear_pending()
+        failed = self.state.failed()
+        if failed and current is not None and failed.get("name") != target.name:
+            # back on the previous config after a rollback: healthy, but the target is still out of reach
+            return self._result("Degraded", str(failed.get("message", "")), target, str(failed.get("name")))
         try:
             self.settings.hooks.run_uncordon(self.settings.node)
         except ApplyError as exc:
             return self._result("Degraded", str(exc), target, target.name)
         return self._result("Done", f"rebooted into {target.name}; verification passed", target, target.name,
                             changed=True)
+
+    def _roll_back(self, current: RenderedConfig, target: RenderedConfig, pending: Pending,
+                   message: str) -> SyncResult:
+        """Verification failed: previous deployment as the default, old files back, reboot into it."""
+        try:
+            self.backend.rollback()
+        except ApplyError as exc:
+            return self._result("Degraded", f"{message}; rollback failed: {exc}", current, target.name)
+        self._revert(make_plan(current.spec, target.spec, manage_os=self.backend.name != "none"))
+        previous = str(pending.staged.get("previous") or "")
+        message += f"; rolled back to deployment {previous}"
+        self.state.set_failed(target.name, message)
+        self.state.set_pending(Pending(current, "rebooting", previous=current.name,
+                                       staged={"id": previous, "previous": pending.staged.get("id")},
+                                       reboot_attempts=1))
+        result = self._result("Degraded", message, current, target.name, rebooting=True)
+        self._reboot(f"rolling back to config {current.name}")
+        return result
 
     # --- drift ----------------------------------------------------------------------------------------------
 
@@ -406,6 +429,11 @@ class Agent:
             if current is None:
                 raise PermanentError("desired", "the server has no config for this node yet")
             desired = current
+        failed = self.state.failed()
+        if failed and failed.get("name") != desired.name:
+            self.state.clear_failed()
+        elif failed and current is not None and current.name != desired.name and pending is None:
+            return self._result("Degraded", str(failed.get("message", "")), current, desired.name)
         if current is not None and desired.name == current.name and pending is None:
             return self.check_drift(current, repair=self.settings.drift == "repair" if repair is None else repair)
         return self.update(current, desired, pending)

@@ -4,6 +4,7 @@ Layout (default `<root>/etc/machine-config-daemon`, as the MCD's):
     currentconfig          the RenderedConfig the node is at; written only after the disk matches it
     pending.json           {config, phase: applying|rebooting, previous, staged, rebootAttempts}
     last-report.json       the last state computed, kept until the server acknowledged it
+    failed.json            {name, message}: a target that was rolled back; not retried until the target changes
     orig/<path>.mcdorig    backup of a file that existed before the applier first wrote it
     noorig/<path>.mcdnoorig  stamp: the applier (or Ignition) created this path, no original to restore
 Every file is written atomically, so a kill at any point leaves the old or the new version. The order of
@@ -24,6 +25,7 @@ from renderer.rendered import ModelError, RenderedConfig
 CURRENT = "currentconfig"
 PENDING = "pending.json"
 REPORT = "last-report.json"
+FAILED = "failed.json"
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,22 @@ class StateDir:
     def set_last_report(self, report: dict[str, Any]) -> None:
         """Remember the last computed state."""
         self._write_json(REPORT, report)
+
+    def failed(self) -> dict[str, Any] | None:
+        """The rolled-back target, if any."""
+        data = self._read_json(FAILED)
+        return data if isinstance(data, dict) else None
+
+    def set_failed(self, name: str, message: str) -> None:
+        """Remember that `name` failed verification and was rolled back."""
+        self._write_json(FAILED, {"name": name, "message": message})
+
+    def clear_failed(self) -> None:
+        """Forget a rolled-back target (the pool moved on)."""
+        try:
+            (self.path / FAILED).unlink()
+        except FileNotFoundError:
+            pass
 
     def orig(self, path: str) -> Path:
         """Where the backup of `path` lives."""

@@ -93,10 +93,19 @@ def test_bad_image_degrades_and_keeps_deployments(tmp_path: Path, sysroot: Path)
 
 def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
     agent, source = _agent(tmp_path, sysroot, rollback=True)
-    source.config = rendered("v1", kernel_arguments=("nosmt",), os_image_url="ostree:myos/v2")
+    source.config = rendered("v0", [file_entry("/etc/motd", "v0\n")])
+    assert agent.sync().rebooting and agent.sync().state == "Done"
+    first = agent.backend.booted()
+    source.config = rendered("v1", [file_entry("/etc/motd", "v1\n")], kernel_arguments=("nosmt",),
+                             os_image_url="ostree:myos/v2")
     assert agent.sync().rebooting
-    (sysroot / ".mco-booted").write_text(agent.state.pending().staged["previous"])  # the node fell back
+    (sysroot / ".mco-booted").write_text(first.id)  # the node fell back to the old deployment
     agent.state.set_pending(replace(agent.state.pending(), reboot_attempts=2))
     result = agent.sync()
-    assert result.state == "Degraded" and "rolled back to deployment" in result.message
-    assert len(boot_entries(sysroot)) == 1
+    assert result.state == "Degraded" and result.rebooting and f"rolled back to deployment {first.id}" in result.message
+    assert len(boot_entries(sysroot)) == 1 and (agent.root / "etc/motd").read_text() == "v0\n"
+    back = agent.sync()  # after the reboot into the old deployment: healthy at v0, v1 not retried
+    assert (back.state, back.current, back.desired) == ("Degraded", "rendered-worker-v0", "rendered-worker-v1")
+    assert agent.state.pending() is None and agent.sync().state == "Degraded"
+    source.config = rendered("v2", [file_entry("/etc/motd", "v2\n")])  # the pool moves on: tried again
+    assert agent.sync().rebooting and agent.sync().state == "Done"
