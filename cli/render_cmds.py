@@ -105,7 +105,7 @@ def document(rendered: RenderedConfig, output: str) -> str:
     data = rendered.to_dict()
     if output == "json":
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 30)
 
 
 def run_render(args: argparse.Namespace) -> int:

@@ -39,6 +39,8 @@ def test_print_is_the_rendered_machine_config(cluster: Path, capsys: pytest.Capt
     data = json.loads(out) if output == "json" else yaml.safe_load(out)
     rendered = RenderedConfig.from_dict(data)
     assert rendered.name.startswith("rendered-worker-") and data["kind"] == "MachineConfig"
+    golden = json.loads((Path(__file__).parent / "golden" / "example" / "worker.json").read_text())
+    assert rendered == RenderedConfig.from_dict(golden)
     assert rendered.spec.config["ignition"]["version"] == "3.5.0"
 
 
