@@ -128,7 +128,7 @@ class Agent:
         for config in (current, desired):
             if config is not None and config.pool:
                 return config.pool
-        annotations = self.state.path / NODE_ANNOTATIONS
+        annotations = self.root / "etc" / "machine-config-daemon" / NODE_ANNOTATIONS  # appended by the server
         try:
             data = json.loads(annotations.read_text())
             name = str(data.get("machineconfiguration.openshift.io/currentConfig", ""))
