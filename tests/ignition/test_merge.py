@@ -453,15 +453,48 @@ def _merge_side(draw: st.DrawFn) -> dict[str, Any]:
         parts = draw(
             st.lists(
                 st.sampled_from(
-                    [{"number": 1, "sizeMiB": 10}, {"label": "data"}, {"number": 2, "label": "two"}]
+                    [
+                        {"number": 1, "sizeMiB": 10},
+                        {"label": "data"},
+                        {"number": 2, "label": "two"},
+                        {"number": 1, "shouldExist": False},
+                        {"label": "data", "typeGuid": "0FC63DAF-8483-4772-8E79-3D69D8477DE4"},
+                    ]
                 ),
                 unique_by=str,
                 max_size=2,
             )
         )
         storage["disks"] = [{"device": "/dev/vdc", "wipeTable": draw(st.booleans()), "partitions": parts}]
+    if draw(st.booleans()):
+        volume: dict[str, Any] = {"name": "crypt", "device": "/dev/vdf"}
+        if draw(st.booleans()):
+            volume["options"] = draw(st.lists(st.sampled_from(["--iter-time", "1000"]), max_size=2))
+        tangs = draw(st.lists(st.sampled_from(["http://t1", "http://t2"]), unique=True, max_size=2))
+        if tangs:
+            volume["clevis"] = {
+                "tang": [{"url": u, "thumbprint": draw(st.sampled_from(["a", "b"]))} for u in tangs]
+            }
+            if draw(st.booleans()):
+                volume["clevis"]["threshold"] = 1
+        else:
+            volume["clevis"] = {"tpm2": True}
+        storage["luks"] = [volume]
+    if draw(st.booleans()):
+        storage["raid"] = [
+            {
+                "name": "md0",
+                "level": draw(st.sampled_from(["raid1", "raid0"])),
+                "devices": draw(st.lists(st.sampled_from(["/dev/vdd", "/dev/vde"]), unique=True, min_size=1)),
+                "options": draw(st.lists(st.sampled_from(["--assume-clean"]), max_size=1)),
+            }
+        ]
     if storage:
         config["storage"] = storage
+    if draw(st.booleans()):
+        config["ignition"]["timeouts"] = {
+            draw(st.sampled_from(["httpTotal", "httpResponseHeaders"])): draw(st.integers(0, 9))
+        }
     if draw(st.booleans()):
         unit: dict[str, Any] = {"name": draw(st.sampled_from(["a.service", "b.service"]))}
         for key, value in (("enabled", draw(st.booleans())), ("mask", False), ("contents", _UNIT)):
@@ -480,6 +513,10 @@ def _merge_side(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             user["shell"] = "/bin/bash"
         config["passwd"] = {"users": [user]}
+        if draw(st.booleans()):
+            config["passwd"]["groups"] = [
+                {"name": "ops", **draw(st.sampled_from([{}, {"gid": 1500}, {"system": True}]))}
+            ]
     if draw(st.booleans()):
         args = draw(st.lists(st.sampled_from(["a", "b", "c d"]), unique=True, max_size=3))
         split = draw(st.integers(0, len(args)))
@@ -541,7 +578,7 @@ def _real_merge(parent: dict[str, Any], child: dict[str, Any], workdir: Path) ->
 
 
 @settings(
-    max_examples=60,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
