@@ -81,3 +81,6 @@ ERR_DISKS = "disk customization is not supported in this spec version"
 ERR_FILESYSTEMS = "filesystem customization is not supported in this spec version"
 ERR_LUKS = "luks is not supported in this spec version"
 ERR_RAID = "raid is not supported in this spec version"
+ERR_UNKNOWN_IGNITION_VERSION = (
+    "skipping validation for the merge/replace ignition config due to an unkown version"
+)

@@ -39,6 +39,7 @@ CODES: dict[str, str] = {
     "path is required if with_mount_unit is true and format is not swap": "mount-unit-no-path",
     "format is required if with_mount_unit is true": "mount-unit-no-format",
     "field ignored in raw mode": "field-elided",
+    "skipping validation for the merge/replace ignition config due to an unkown version": "embedded-unknown-version",
     "metadata.name is required": "name-required",
     "machineconfiguration.openshift.io/role label is required": "role-required",
     'must be empty, "default", or "realtime"': "invalid-kernel-type",

@@ -8,6 +8,7 @@ is recorded in a translation map, so errors found in the output point back at th
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
 from ignition.butane.variants import Spec
 from ignition.merge import CHILD, merge_with_transcript
+from ignition.validate import validate_dict
 
 JPath = tuple[str | int, ...]
 _RESOURCE_TYPES = ("Resource", "FileContents", "ConfigReference", "CaReference")
@@ -145,12 +147,38 @@ def _typical_mode(mode: int, directory: bool) -> bool:
     return True
 
 
-def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
+def check_embedded_config(raw: bytes, version: str, path: YPath, field: str, problems: Problems) -> None:
+    """A merged/replaced Ignition config given inline or locally is validated as Ignition (Butane 0.24+): one
+    of another spec version is skipped with a warning, one of this spec gets Ignition's problems."""
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        return
+    if not isinstance(config, dict):
+        return
+    embedded = (
+        (config.get("ignition") or {}).get("version") if isinstance(config.get("ignition"), dict) else None
+    )
+    if embedded != version:
+        version_path = path + ("version",) if field == "inline" else path + (field, "version")
+        problems.warn(version_path, m.ERR_UNKNOWN_IGNITION_VERSION)
+        return
+    for entry in validate_dict(config, version=version).entries:
+        where = path + (field,) + tuple(entry.path)
+        if entry.severity == "error":
+            problems.error(where, entry.message, code=entry.code)
+        else:
+            problems.warn(where, entry.message, code=entry.code)
+
+
+def validate(
+    value: Any, node: BNode, path: YPath, problems: Problems, spec_version: str | None = None
+) -> None:
     """Butane's Validate() methods over the whole document, parents before children, in field order."""
     if node.kind == "list" and isinstance(value, list):
         assert node.item is not None
         for i, item in enumerate(value):
-            validate(item, node.item, path + (i,), problems)
+            validate(item, node.item, path + (i,), problems, spec_version)
         return
     if node.kind != "object" or not isinstance(value, dict):
         return
@@ -162,6 +190,9 @@ def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
                 sources, last = sources + 1, name
         if sources > 1:
             problems.error(path + (last,), m.ERR_TOO_MANY_SOURCES)
+        if path[:2] == ("ignition", "config") and last == "inline" and spec_version is not None:
+            check_embedded_config(value["inline"].encode("utf-8", "surrogateescape"), spec_version, path, "inline",
+                                  problems)  # fmt: skip
     elif kind in ("File", "Directory") and isinstance(value.get("mode"), int):
         if check_decimal_mode(value["mode"], kind == "Directory"):
             problems.warn(path + ("mode",), m.ERR_DECIMAL_MODE)
@@ -192,7 +223,7 @@ def validate(value: Any, node: BNode, path: YPath, problems: Problems) -> None:
         _validate_fcos_root(value, node, path, problems)
     for key, member in node.fields.items():
         if key in value:
-            validate(value[key], member.node, path + (key,), problems)
+            validate(value[key], member.node, path + (key,), problems, spec_version)
 
 
 def _swap_units(filesystem: BNode) -> bool:
@@ -280,6 +311,8 @@ def _resource(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: J
             except LocalFileError as exc:
                 ctx.problems.error(ypath + ("local",), str(exc))
                 return
+            if jpath[:2] == ("ignition", "config"):
+                check_embedded_config(data, ctx.spec.ignition, ypath, "local", ctx.problems)
         else:
             data = value["inline"].encode("utf-8", "surrogateescape")
         url, compression = make_data_url(data, out.get("compression"), ctx.allow_compression)
