@@ -32,6 +32,8 @@ def register(subparsers: Any) -> None:
         "-r", "--raw", action="store_true", help="never wrap in a MachineConfig; force Ignition output"
     )
     parser.add_argument("-p", "--pretty", action="store_true", help="output formatted json")
+    parser.add_argument("-c", "--check", action="store_true", help="check config without producing output")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to output file instead of stdout")
     parser.set_defaults(func=run)
 
 
@@ -77,6 +79,16 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and result.problems.entries:
         sys.stderr.write(STRICT_MESSAGE + "\n")
         return 1
-    sys.stdout.write(result.render(pretty=args.pretty) + "\n")
+    if args.check:
+        return 0
+    text_out = result.render(pretty=args.pretty) + "\n"
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(text_out)
+        except OSError as exc:
+            raise UsageError(f"failed to open {args.output}: {exc.strerror or exc}") from exc
+        return 0
+    sys.stdout.write(text_out)
     sys.stdout.flush()
     return 0
