@@ -3,7 +3,7 @@
     mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] | --desired FILE)
               [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
               [--interval S] [--drift repair|report] [--repair]
-Extra options: --pool, --sysroot/--osname (ostree backend), --policy FILE (a MachineConfiguration),
+Extra options: --pool, --sysroot/--osname/--insecure-registry (ostree backend), --policy FILE (a MachineConfiguration),
 --drain-command/--uncordon-command/--hook-timeout, --rollback, --retries.
 Output: one JSON line per sync on stdout ({state, current, desired, message, rebooting}).
 Exit codes: 0 Done (or rebooting), 1 Degraded / refused, 2 usage or I/O error (unreadable file, server away).
@@ -42,6 +42,8 @@ def register(subparsers: Any) -> None:
                    help="OS backend (default: rpm-ostree/bootc on a booted ostree host at /, else none)")
     p.add_argument("--sysroot", type=Path, default=Path("/"), help="ostree sysroot (ostree backend)")
     p.add_argument("--osname", default="", help="ostree stateroot (default: the only one)")
+    p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                   help="pull OS images from this registry over plain HTTP (ostree backend; repeatable)")
     p.add_argument("--reboot-command", metavar="CMD", help="shell command that reboots (default systemctl reboot on /)")
     p.add_argument("--interval", type=float, default=60.0, metavar="S", help="seconds between syncs (default 60)")
     p.add_argument("--drift", choices=("repair", "report"), default="repair", help="what to do about drift")
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         reporter = StreamReporter(sys.stderr)
     try:
         backend = make_backend(args.backend or _default_backend(args.root), runner=runner, sysroot=args.sysroot,
-                               osname=args.osname)
+                               osname=args.osname, insecure_registries=tuple(args.insecure_registry))
     except PermanentError as exc:
         raise UsageError(str(exc)) from exc
     settings = AgentSettings(node=args.node, root=args.root, state_dir=args.state_dir, pool=args.pool,

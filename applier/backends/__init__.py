@@ -16,7 +16,8 @@ from applier.runner import CommandRunner
 BACKENDS = ("ostree", "rpm-ostree", "bootc", "none")
 
 
-def make_backend(name: str, *, runner: CommandRunner, sysroot: Path = Path("/"), osname: str = "") -> Backend:
+def make_backend(name: str, *, runner: CommandRunner, sysroot: Path = Path("/"), osname: str = "",
+                 insecure_registries: tuple[str, ...] = ()) -> Backend:
     """Build the named backend."""
     if name == "none":
         from applier.backends.none import NoBackend
@@ -25,7 +26,7 @@ def make_backend(name: str, *, runner: CommandRunner, sysroot: Path = Path("/"),
     if name == "ostree":
         from applier.backends.ostree import OstreeBackend
 
-        return OstreeBackend(runner=runner, sysroot=sysroot, osname=osname)
+        return OstreeBackend(runner=runner, sysroot=sysroot, osname=osname, insecure_registries=insecure_registries)
     if name == "rpm-ostree":
         from applier.backends.rpmostree import RpmOstreeBackend
 

@@ -6,7 +6,9 @@ removed (once each) and the new config's appended (MCO's delete-if-present/appen
 origin records the osImageURL in an `[mco] image=` key. A pending deployment left by an earlier attempt is
 undeployed first (like `rpm-ostree cleanup -p`), so re-staging after a kill converges.
 
-osImageURL forms: `ostree:<refspec>` or a refspec present in the sysroot's repo.
+osImageURL forms: `ostree:<refspec>`, a refspec present in the sysroot's repo, or a container image
+(`oci:DIR:TAG`, `docker://…`, or a bare registry reference such as `quay.io/org/os@sha256:…`), which is
+pulled with skopeo, unpacked with umoci and committed to the repo (`import_image`).
 
 The booted deployment: on a booted ostree system (`/run/ostree-booted`, sysroot `/`) the one marked `*`
 by `ostree admin status`; in a directory sysroot nothing is booted, so the booted deployment is recorded
@@ -17,7 +19,9 @@ simulate-reboot SYSROOT` as a `--reboot-command`).
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -58,10 +62,12 @@ class OstreeBackend:
 
     name = "ostree"
 
-    def __init__(self, *, runner: CommandRunner, sysroot: Path, osname: str = "") -> None:
+    def __init__(self, *, runner: CommandRunner, sysroot: Path, osname: str = "",
+                 insecure_registries: tuple[str, ...] = ()) -> None:
         self.runner = runner
         self.sysroot = Path(sysroot)
         self._osname = osname
+        self.insecure_registries = insecure_registries
 
     @property
     def osname(self) -> str:
@@ -130,14 +136,52 @@ class OstreeBackend:
         """The booted deployment (rules in the module docstring)."""
         return next((d for d in self.deployments() if d.booted), None)
 
+    def _has_ref(self, ref: str) -> bool:
+        return self.runner.run(["ostree", f"--repo={self.sysroot / 'ostree' / 'repo'}", "rev-parse", ref],
+                               timeout=60).ok
+
     def resolve(self, url: str) -> str:
-        """The refspec an osImageURL names in this sysroot's repo."""
-        ref = url[len("ostree:"):] if url.startswith("ostree:") else url
-        result = self.runner.run(["ostree", f"--repo={self.sysroot / 'ostree' / 'repo'}", "rev-parse", ref],
-                                 timeout=60)
-        if not result.ok:
-            raise PermanentError("spec.osImageURL", f"cannot resolve {url!r}: no such ref in "
-                                 f"{self.sysroot / 'ostree' / 'repo'} (use ostree:<refspec>)")
+        """The refspec an osImageURL names in this sysroot's repo, importing a container image first."""
+        if url.startswith("ostree:"):
+            ref = url[len("ostree:"):]
+            if not self._has_ref(ref):
+                raise PermanentError("spec.osImageURL", f"cannot resolve {url!r}: no such ref in "
+                                     f"{self.sysroot / 'ostree' / 'repo'}")
+            return ref
+        if self._has_ref(url):
+            return url
+        return self.import_image(url)
+
+    def import_image(self, url: str) -> str:
+        """Container image -> ostree commit (notes/imaging.md B7): skopeo copy to an OCI layout, `umoci raw
+        unpack`, /etc moved to /usr/etc, `ostree commit`; the ref is named after the URL, so a second
+        import of the same URL is a no-op."""
+        ref = "mco/image/" + hashlib.sha256(url.encode()).hexdigest()[:32]
+        if self._has_ref(ref):
+            return ref
+        source = url if "://" in url or url.split(":", 1)[0] in ("oci", "oci-archive", "docker-archive") \
+            else f"docker://{url}"
+        host = source.split("://", 1)[1].split("/", 1)[0] if source.startswith("docker://") else ""
+        tls = ["--src-tls-verify=false"] if host in self.insecure_registries else []
+        with tempfile.TemporaryDirectory(prefix="mco-image-") as tmp:
+            layout, rootfs = Path(tmp) / "layout", Path(tmp) / "rootfs"
+            check(self.runner.run(["skopeo", "copy", *tls, source, f"oci:{layout}:image"], timeout=1800),
+                  "spec.osImageURL")
+            check(self.runner.run(["umoci", "raw", "unpack", "--image", f"{layout}:image", str(rootfs)],
+                                  timeout=1800), "spec.osImageURL")
+            etc, usr_etc = rootfs / "etc", rootfs / "usr" / "etc"
+            if etc.is_dir() and not etc.is_symlink():
+                if usr_etc.exists():
+                    shutil.copytree(etc, usr_etc, symlinks=True, dirs_exist_ok=True)
+                    shutil.rmtree(etc)
+                else:
+                    etc.rename(usr_etc)
+            if not any((rootfs / "usr" / "lib" / "modules").glob("*/vmlinuz")):
+                raise PermanentError("spec.osImageURL", f"{url}: not a bootable image (no "
+                                     "/usr/lib/modules/<kver>/vmlinuz)")
+            check(self.runner.run(["ostree", f"--repo={self.sysroot / 'ostree' / 'repo'}", "commit", "-b", ref,
+                                   "--subject", url, f"--add-metadata-string=mco.image={url}",
+                                   f"--tree=dir={rootfs}"], timeout=1800), "spec.osImageURL")
         return ref
 
     def _cleanup_pending(self, deployments: list[Deployment]) -> list[Deployment]:

@@ -61,3 +61,22 @@ def boot_entries(sysroot: Path) -> list[str]:
         options = next(line for line in text.splitlines() if line.startswith("options "))
         entries.append((title, options))
     return [o for _, o in sorted(entries, key=lambda e: e[0].rsplit("(ostree:", 1)[1])]
+
+
+def make_oci_image(base: Path, tag: str, files: dict[str, str]) -> Path:
+    """A tiny bootable OCI image (fake kernel, os-release, `files`) built with umoci; returns the layout dir."""
+    umoci = str(real_tool("umoci"))
+    layout, bundle = base / "oci", base / f"bundle-{tag}"
+    if not layout.exists():
+        _run(umoci, "init", "--layout", str(layout))
+    _run(umoci, "new", "--image", f"{layout}:{tag}")
+    _run(umoci, "unpack", "--image", f"{layout}:{tag}", str(bundle))
+    rootfs = bundle / "rootfs"
+    content = {"usr/lib/modules/6.1.0/vmlinuz": f"kernel {tag}\n",
+               "usr/lib/modules/6.1.0/initramfs.img": f"initramfs {tag}\n",
+               "usr/lib/os-release": f"ID=myos\nVERSION_ID={tag}\n", **files}
+    for rel, text in content.items():
+        (rootfs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (rootfs / rel).write_text(text)
+    _run(umoci, "repack", "--image", f"{layout}:{tag}", str(bundle))
+    return layout

@@ -15,7 +15,8 @@ from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
 from tests.applier.helpers import file_entry, make_root, rendered
-from tests.applier.sysroot import boot_entries, make_sysroot, unlock
+from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
+from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool
 
@@ -109,3 +110,21 @@ def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
     assert agent.state.pending() is None and agent.sync().state == "Degraded"
     source.config = rendered("v2", [file_entry("/etc/motd", "v2\n")])  # the pool moves on: tried again
     assert agent.sync().rebooting and agent.sync().state == "Done"
+
+
+def test_container_image_imported_and_deployed(tmp_path: Path, sysroot: Path) -> None:
+    real_tool("skopeo")
+    layout = make_oci_image(tmp_path, "v3", {"etc/app.conf": "app=3\n"})
+    agent, source = _agent(tmp_path, sysroot)
+    url = f"oci:{layout}:v3"
+    source.config = rendered("v3", [file_entry("/etc/motd", "hi\n")], kernel_arguments=("quiet",), os_image_url=url)
+    staged = agent.sync()
+    assert staged.rebooting, staged.message
+    done = agent.sync()
+    assert done.state == "Done", done.message
+    booted = agent.backend.booted()
+    assert booted is not None and booted.image == url and "quiet" in booted.kargs
+    deployed = sysroot / "ostree/deploy/myos/deploy" / booted.id
+    assert (deployed / "etc/app.conf").read_text() == "app=3\n"  # /etc from the image's /usr/etc
+    # the same URL again is not pulled twice: the ref named after it already exists
+    assert agent.backend.resolve(url) == agent.backend.resolve(url)
