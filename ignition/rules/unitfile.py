@@ -190,20 +190,25 @@ def deserialize(contents: str) -> list[UnitOption]:
             state = "section_or_option"
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               "\\": "\\\\", '"': '\\"'}
+
+
 def _go_quote(b: bytes) -> str:
-    """Go's %q of a byte slice (close enough: printable ASCII kept, the rest escaped)."""
+    """Go's %q of a byte slice (strconv.Quote): C-style escapes, \\xNN, \\uNNNN, printable runes kept."""
     out = []
     for ch in b.decode("utf-8", "replace"):
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch.isprintable():
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch == " " or (ch.isprintable() and not ch.isspace()):
             out.append(ch)
-        else:
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
     return '"' + "".join(out) + '"'
 
 

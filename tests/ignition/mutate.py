@@ -233,3 +233,48 @@ def generate(seeds: list[dict[str, Any]], count: int, seed: int = 2) -> list[tup
         _section(cfg, "ignition", {})["version"] = version
         out.append((f"gen{n:03d}-{version}", json.dumps(cfg)))
     return out
+
+
+_URL_PREFIXES = [
+    "http://", "https://", "HTTP://", "tftp://", "s3://", "gs://", "data:", "data:,", "data:;base64,", "data:text/plain,",
+    "data:text/plain;charset=utf-8;base64,", "data:x-foo/bar,", 'data:image/png;a="b c",', "data:application/json;x=%41,",
+    "arn:aws:s3:::", "", "ftp://", "http:", "http:/x", "//x", "a:b", ":x",
+]
+_URL_CHARS = "abcXYZ019/.:@?#%[]&=;,+-_~ \"{}|\\^`\t\n\x7f!$'()*é"
+_UNIT_PIECES = ["[Unit]", "[Install]", "[Service]", "\n", "\r\n", "\r", "A=b", "Foo", "#c", "; c", "\\", "\\\n", " ", "=", "[", "]",
+                "x", "WantedBy=a", "é", "\t", "x" * 700]
+
+
+def fuzz_sources(count: int, seed: int = 3) -> list[tuple[str, str]]:
+    """Configs whose only interesting part is one random URL: file source, proxy, source with headers, Tang URL."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    for n in range(count):
+        src = rng.choice(_URL_PREFIXES) + "".join(rng.choice(_URL_CHARS) for _ in range(rng.randrange(14)))
+        kind = rng.randrange(4)
+        cfg: dict[str, Any] = {"ignition": {"version": "3.3.0"}}
+        if kind == 0:
+            cfg["storage"] = {"files": [{"path": "/a", "contents": {"source": src}}]}
+        elif kind == 1:
+            cfg["ignition"]["proxy"] = {"httpsProxy": src}
+        elif kind == 2:
+            cfg["storage"] = {"files": [{"path": "/a", "contents": {"source": src, "httpHeaders": [{"name": "a", "value": "b"}]}}]}
+        else:
+            cfg["storage"] = {"luks": [{"name": "a", "device": "/dev/a", "clevis": {"tang": [{"url": src, "thumbprint": "x"}]}}]}
+        out.append((f"url{n:03d}", json.dumps(cfg)))
+    return out
+
+
+def fuzz_units(count: int, seed: int = 5) -> list[tuple[str, str]]:
+    """Configs with one random unit file (sections, comments, continuations, CR/LF, long lines) and maybe a dropin."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    for n in range(count):
+        text = "".join(rng.choice(_UNIT_PIECES) for _ in range(rng.randrange(12)))
+        unit: dict[str, Any] = {"name": rng.choice(["a.service", "t@.service", "t@x.service", "a.conf", "b"]), "contents": text}
+        if rng.random() < 0.5:
+            unit["enabled"] = True
+        if rng.random() < 0.3:
+            unit["dropins"] = [{"name": rng.choice(["d.conf", "d"]), "contents": text[::-1]}]
+        out.append((f"unit{n:03d}", json.dumps({"ignition": {"version": "3.3.0"}, "systemd": {"units": [unit]}})))
+    return out

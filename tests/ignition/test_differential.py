@@ -1,8 +1,8 @@
 """Differential test: Debian's real `ignition-validate` (2.14, reads specs 3.0-3.3) and our validator agree.
 
 Cases: every corpus validation case 2.14 can read (3.0-3.3, and the version-rejection cases), every 3.x corpus
-case relabelled to 3.3.0, and a few hundred configs from a seeded mutator (tests/ignition/mutate.py), relabelled
-to 3.0-3.3. Verdicts must agree, except for rules the notes date after 2.14 (EXCEPTED_POST_2_14):
+case relabelled to 3.3.0, a few hundred configs from a seeded mutator (tests/ignition/mutate.py), relabelled
+to 3.0-3.3, and fuzzed URLs / unit files, where the error messages must match too. Verdicts must agree, except for rules the notes date after 2.14 (EXCEPTED_POST_2_14):
 
 * `path-conflicts-systemd` — "path conflicts with systemd unit or dropin", added in Ignition 2.15.0 for all 3.x
   specs; we implement the current rule, so we reject what 2.14 still accepts.
@@ -20,7 +20,7 @@ import pytest
 
 from ignition import check
 from tests.ignition.corpus_cases import validation_cases
-from tests.ignition.mutate import generate
+from tests.ignition.mutate import fuzz_sources, fuzz_units, generate
 from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool
@@ -28,6 +28,7 @@ pytestmark = pytest.mark.realtool
 EXCEPTED_POST_2_14 = frozenset({"path-conflicts-systemd"})
 READABLE_BY_2_14 = ("3.0.0", "3.1.0", "3.2.0", "3.3.0")
 GENERATED = 400
+FUZZED = 150
 
 CASES = validation_cases()
 
@@ -50,6 +51,8 @@ def _differential_inputs() -> list[tuple[str, str]]:
                 out.append((c["id"] + "-as-3.3.0", _relabelled(c, "3.3.0")))
     seeds = [c["config"] for c in CASES if c.get("config") and isinstance(c["config"].get("ignition"), dict) and c["version"].startswith("3.")]
     out.extend(generate(seeds, GENERATED, seed=2))
+    out.extend(fuzz_sources(FUZZED))
+    out.extend(fuzz_units(FUZZED))
     return out
 
 
@@ -84,3 +87,6 @@ def test_same_verdict_as_ignition_validate(case_id: str, raw: str, real_verdicts
         if codes <= EXCEPTED_POST_2_14:
             pytest.xfail(f"rule newer than Ignition 2.14: {sorted(codes)}")
     assert ours_valid == real_valid, f"ignition-validate said:\n{real_output}\nwe said:\n{report.format()}"
+    if case_id.startswith(("url", "unit")):
+        theirs = sorted(line.split(": ", 1)[1] for line in real_output.splitlines() if line.startswith("error at "))
+        assert sorted(e.message for e in report.errors) == theirs
