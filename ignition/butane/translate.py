@@ -18,6 +18,7 @@ from ignition.butane.files import LocalFileError, make_data_url, read_local
 from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
 from ignition.butane.variants import Spec
+from ignition.errors import IgnitionError
 from ignition.merge import CHILD, merge_with_transcript
 from ignition.validate import validate_dict
 
@@ -163,7 +164,11 @@ def check_embedded_config(raw: bytes, version: str, path: YPath, field: str, pro
         version_path = path + ("version",) if field == "inline" else path + (field, "version")
         problems.warn(version_path, m.ERR_UNKNOWN_IGNITION_VERSION)
         return
-    for entry in validate_dict(config, version=version).entries:
+    try:
+        entries = validate_dict(config, version=version).entries
+    except IgnitionError as exc:  # wrong JSON types: the validator's report says where
+        entries = exc.report.entries
+    for entry in entries:
         where = path + (field,) + tuple(entry.path)
         if entry.severity == "error":
             problems.error(where, entry.message, code=entry.code)
