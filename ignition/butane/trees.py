@@ -58,16 +58,26 @@ def _node(path: str, tree: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _walk(root: str) -> list[tuple[str, os.stat_result]]:
-    """(relative path, lstat) of everything under `root`, in filepath.Walk order."""
+def _walk(root: str, problems: list[str]) -> list[tuple[str, os.stat_result]]:
+    """(relative path, lstat) of everything under `root`, in filepath.Walk order; unreadable entries are
+    reported (Go's `open <dir>: permission denied`) and skipped, as Walk continues past them."""
     out: list[tuple[str, os.stat_result]] = []
 
     def visit(rel: str) -> None:
         full = os.path.join(root, rel) if rel != "." else root
-        info = os.lstat(full)
+        try:
+            info = os.lstat(full)
+        except OSError as exc:
+            problems.append(go_error("lstat", full, exc))
+            return
         out.append((rel, info))
         if stat.S_ISDIR(info.st_mode):
-            for name in sorted(os.listdir(full)):
+            try:
+                names = sorted(os.listdir(full))
+            except OSError as exc:
+                problems.append(go_error("open", full, exc))
+                return
+            for name in names:
                 visit(name if rel == "." else rel + "/" + name)
 
     visit(".")
@@ -106,7 +116,11 @@ def process_trees(trees: list[dict[str, Any]], config: dict[str, Any], ctx: Cont
 
 def _expand(src: str, dest: str, tree: dict[str, Any], tracker: _Tracker, ypath: tuple, ctx: Context) -> None:
     custom_dirs = "dir_mode" in tree or bool(_owner(tree, "user")) or bool(_owner(tree, "group"))
-    for rel, info in _walk(src):
+    walk_problems: list[str] = []
+    entries = _walk(src, walk_problems)
+    for message in walk_problems:
+        ctx.problems.error(ypath, message)
+    for rel, info in entries:
         dest_path = posixpath.normpath(posixpath.join(dest, rel))
         if dest_path.startswith("//"):
             dest_path = "/" + dest_path.lstrip("/")
@@ -167,7 +181,11 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: _Tracker, ypath:
                 entry = _node(dest_path, tree)
                 n = tracker.add("links", entry)
                 ctx.translated(("storage", "links", n), ypath)
-            entry["target"] = os.readlink(full)
+            try:
+                entry["target"] = os.readlink(full)
+            except OSError as exc:
+                ctx.problems.error(ypath, go_error("readlink", full, exc))
+                continue
             ctx.translated(("storage", "links", n, "target"), ypath)
         else:
             ctx.problems.error(ypath, m.ERR_FILE_TYPE)
