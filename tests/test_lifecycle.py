@@ -27,7 +27,7 @@ from applier.agent import reboot_command_for_ostree
 from applier.backends.ostree import OstreeBackend
 from applier.runner import SubprocessRunner
 from tests.applier.serving import env, mco, serving
-from tests.applier.sysroot import boot_entries, make_sysroot, unlock
+from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
 from tests.server.realignition import run_ignition
 from tests.tools import ROOT, real_tool
 
@@ -105,6 +105,7 @@ def lab() -> Iterator[Lab]:
     ignition = real_tool("ignition")
     real_tool("ostree")
     real_tool("systemctl")
+    real_tool("skopeo")
     # Ignition writes as `core`, so every parent of the root must stay traversable; pytest's basetemp is
     # 0700 (and reset by concurrent sessions), hence a directory of our own.
     tmp_path = Path(tempfile.mkdtemp(prefix="mco-lifecycle-", dir="/tmp"))
@@ -180,10 +181,13 @@ def test_whole_lifecycle(lab: Lab) -> None:
     assert boot_entries(lab.sysroot) == entries_before
     _updated(lab, v2)
 
-    # 3. kernel argument + OS image: a real ostree deployment is staged, then the simulated reboot boots it
+    # 3. kernel argument + OS image (a container image, pulled with skopeo and committed into the sysroot's
+    #    repo): a real ostree deployment is staged, then the simulated reboot boots it
+    layout = make_oci_image(lab.work / "images", "v2", {"etc/os-motd": "image v2\n"})
+    image = f"oci:{layout}:v2"
     (lab.cluster / "manifests/99-worker-os.yaml").write_text(
         "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 99-worker-os\n"
-        "  labels:\n    machineconfiguration.openshift.io/role: worker\nspec:\n  osImageURL: ostree:myos/v2\n"
+        f"  labels:\n    machineconfiguration.openshift.io/role: worker\nspec:\n  osImageURL: {image}\n"
         "  kernelArguments:\n    - quiet\n")
     v3 = lab.rerender(v2)
     third = lab.apply()
@@ -191,7 +195,9 @@ def test_whole_lifecycle(lab: Lab) -> None:
     options = boot_entries(lab.sysroot)[0]
     assert "quiet" in options.split() and "nosmt" in options.split()
     booted = OstreeBackend(runner=SubprocessRunner(), sysroot=lab.sysroot).booted()
-    assert booted is not None and booted.image == "ostree:myos/v2"  # the simulated reboot happened
+    assert booted is not None and booted.image == image  # the simulated reboot happened
+    deployed = lab.sysroot / "ostree/deploy/myos/deploy" / booted.id
+    assert (deployed / "etc/os-motd").read_text() == "image v2\n"
     after = lab.apply()  # the agent starting on the new deployment
     assert (after["state"], after["current"]) == ("Done", v3), after
     assert "verification passed" in after["message"]
