@@ -762,3 +762,81 @@ def test_cli_merge_translates_the_older_input_up(tmp_path: Path, capsys: pytest.
     out, err = capsys.readouterr()
     assert json.loads(out)["storage"]["files"] == [{"path": "/s", "mode": 493, "overwrite": False}]
     assert f"warning at $.storage.files.0.mode ({parent}:1:" in err and "masked" in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# Robustness: whatever JSON comes in, the transforms answer or raise an IgnitionError (never crash).
+
+_SHAPED_KEYS = st.sampled_from(
+    [
+        "storage",
+        "files",
+        "directories",
+        "links",
+        "luks",
+        "path",
+        "mode",
+        "contents",
+        "source",
+        "append",
+        "httpHeaders",
+        "name",
+        "value",
+        "kernelArguments",
+        "shouldExist",
+        "passwd",
+        "users",
+        "ignition",
+        "config",
+        "merge",
+        "replace",
+        "clevis",
+        "custom",
+        "pin",
+        "cex",
+        "Mode",
+        "bogus",
+    ]
+)
+_ANY_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5000, 5000)
+    | st.sampled_from(["", "/a", "data:,x", "gs://b/o", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_SHAPED_KEYS, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+def _document(version: str, body: dict[str, Any]) -> dict[str, Any]:
+    doc = dict(body)
+    ign = doc.get("ignition")
+    doc["ignition"] = {**(ign if isinstance(ign, dict) else {}), "version": version}
+    return doc
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(ACCEPTED_VERSIONS),
+    st.sampled_from(ACCEPTED_VERSIONS),
+    st.dictionaries(_SHAPED_KEYS, _ANY_JSON, max_size=4),
+    st.dictionaries(_SHAPED_KEYS, _ANY_JSON, max_size=4),
+)
+def test_transforms_never_crash_on_any_json(
+    source: str, target: str, a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    from ignition.errors import IgnitionError
+    from ignition.merge import merge, render_references
+
+    one, other = _document(source, a), _document(source, b)
+    for run in (
+        lambda: translate(one, target),
+        lambda: merge(one, other),
+        lambda: render_references(one, version=target),
+    ):
+        try:
+            result = run()
+        except IgnitionError as exc:
+            assert str(exc)
+            continue
+        assert isinstance(result, dict)
