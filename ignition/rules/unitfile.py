@@ -33,6 +33,7 @@ class _Reader:
         self.r = 0
         self.w = 0
         self.eof = False
+        self.last = 1  # size of the last rune read, for unread_rune
 
     def buffered(self) -> int:
         return self.w - self.r
