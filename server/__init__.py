@@ -1,1 +1,15 @@
-"""The machine-config server: an aiohttp app over a store that negotiates the spec version and serves."""
+"""The machine-config server: an aiohttp app over a store that negotiates the spec version and serves.
+
+Flow of one `mco serve` (composition root: run.py):
+
+    watch.py     render the cluster dir (leader) or follow the store (other workers) -> snapshot.py
+    snapshot.py  immutable pools -> payloads, swapped in whole (state.py holds the current one)
+    payload.py   per rendered config: bytes per (spec version, encoding) with ETag, built once
+                 (appended.py adds the MCS's node-annotations and encapsulated-config files;
+                 convert.py translates with ignition/)
+    respond.py   the /config/{pool} decision (auth.py, negotiate.py), used by app.py and fastpath.py
+    app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /nodes/*/status|desired, /rendered
+    fastpath.py  plain GET/HEAD /config/<pool> answered inside aiohttp's connection protocol
+    status.py    node reports -> MachineConfigPool-style status; rollout.py decides desired configs
+    tls.py       TLS 1.2+ context and certificate reload; certs.py makes them; pointer.py points at us
+"""
