@@ -128,3 +128,36 @@ def test_real_ignition_without_the_token_is_refused(served: Served, tmp_path: Pa
     with pytest.raises(AssertionError, match="failed to fetch"):
         run_ignition(ignition, pointer, tmp_path / "run")
     assert not (tmp_path / "run/root/etc/demo").exists()
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`mco serve examples/cluster` (the README's example), plain HTTP, no tokens."""
+    base = tmp_path_factory.mktemp("example")
+    proc = subprocess.Popen(
+        [*MCO, "serve", str(HERE.parent.parent / "examples" / "cluster"), "--store", str(base / "store"),
+         "--listen", "127.0.0.1:0", "--access-log", "off"],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
+    try:
+        assert proc.stderr is not None
+        line = ""
+        while "serving " not in line:
+            line = proc.stderr.readline()
+            assert line, f"mco serve exited ({proc.poll()})"
+        yield line.split("serving ", 1)[1].split(" ", 1)[0]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("pool", ["worker", "master"])
+def test_real_ignition_on_the_example_cluster(example: str, pool: str, tmp_path: Path) -> None:
+    ignition = real_tool("ignition")
+    pointer = tmp_path / "pointer.ign"
+    assert _mco("ignition", "pointer", "--pool", pool, "--url", example, "-o", str(pointer)).returncode == 0
+    run = run_ignition(ignition, pointer, tmp_path / "run")
+    name = requests.get(f"{example}/pools/{pool}", timeout=10).json()["spec"]["configuration"]["name"]
+    rendered = requests.get(f"{example}/rendered/{name}", timeout=10).json()["spec"]["config"]
+    assert check_root(run.root, rendered) == []
+    keys = run.root / "home/core/.ssh/authorized_keys.d/ignition"
+    assert keys.is_file() and "ops@lab.example.net" in keys.read_text()
