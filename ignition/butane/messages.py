@@ -84,3 +84,6 @@ ERR_RAID = "raid is not supported in this spec version"
 ERR_UNKNOWN_IGNITION_VERSION = (
     "skipping validation for the merge/replace ignition config due to an unkown version"
 )
+ERR_CEX_WITH_CLEVIS = "cannot use cex with clevis"
+ERR_CEX_ARCHITECTURE = "when using cex the targeted architecture must match s390x"
+ERR_NO_LUKS_METHOD = "no method specified for luks"

@@ -59,19 +59,36 @@ def _error(ctx: Context, jpath: tuple[str | int, ...], message: str) -> None:
     ctx.problems.error(ctx.to_yaml(jpath), message)
 
 
+def grub_to_contents(config: dict[str, Any], ctx: Context) -> None:
+    """The MCO cannot append, so the generated GRUB `user.cfg` is written as contents (openshift 4.14+)."""
+    for i, f in enumerate((config.get("storage") or {}).get("files") or []):
+        if f.get("path") == "/boot/grub2/user.cfg":
+            if len(f.get("append") or []) != 1:
+                return
+            f["contents"] = f.pop("append")[0]
+            ctx.common(("storage", "files", i, "contents"), ("grub", "users"))
+            return
+
+
 def check_support(config: dict[str, Any], ctx: Context) -> None:
     """Errors for what RHCOS and the MCO refuse (Butane's validateRHCOSSupport and validateMCOSupport)."""
     storage = config.get("storage") or {}
     passwd = config.get("passwd") or {}
+    minor = ctx.spec.openshift_minor
     for i, fs in enumerate(storage.get("filesystems") or []):
         if fs.get("format") == "btrfs":
             _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_BTRFS)
-    for i, _ in enumerate(storage.get("directories") or []):
-        _error(ctx, ("storage", "directories", i), m.ERR_DIRECTORIES)
+    if minor >= 14:
+        for i, fs in enumerate(storage.get("filesystems") or []):
+            if fs.get("format") == "none":
+                _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_FORMAT_NONE)
+    else:
+        for i, _ in enumerate(storage.get("directories") or []):
+            _error(ctx, ("storage", "directories", i), m.ERR_DIRECTORIES)
     for i, f in enumerate(storage.get("files") or []):
-        if f.get("append"):
+        if minor < 14 and f.get("append"):
             _error(ctx, ("storage", "files", i, "append"), m.ERR_FILE_APPEND)
-        if ctx.spec.openshift_minor < 10 and (f.get("contents") or {}).get("compression"):
+        if minor < 10 and (f.get("contents") or {}).get("compression"):
             _error(ctx, ("storage", "files", i, "contents", "compression"), m.ERR_FILE_COMPRESSION)
         source = (f.get("contents") or {}).get("source")
         if source is not None:
@@ -80,14 +97,19 @@ def check_support(config: dict[str, Any], ctx: Context) -> None:
             if scheme != "data" and not (not match and ":" in source.split("/", 1)[0]):
                 _error(ctx, ("storage", "files", i, "contents", "source"), m.ERR_FILE_SCHEME)
         mode = f.get("mode")
-        if ctx.spec.openshift_minor >= 10 and isinstance(mode, int) and mode & ~0o777:
+        if minor >= 10 and isinstance(mode, int) and mode & ~0o777:
             _error(ctx, ("storage", "files", i, "mode"), m.ERR_SPECIAL_MODE)
+    if minor >= 14:
+        for i, user in enumerate(passwd.get("users") or []):
+            if user.get("name") != "core":
+                _error(ctx, ("passwd", "users", i, "name"), m.ERR_USER_NAME)
+        return
     for i, _ in enumerate(storage.get("links") or []):
         _error(ctx, ("storage", "links", i), m.ERR_LINKS)
     for i, _ in enumerate(passwd.get("groups") or []):
         _error(ctx, ("passwd", "groups", i), m.ERR_GROUPS)
     user_node = ign.node(ctx.spec.ignition, "passwd.users[]")
-    allowed = {"name", "sshAuthorizedKeys"} | ({"passwordHash"} if ctx.spec.openshift_minor >= 13 else set())
+    allowed = {"name", "sshAuthorizedKeys"} | ({"passwordHash"} if minor >= 13 else set())
     for i, user in enumerate(passwd.get("users") or []):
         if user.get("name") != "core":
             _error(ctx, ("passwd", "users", i, "name"), m.ERR_USER_NAME)
@@ -99,19 +121,37 @@ def check_support(config: dict[str, Any], ctx: Context) -> None:
             _error(ctx, ("passwd", "users", i, name), m.ERR_USER_FIELD)
 
 
+_FILTERED_USER_FIELDS = ("gecos", "groups", "homeDir", "noCreateHome", "noLogInit", "noUserGroup", "primaryGroup",
+                         "shell", "shouldExist", "system", "uid")  # fmt: skip
+
+
 def check_filters(config: dict[str, Any], ctx: Context) -> None:
-    """Errors for fields this openshift spec version filters out entirely."""
+    """Errors for fields this openshift spec filters out entirely (Butane's FieldFilters, 4.14+), in the order
+    its walk over the MachineConfig finds them; a filtered list is reported once, at the list."""
+    if ctx.spec.openshift_minor < 14:
+        return
     kargs = config.get("kernelArguments") or {}
     if kargs.get("shouldExist") or kargs.get("shouldNotExist"):
         _error(ctx, ("kernelArguments",), m.ERR_KERNEL_ARGUMENTS)
+    passwd = config.get("passwd") or {}
+    if passwd.get("groups"):
+        _error(ctx, ("passwd", "groups"), m.ERR_GROUPS)
+    user_node = ign.node(ctx.spec.ignition, "passwd.users[]")
+    assert user_node is not None
+    for i, user in enumerate(passwd.get("users") or []):
+        for name in go_order(user_node):
+            if name in _FILTERED_USER_FIELDS and user.get(name) is not None and user.get(name) != []:
+                _error(ctx, ("passwd", "users", i, name), m.ERR_USER_FIELD)
     storage = config.get("storage") or {}
+    if storage.get("directories"):
+        _error(ctx, ("storage", "directories"), m.ERR_DIRECTORIES)
     for i, f in enumerate(storage.get("files") or []):
-        contents = f.get("contents") or {}
-        if contents.get("httpHeaders"):
+        if f.get("append"):
+            _error(ctx, ("storage", "files", i, "append"), m.ERR_FILE_APPEND)
+        if (f.get("contents") or {}).get("httpHeaders"):
             _error(ctx, ("storage", "files", i, "contents", "httpHeaders"), m.ERR_FILE_HEADERS)
-    for i, fs in enumerate(storage.get("filesystems") or []):
-        if fs.get("format") == "none":
-            _error(ctx, ("storage", "filesystems", i, "format"), m.ERR_FORMAT_NONE)
+    if storage.get("links"):
+        _error(ctx, ("storage", "links"), m.ERR_LINKS)
 
 
 def elided_warnings(fields: dict[str, Any], ctx: Context) -> None:

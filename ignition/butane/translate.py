@@ -264,22 +264,47 @@ def _validate_boot_device(value: dict[str, Any], node: BNode, path: YPath, probl
             problems.error(path + (layout,), m.ERR_MIRROR_NOT_SUPPORTED)
     if len(mirrors) == 1:
         problems.error(path + ("mirror", "devices"), m.ERR_TOO_FEW_MIRRORS)
+    cex = (luks.get("cex") or {}).get("enabled") is True
+    clevis = luks.get("tpm2") is True or bool(luks.get("tang"))
+    if s390 and cex:
+        if clevis:
+            problems.error(path + ("luks",), m.ERR_CEX_WITH_CLEVIS)
+        if layout is None:
+            problems.error(path + ("luks", "cex"), m.ERR_CEX_ARCHITECTURE)
+        elif not layout.startswith("s390x-"):
+            problems.error(path + ("layout",), m.ERR_CEX_ARCHITECTURE)
+    if _minor_of(node) >= 7 and luks.get("device") and not (cex or clevis):
+        problems.error(path + ("luks",), m.ERR_NO_LUKS_METHOD)
+
+
+def _minor(node: BNode, field: str) -> int:
+    """The spec minor encoded in a section's Go package name (`v1_6.BootDevice` -> 6, `v4_14.Metadata` -> 14)."""
+    return int(node.fields[field].node.go.split(".")[0].split("_")[1]) if field in node.fields else 0
+
+
+def _minor_of(node: BNode) -> int:
+    return int(node.go.split(".")[0].split("_")[1])
 
 
 def _validate_fcos_root(value: dict[str, Any], node: BNode, path: YPath, problems: Problems) -> None:
+    """Checks of the whole fcos config (fcos 1.6+, openshift 4.14+): partitions reused by label outside the
+    boot disk, mirrored disks and wiped tables; mount units outside /etc and /var."""
+    if _minor(node, "boot_device") < 6 and _minor(node, "metadata") < 14:
+        return
     storage = value.get("storage") or {}
+    mirrored = set(((value.get("boot_device") or {}).get("mirror") or {}).get("devices") or [])
     for i, disk in enumerate(storage.get("disks") or []):
-        if disk.get("device", "") != ROOT_DISK and disk.get("wipe_table") is not True:
+        device = disk.get("device", "")
+        if device != ROOT_DISK and device not in mirrored and disk.get("wipe_table") is not True:
             for p, part in enumerate(disk.get("partitions") or []):
                 if not part.get("number") and part.get("label") is not None:
                     problems.warn(
                         path + ("storage", "disks", i, "partitions", p, "number"), m.ERR_REUSE_BY_LABEL
                     )
-    if "device" in node.fields["boot_device"].node.fields["luks"].node.fields:  # fcos 1.6+
-        for i, fs in enumerate(storage.get("filesystems") or []):
-            mount = fs.get("path")
-            if mount is not None and not _MOUNTPOINTS.match(mount) and fs.get("with_mount_unit") is True:
-                problems.error(path + ("storage", "filesystems", i, "path"), m.ERR_MOUNT_POINT_FORBIDDEN)
+    for i, fs in enumerate(storage.get("filesystems") or []):
+        mount = fs.get("path")
+        if mount is not None and not _MOUNTPOINTS.match(mount) and fs.get("with_mount_unit") is True:
+            problems.error(path + ("storage", "filesystems", i, "path"), m.ERR_MOUNT_POINT_FORBIDDEN)
 
 
 # ---- the copy, with leaf sugar ---------------------------------------------------------------------------

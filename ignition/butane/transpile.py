@@ -199,6 +199,8 @@ def transpile(
     fields: dict[str, Any] = {}
     if spec.is_openshift:
         fields = openshift.spec_fields(value)
+        if spec.openshift_minor >= 14:
+            openshift.grub_to_contents(config, ctx)
         openshift.add_fips_options(config, fields, ctx)
         if raw:
             openshift.elided_warnings(fields, ctx)
