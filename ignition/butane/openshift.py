@@ -60,7 +60,7 @@ def _error(ctx: Context, jpath: tuple[str | int, ...], message: str) -> None:
 
 
 def grub_to_contents(config: dict[str, Any], ctx: Context) -> None:
-    """The MCO cannot append, so the generated GRUB `user.cfg` is written as contents (openshift 4.14+)."""
+    """The MCO cannot append, so the generated GRUB `user.cfg` is written as contents (openshift 4.18+)."""
     for i, f in enumerate((config.get("storage") or {}).get("files") or []):
         if f.get("path") == "/boot/grub2/user.cfg":
             if len(f.get("append") or []) != 1:

@@ -199,7 +199,7 @@ def transpile(
     fields: dict[str, Any] = {}
     if spec.is_openshift:
         fields = openshift.spec_fields(value)
-        if spec.openshift_minor >= 14:
+        if spec.openshift_minor >= 18:  # GRUB support moved to openshift 4.18; before it the append is refused
             openshift.grub_to_contents(config, ctx)
         openshift.add_fips_options(config, fields, ctx)
         if raw:
