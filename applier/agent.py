@@ -274,16 +274,11 @@ class Agent:
         first_run = current is None
         old_spec = current.spec if current is not None else self.baseline(desired.spec)
         manage_os = self.backend.name != "none"
-        leftovers_paths: Iterable[str] = ()
-        leftovers_units: Iterable[str] = ()
-        if pending is not None and pending.config.name != desired.name:
-            leftovers_paths = files_of(pending.config.spec.config or {})
-            leftovers_units = units_of(pending.config.spec.config or {})
+        interrupted = pending.config.spec if pending is not None and pending.config.name != desired.name else None
         if pending is not None:  # an interrupted update: sweep the temp files a kill may have left
             self._sweep([current, pending.config, desired])
         plan = make_plan(old_spec, desired.spec, policy=self._policy(desired), manage_os=manage_os,
-                         overrides=self.settings.overrides, leftover_paths=leftovers_paths,
-                         leftover_units=leftovers_units)
+                         overrides=self.settings.overrides, interrupted=interrupted)
         if first_run and not plan.write_ssh and self._keys_out_of_date(desired.spec.config or {}):
             plan = replace(plan, write_ssh=True)
         if plan.unreconcilable:

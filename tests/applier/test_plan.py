@@ -59,3 +59,11 @@ def test_unreconcilable_is_reported_not_planned() -> None:
     new = rendered("j", [file_entry("/etc/chrony.conf", "1")], fips=True)
     plan = make_plan(A.spec, new.spec)
     assert plan.unreconcilable == ("detected change to FIPS flag; refusing to modify FIPS on a running cluster",)
+
+
+def test_interrupted_update_entries_are_rewritten() -> None:
+    half = rendered("half", [file_entry("/etc/chrony.conf", "half-written target"), file_entry("/etc/b", "b"),
+                             file_entry("/etc/only-in-half", "x")])
+    plan = make_plan(A.spec, A.spec, interrupted=half.spec)  # back to A after a killed update to `half`
+    assert [e["path"] for e in plan.write_files] == ["/etc/chrony.conf"]
+    assert plan.remove_files == ("/etc/only-in-half",)
