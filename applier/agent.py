@@ -460,16 +460,25 @@ class Agent:
             self.log(f"{result.state}: {result.message}")
             if result.rebooting or self._stop or (max_syncs is not None and count >= max_syncs):
                 break
-            current = self.state.current()
-            watcher = Watcher(self.root, watched_paths(current.spec.config or {})) if current else None
-            try:
-                if watcher is None or not watcher.wait(self.settings.interval):
-                    if watcher is None or not watcher.active:
-                        time.sleep(self.settings.interval)
-            finally:
-                if watcher is not None:
-                    watcher.close()
+            self._wait()
         return result
+
+    def _wait(self) -> None:
+        """Until the next sync: `interval` seconds, cut short by a watched path changing or by a stop request."""
+        current = self.state.current()
+        watcher = Watcher(self.root, watched_paths(current.spec.config or {})) if current else None
+        deadline = time.monotonic() + self.settings.interval
+        try:
+            while not self._stop and (remaining := deadline - time.monotonic()) > 0:
+                step = min(remaining, 0.5)
+                if watcher is not None and watcher.active:
+                    if watcher.wait(step):
+                        return
+                else:
+                    time.sleep(step)
+        finally:
+            if watcher is not None:
+                watcher.close()
 
 
 def reboot_command_for_ostree(sysroot: Path, python: str) -> str:

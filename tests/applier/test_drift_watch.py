@@ -62,3 +62,16 @@ def test_loop_repairs_promptly(tmp_path: Path) -> None:
     assert not thread.is_alive() and time.monotonic() - start < 10  # far less than the 30 s interval
     assert results[0].message == "repaired drift: file /etc/w/a.conf"
     assert (root / "etc/w/a.conf").read_text() == "a\n"
+
+
+def test_stop_ends_the_wait_quickly(tmp_path: Path) -> None:
+    root = make_root(tmp_path / "root")
+    agent = Agent(AgentSettings(node="n1", root=root, interval=60.0, durable=False),
+                  source=MemorySource(CFG), reporter=MemoryReporter(), backend=NoBackend(), runner=RecordingRunner())
+    thread = threading.Thread(target=agent.run, daemon=True)
+    thread.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    agent.stop()  # what SIGTERM does
+    thread.join(timeout=5)
+    assert not thread.is_alive() and time.monotonic() - started < 2
