@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from applier.backends.base import Deployment, image_mismatch, missing_kargs, strip_transport
+from applier.backends.base import Deployment, go_list, image_mismatch, missing_kargs, strip_transport
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
 from renderer.diff import ConfigDiff, canonical_kernel_type, split_kernel_args
@@ -148,6 +148,9 @@ class RpmOstreeBackend:
                         missing_kargs(spec.kernel_arguments, booted.kargs)):
             if problem:
                 problems.append(problem)
+        missing = [p for p in extension_packages(spec.extensions) if p not in booted.packages]
+        if missing:
+            problems.append(f"missing extension packages in the booted deployment: {go_list(missing)}")
         return problems
 
     def rollback(self) -> None:

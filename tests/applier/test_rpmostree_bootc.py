@@ -84,6 +84,8 @@ def test_rpm_ostree_stage_and_verify() -> None:
         "booted deployment fedora-coreos-01f074cc6cd88d8d2b43f821da692f2367c101eb4377802cb35092bde0ef02f7.0 is not "
         "the staged deployment fedora-coreos-967b7b8d624e6d10ff51c2e81ef198fae966c567ac2e9b479771c693d0987949.0"]
     assert backend.verify(_spec(kernel_arguments=("quiet",)), {}) == ["missing expected kernel arguments: [quiet]"]
+    assert backend.verify(_spec(extensions=("kerberos",)), {}) == [
+        "missing extension packages in the booted deployment: [krb5-workstation libkadm5]"]
 
 
 def test_bootc_samples() -> None:
