@@ -1,6 +1,7 @@
 """The whole lifecycle with the real parts (issue 6).
 
-render examples/cluster -> `mco serve` over TLS (CA from `mco certs init`) -> Debian's real `ignition` boots a node
+render examples/cluster -> `mco serve` over TLS (CA from `mco certs init`, a bearer token for the worker pool)
+-> Debian's real `ignition` boots a node
 root through a pointer config -> `mco apply` (ostree backend on a real sysroot) reports Done and the pool shows it
 updated -> a change to a file covered by a no-reboot disruption policy is applied without reboot -> a kernel
 argument + OS image change stages a real ostree deployment, the reboot is simulated (the staged deployment becomes
@@ -52,10 +53,12 @@ class Lab:
     root: Path
     sysroot: Path
     work: Path
+    token: Path
 
     def apply(self) -> dict:
         """`mco apply --once` on the node, as its agent would run after each (simulated) boot."""
         done = _run(mco("apply", "--once", "--node", NODE, "--server", self.url, "--ca", str(self.ca),
+                        "--token-file", str(self.token),
                         "--root", str(self.root), "--backend", "ostree", "--sysroot", str(self.sysroot),
                         "--reboot-command", reboot_command_for_ostree(self.sysroot, sys.executable),
                         "--policy", str(self.cluster / "manifests/90-machineconfiguration.yaml")))
@@ -125,11 +128,14 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
     assert _run(mco("certs", "init", str(certs), "--ip", "127.0.0.1")).returncode == 0
     rendered = _run(mco("render", str(cluster), "--store", str(tmp_path / "render-check")))
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    token = tmp_path / "worker.token"
+    token.write_text("lifecycle-worker-token\n")
     with serving(cluster, tmp_path / "store", scheme="https", ca=certs / "ca.crt", log=tmp_path / "serve.log",
-                 extra=["--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key")]) as url:
+                 extra=["--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key"),
+                        "--token", f"worker={token}"]) as url:
         pointer = tmp_path / "pointer.ign"
         made = _run(mco("ignition", "pointer", "--pool", "worker", "--url", url, "--ca", str(certs / "ca.crt"),
-                        "-o", str(pointer)))
+                        "--token-file", str(token), "-o", str(pointer)))
         assert made.returncode == 0, made.stderr
         work = tmp_path / "node"
         _prepare_root(work)
@@ -138,12 +144,13 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
         # first boot: systemd applies Ignition's presets
         preset = _run(["systemctl", f"--root={root}", "preset-all"])
         assert preset.returncode == 0, preset.stderr
-        served = requests.get(f"{url}/rendered/{_target(url, certs)}", verify=str(certs / "ca.crt"), timeout=10)
+        served = requests.get(f"{url}/rendered/{_target(url, certs)}", verify=str(certs / "ca.crt"), timeout=10,
+                              headers={"Authorization": "Bearer lifecycle-worker-token"})
         spec = served.json()["spec"]
         sysroot = make_sysroot(tmp_path / "os", image=spec["osImageURL"],
                                kargs=("root=LABEL=root", "console=ttyS0", *spec["kernelArguments"]))
         try:
-            yield Lab(cluster, url, certs / "ca.crt", root, sysroot, tmp_path)
+            yield Lab(cluster, url, certs / "ca.crt", root, sysroot, tmp_path, token)
         finally:
             unlock(sysroot)
 
