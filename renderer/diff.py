@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ignition.dataurl import DataURLError, decode_data_url
 from renderer.rendered import MachineConfigSpec
 
 KERNEL_TYPES = ("default", "realtime", "64k-pages")
@@ -295,12 +296,9 @@ def file_contents(entry: Mapping[str, Any]) -> bytes:
     if not isinstance(source, str) or not source.startswith("data:"):
         scheme = str(source).split(":", 1)[0]
         raise ContentsError(path, f"unsupported contents source scheme {scheme!r} (only data: URLs are applied)")
-    from ignition.dataurl import decode_data_url
-    from ignition.errors import IgnitionError
-
     try:
         data = decode_data_url(source)
-    except (ValueError, IgnitionError) as exc:
+    except (ValueError, DataURLError) as exc:
         raise ContentsError(path, f"invalid data URL: {exc}") from exc
     compression = contents.get("compression") or ""
     if compression == "gzip":
