@@ -43,11 +43,10 @@ from applier.state import Pending, StateDir
 from applier.units import Systemctl, UnitWriter
 from applier.verify import check_bytes, check_file, check_unit, on_disk_message, verify_config
 from renderer.diff import files_of, units_of
-from renderer.disruption import DisruptionPolicy, PolicyError
+from renderer.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
 from renderer.reconcile import not_reconcilable_message
 from renderer.rendered import RENDERED_PREFIX, MachineConfigSpec, RenderedConfig
 
-POLICY_ANNOTATION = "machineconfiguration.openshift.io/node-disruption-policy"
 NODE_ANNOTATIONS = "node-annotations.json"
 MAX_REBOOT_ATTEMPTS = 2
 
@@ -163,13 +162,10 @@ class Agent:
     def _policy(self, desired: RenderedConfig) -> DisruptionPolicy:
         if self.settings.policy is not None:
             return self.settings.policy
-        raw = desired.annotations.get(POLICY_ANNOTATION)
-        if not raw:
-            return DisruptionPolicy.defaults()
         try:
-            return DisruptionPolicy.from_dict({"nodeDisruptionPolicy": json.loads(raw)})
-        except (ValueError, PolicyError) as exc:
-            raise PermanentError(f"metadata.annotations[{POLICY_ANNOTATION}]", str(exc)) from exc
+            return policy_from_annotations(desired.annotations)
+        except PolicyError as exc:
+            raise PermanentError(exc.path, exc.message) from exc
 
     # --- first run: adopt what is on disk -------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ The verdict summarises the actions: reboot > restart > reload (Reload, DaemonRel
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,9 @@ ACTION_TYPES = ("Reboot", "Drain", "Reload", "Restart", "DaemonReload", "None")
 STATUS_ACTION_TYPES = (*ACTION_TYPES, "Special")
 VERDICTS = ("none", "reload", "restart", "reboot")
 REGISTRIES_CONF = "/etc/containers/registries.conf"
+# A rendered config may carry the cluster's `spec.nodeDisruptionPolicy` (compact JSON) under this annotation,
+# so the node applies the policy in force when the config was rendered (see `policy_annotation`).
+POLICY_ANNOTATION = "machineconfiguration.openshift.io/node-disruption-policy"
 MAX_POLICIES = 50
 MAX_ACTIONS = 10
 _SERVICE_RE = re.compile(r"^[a-zA-Z0-9:._\\-]+\..")
@@ -266,6 +270,27 @@ class DisruptionPolicy:
             "units": [{"name": u.name, "actions": [a.to_dict() for a in u.actions]} for u in self.units],
             "sshkey": {"actions": [a.to_dict() for a in self.sshkey]},
         }
+
+
+def policy_annotation(machine_configuration_spec: Mapping[str, Any] | None) -> dict[str, str]:
+    """The annotation a renderer adds to a rendered config for the cluster's policy ({} when there is none)."""
+    ndp = (machine_configuration_spec or {}).get("nodeDisruptionPolicy")
+    if not isinstance(ndp, Mapping) or not ndp:
+        return {}
+    return {POLICY_ANNOTATION: json.dumps(ndp, sort_keys=True, separators=(",", ":"))}
+
+
+def policy_from_annotations(annotations: Mapping[str, str]) -> DisruptionPolicy:
+    """The policy a rendered config carries (defaults when it carries none); PolicyError names the annotation."""
+    raw = annotations.get(POLICY_ANNOTATION)
+    if not raw:
+        return DisruptionPolicy.defaults()
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise PolicyError(f"metadata.annotations[{POLICY_ANNOTATION}]", f"not JSON: {exc}") from exc
+    return DisruptionPolicy.from_dict({"nodeDisruptionPolicy": data},
+                                      path=f"metadata.annotations[{POLICY_ANNOTATION}]")
 
 
 def _merge(defaults: list[tuple[str, tuple[Action, ...]]],

@@ -167,3 +167,16 @@ def test_full_object_accepted() -> None:
     obj = {"apiVersion": "operator.openshift.io/v1", "kind": "MachineConfiguration", "metadata": {"name": "cluster"},
            "spec": {"nodeDisruptionPolicy": {"sshkey": {"actions": [{"type": "Drain"}]}}}}
     assert DisruptionPolicy.from_dict(obj).sshkey == (Action("Drain"),)
+
+
+def test_policy_annotation_round_trip() -> None:
+    from renderer.disruption import POLICY_ANNOTATION, policy_annotation, policy_from_annotations
+
+    spec = {"nodeDisruptionPolicy": {"files": [{"path": "/etc/x", "actions": [{"type": "None"}]}]}}
+    ann = policy_annotation(spec)
+    assert list(ann) == [POLICY_ANNOTATION]
+    assert policy_from_annotations(ann).for_file("/etc/x").actions == (Action("None"),)
+    assert policy_annotation({}) == {} and policy_from_annotations({}) == DisruptionPolicy.defaults()
+    with pytest.raises(PolicyError) as err:
+        policy_from_annotations({POLICY_ANNOTATION: '{"files": [{"path": "x"}]}'})
+    assert err.value.path == f"metadata.annotations[{POLICY_ANNOTATION}].nodeDisruptionPolicy.files[0].path"
