@@ -76,7 +76,7 @@ class FileWriter:
         if self.durable:
             fsync_dirs(self.dirty)
 
-    def _record(self, path: str, target: Path, managed_before: bool) -> None:
+    def record_original(self, path: str, target: Path, managed_before: bool) -> None:
         """Back up the original once, or stamp that there is none."""
         orig, noorig = self.state.orig(path), self.state.noorig(path)
         if orig.exists() or noorig.exists():
@@ -88,7 +88,7 @@ class FileWriter:
 
     def adopt(self, path: str) -> None:
         """Stamp a path the config already put there (e.g. Ignition at first boot) as ours."""
-        self._record(path, host_path(self.root, path), True)
+        self.record_original(path, host_path(self.root, path), True)
 
     def write_bytes(self, path: str, data: bytes, *, mode: int, uid: int = 0, gid: int = 0,
                     managed_before: bool = False) -> None:
@@ -97,7 +97,7 @@ class FileWriter:
         try:
             if target.is_dir() and not target.is_symlink():
                 raise PermanentError(path, "cannot write file: a directory is in the way")
-            self._record(path, target, managed_before)
+            self.record_original(path, target, managed_before)
             write_atomic(target, data, mode=mode, uid=uid, gid=gid, durable=self.durable, dirty=self.dirty)
         except OSError as exc:
             raise PermanentError(path, f"cannot write file: {exc.strerror or exc}") from exc
@@ -118,7 +118,7 @@ class FileWriter:
         """Make `path` a symlink to `target_link` (unit masks), atomically."""
         target = host_path(self.root, path)
         try:
-            self._record(path, target, managed_before)
+            self.record_original(path, target, managed_before)
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.mco-tmp-link")
             if tmp.is_symlink() or tmp.exists():

@@ -99,7 +99,7 @@ class UnitWriter:
         if not contents:
             target = host_path(self.root, path)
             if target.exists() or target.is_symlink():
-                self.files._record(path, target, managed_before)
+                self.files.record_original(path, target, managed_before)
                 target.unlink()
             return
         self.files.write_bytes(path, str(contents).encode(), mode=0o644, managed_before=managed_before)
