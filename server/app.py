@@ -160,6 +160,11 @@ class Handlers:
             return _error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
         except StoreError as exc:
             return _error(503, "store", str(exc), exc.path)
+        snapshot = self.state.snapshot
+        entry = snapshot.pools.get(status.pool) if snapshot is not None else None
+        target = entry.record.current if entry is not None else None
+        if entry is not None and (entry.held_back or status.state != "Done" or status.current_config != target):
+            self.state.wake.set()  # this report may hold back or release the target for booting nodes
         return web.json_response(status.to_dict())
 
     def _store_status(self, status: NodeStatus) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from renderer.rendered import PoolRecord
+from renderer.rendered import NodeStatus, PoolRecord
 from renderer.store import Store
 from server.appended import AppendOptions
 from server.payload import ConfigPayload, build_payload
@@ -20,10 +20,14 @@ from server.payload import ConfigPayload, build_payload
 
 @dataclass(frozen=True)
 class PoolEntry:
-    """One pool: its record (target, conditions) and the payload of its target (None: no target yet)."""
+    """One pool: its record (target, conditions) and the payload it serves (None: no target yet).
+
+    `held_back` is True while the pool serves an older config than its target (served_config's rule).
+    """
 
     record: PoolRecord
     payload: ConfigPayload | None
+    held_back: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,11 @@ class Snapshot:
     generation: int
     pools: Mapping[str, PoolEntry] = field(default_factory=dict)
     fingerprint: str = ""
+
+    @property
+    def held_back(self) -> bool:
+        """Whether some pool serves an older config than its target (node reports then matter)."""
+        return any(e.held_back for e in self.pools.values())
 
 
 class PayloadCache:
@@ -62,19 +71,48 @@ class PayloadCache:
                 del self._payloads[name]
 
 
-def store_fingerprint(store: Store) -> str:
-    """A string that changes whenever any pool record changes (what followers poll)."""
+def served_config(record: PoolRecord, nodes: Sequence[NodeStatus]) -> str | None:
+    """Which rendered config a booting node of the pool gets, as the MCS decides (notes/mco.md §3.4 step 1).
+
+    The MCS serves the pool's new target once at least one node is updated to it, and until then the
+    config the pool's nodes are at, so a new machine never boots into a config no node has survived.
+    Here: the target when no node of the pool has reported, or when one reports Done at the target;
+    otherwise the newest earlier target (pool history) that some node of the pool currently runs;
+    the target if none does.
+    """
+    target = record.current
+    members = [n for n in nodes if n.pool == record.name]
+    if not target or not members:
+        return target
+    if any(n.state == "Done" and n.current_config == target for n in members):
+        return target
+    running = {n.current_config for n in members}
+    for entry in reversed(record.history):
+        if entry.name != target and entry.name in running:
+            return entry.name
+    return target
+
+
+def _nodes_digest(store: Store) -> str:
+    return json.dumps([[n.name, n.pool, n.current_config, n.state] for n in store.list_node_status()])
+
+
+def store_fingerprint(store: Store, *, with_nodes: bool = False) -> str:
+    """A string that changes whenever a pool record changes, or (with_nodes) a node's report does."""
     records = [store.get_pool(p).to_dict() for p in store.list_pools()]
-    return json.dumps(records, sort_keys=True)
+    return json.dumps(records, sort_keys=True) + (_nodes_digest(store) if with_nodes else "")
 
 
 def load_snapshot(store: Store, *, cache: PayloadCache, generation: int) -> Snapshot:
-    """Read every pool record and build (or reuse) its target's payload. Raises StoreError on I/O failure."""
+    """Read every pool record and build (or reuse) the payload it serves. Raises StoreError on I/O failure."""
     records = [store.get_pool(p) for p in store.list_pools()]
-    fingerprint = json.dumps([r.to_dict() for r in records], sort_keys=True)
+    nodes = store.list_node_status()
     pools = {}
     for record in records:
-        payload = cache.get(store, record.current) if record.current else None
-        pools[record.name] = PoolEntry(record, payload)
-    cache.keep_only({r.current for r in records if r.current})
+        served = served_config(record, nodes)
+        payload = cache.get(store, served) if served else None
+        pools[record.name] = PoolEntry(record, payload, held_back=served != record.current)
+    held = any(e.held_back for e in pools.values())
+    fingerprint = json.dumps([r.to_dict() for r in records], sort_keys=True) + (_nodes_digest(store) if held else "")
+    cache.keep_only({e.payload.name for e in pools.values() if e.payload is not None})
     return Snapshot(generation, pools, fingerprint)

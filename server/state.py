@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from server.snapshot import Snapshot
@@ -23,6 +24,7 @@ class ServerState:
     last_render: str = ""
     generations: int = 0
     notes: dict[str, str] = field(default_factory=dict)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)  # set: re-read the store now
 
     def swap(self, snapshot: Snapshot) -> None:
         """Serve `snapshot` from the next request on."""

@@ -138,9 +138,6 @@ class Reloader:
             await self.render()
         else:
             await self.refresh()
-            if self.cluster_dir is None and self.state.snapshot is not None:
-                self.state.ready = True
-                self.metrics.ready.set(1)
 
     async def poll_once(self) -> None:
         """One check for changes: the cluster directory (leader), then the store."""
@@ -155,8 +152,10 @@ class Reloader:
                 self._tree = tree
                 await self.render()
                 return
+        snapshot = self.state.snapshot
+        held = snapshot is not None and snapshot.held_back
         try:
-            fp = await asyncio.to_thread(store_fingerprint, self.store)
+            fp = await asyncio.to_thread(store_fingerprint, self.store, with_nodes=held)
         except StoreError as exc:
             self.state.store_error = str(exc)
             return
@@ -164,11 +163,19 @@ class Reloader:
             await self.refresh()
 
     async def run(self) -> None:
-        """Poll forever (cancel the task to stop)."""
+        """Poll forever (cancel the task to stop); `state.wake` (a node report that matters) polls at once."""
         while True:
-            await asyncio.sleep(self.interval)
+            woken = True
             try:
-                await self.poll_once()
+                await asyncio.wait_for(self.state.wake.wait(), self.interval)
+            except TimeoutError:
+                woken = False
+            self.state.wake.clear()
+            try:
+                if woken:
+                    await self.refresh()
+                else:
+                    await self.poll_once()
             except asyncio.CancelledError:
                 raise
             except Exception:  # a bug in one poll must not stop watching; it is logged with its traceback

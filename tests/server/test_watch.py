@@ -135,3 +135,39 @@ async def test_unusable_cluster_dir_keeps_serving(served: tuple[Running, Path, s
 
 async def _true_if(value: bool) -> bool:
     return value
+
+
+async def test_new_target_is_served_once_a_node_runs_it(tmp_path: Path) -> None:
+    """The MCS rule: booting nodes get the config the pool's nodes are at until one is updated to the target."""
+    from renderer.rendered import HistoryEntry
+    from tests.server.helpers import ignition_config, make_rendered, publish
+
+    store = DirectoryStore(tmp_path / "store")
+    old = make_rendered("worker", ignition_config(files=1))
+    new = make_rendered("worker", ignition_config(files=2))
+    store.put_rendered(old)
+    publish(store, new, history=(HistoryEntry(old.name, "t0"), HistoryEntry(new.name, "t1")))
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None, poll_interval=5)
+    running = await start(settings, store=store, leader=False)
+    base = f"http://127.0.0.1:{running.addresses[0][2]}"
+    try:
+        async with aiohttp.ClientSession() as session:
+            assert await _served_name(session, base) == new.name  # no node has reported: the target
+
+            async def report(node: str, current: str, state: str) -> None:
+                body = {"pool": "worker", "currentConfig": current, "desiredConfig": new.name, "state": state}
+                async with session.post(f"{base}/nodes/{node}/status", json=body) as response:
+                    assert response.status == 200
+
+            await report("node-a", old.name, "Working")
+            await _wait_for(lambda: _is(session, base, old.name))  # held back: nodes are still at the old one
+            await report("node-b", old.name, "Done")
+            assert await _served_name(session, base) == old.name
+            await report("node-a", new.name, "Done")
+            await _wait_for(lambda: _is(session, base, new.name))  # one node survived it: release
+    finally:
+        await running.stop()
+
+
+async def _is(session: aiohttp.ClientSession, base: str, name: str) -> bool:
+    return await _served_name(session, base) == name
