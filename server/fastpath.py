@@ -32,6 +32,7 @@ from server.accesslog import entry_json
 from server.respond import Answer, ConfigResponder
 from server.settings import Limits
 
+log = logging.getLogger("mco.server")
 _PREFIXES = (b"GET /config/", b"HEAD /config/")
 _POOL_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789-.")
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
@@ -253,8 +254,12 @@ class FastRequestHandler(RequestHandler):
                 if parsed is None:
                     return self._give_up(buf)
                 method, pool, headers, close = parsed
-                answer = self._fast_responder.decide(method, pool, headers.get, self._fast_peer)
-                head, body = serialize(answer, head_only=method == "HEAD", close=close)
+                try:
+                    answer = self._fast_responder.decide(method, pool, headers.get, self._fast_peer)
+                    head, body = serialize(answer, head_only=method == "HEAD", close=close)
+                except Exception:  # a bug here must not drop the connection: aiohttp answers instead
+                    log.exception("fast path failed; handing the connection to aiohttp")
+                    return self._give_up(buf)
                 if len(body) < 16384:
                     head, body = head + body, b""
                 cached = (head, body, close, method, pool, answer, headers.get("user-agent"), headers.get("accept"))
