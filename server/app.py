@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -25,7 +24,7 @@ from renderer.store import NotFound, Store, StoreError, check_name
 from server.auth import AccessPolicy, Refused
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
-from server.respond import ConfigResponder
+from server.respond import JSON, NAME_RE, ConfigResponder, error_body
 from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import StatusReportError, parse_report, pool_status
@@ -35,16 +34,13 @@ STORE: web.AppKey[Any] = web.AppKey("store", object)
 METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
 SETTINGS: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings)
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_JSON = "application/json"
+_NAME_RE = NAME_RE
+_JSON = JSON
 DesiredFn = Callable[[str, PoolRecord, Sequence[NodeStatus]], "str | None"]
 
 
 def _error(status: int, code: str, message: str, path: str = "") -> web.Response:
-    body = {"error": code, "message": message}
-    if path:
-        body["path"] = path
-    return web.Response(status=status, body=json.dumps(body).encode() + b"\n", content_type=_JSON)
+    return web.Response(status=status, body=error_body(code, message, path), content_type=_JSON)
 
 
 class Handlers:
