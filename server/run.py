@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -135,6 +136,7 @@ async def serve_forever(settings: ServerSettings, *, leader: bool = True,
                         announce: Callable[[Running], Awaitable[None] | None] | None = None) -> None:
     """Start, then run until SIGINT/SIGTERM."""
     running = await start(settings, leader=leader)
+    gc.freeze()  # start-up objects (modules, first snapshot) leave the collector's generations: shorter pauses
     if announce is not None:
         maybe = announce(running)
         if maybe is not None:
