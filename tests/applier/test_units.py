@@ -65,3 +65,25 @@ def test_unmask(units: UnitWriter) -> None:
     units.write_unit(unit("d.service", mask=True), managed_before=False)
     units.write_unit(unit("d.service", mask=False), managed_before=True)
     assert not (units.root / "etc/systemd/system/d.service").is_symlink()
+
+
+def test_live_root_uses_plain_systemctl_and_runs_actions() -> None:
+    from applier.runner import RecordingRunner, Result
+
+    runner = RecordingRunner({("systemctl", "is-enabled"): Result((), 0, "enabled\n")})
+    live = Systemctl(runner, Path("/"))
+    live.enable(["a.service", "b.service"])
+    assert live.is_enabled("a.service") == "enabled"
+    assert live.live_action("restart", "chronyd.service") and live.live_action("daemon-reload")
+    assert runner.calls == [("systemctl", "enable", "a.service", "b.service"), ("systemctl", "is-enabled", "a.service"),
+                            ("systemctl", "restart", "chronyd.service"), ("systemctl", "daemon-reload")]
+
+
+def test_directory_root_runs_no_live_actions(tmp_path: Path) -> None:
+    from applier.runner import RecordingRunner
+
+    runner = RecordingRunner()
+    offline = Systemctl(runner, tmp_path)
+    offline.disable(["a.service"])
+    assert not offline.live_action("restart", "chronyd.service")
+    assert runner.calls == [("systemctl", f"--root={tmp_path}", "disable", "a.service")]
