@@ -128,3 +128,54 @@ def test_container_image_imported_and_deployed(tmp_path: Path, sysroot: Path) ->
     assert (deployed / "etc/app.conf").read_text() == "app=3\n"  # /etc from the image's /usr/etc
     # the same URL again is not pulled twice: the ref named after it already exists
     assert agent.backend.resolve(url) == agent.backend.resolve(url)
+
+
+def test_registry_image_by_digest(tmp_path: Path, sysroot: Path) -> None:
+    """osImageURL as the MCO writes it: a registry pullspec pinned by digest (local docker-registry, plain HTTP)."""
+    import json
+    import subprocess
+    import time
+
+    import requests
+
+    from tests.applier.serving import free_port
+
+    registry, skopeo = real_tool("docker-registry"), real_tool("skopeo")
+    port = free_port()
+    (tmp_path / "registry.yml").write_text(
+        "version: 0.1\nlog: {level: warn, accesslog: {disabled: true}}\n"
+        f"storage: {{filesystem: {{rootdirectory: {tmp_path / 'registry'}}}}}\nhttp: {{addr: 127.0.0.1:{port}}}\n")
+    proc = subprocess.Popen([str(registry), "serve", str(tmp_path / "registry.yml")], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if requests.get(f"http://127.0.0.1:{port}/v2/", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, "registry did not start"
+            time.sleep(0.1)
+        layout = make_oci_image(tmp_path, "v4", {"etc/app.conf": "app=4\n"})
+        repo = f"127.0.0.1:{port}/lab/os"
+        subprocess.run([str(skopeo), "copy", "--dest-tls-verify=false", f"oci:{layout}:v4", f"docker://{repo}:v4"],
+                       check=True, capture_output=True)
+        digest = json.loads(subprocess.run([str(skopeo), "inspect", "--tls-verify=false", f"docker://{repo}:v4"],
+                                           check=True, capture_output=True, text=True).stdout)["Digest"]
+        url = f"{repo}@{digest}"
+        source = MemorySource(rendered("v4", os_image_url=url))
+        runner = SubprocessRunner()
+        backend = OstreeBackend(runner=runner, sysroot=sysroot, insecure_registries=(f"127.0.0.1:{port}",))
+        settings = AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False,
+                                 reboot_command=reboot_command_for_ostree(sysroot, sys.executable))
+        agent = Agent(settings, source=source, reporter=MemoryReporter(), backend=backend, runner=runner)
+        assert agent.sync().rebooting
+        done = agent.sync()
+        assert done.state == "Done", done.message
+        booted = backend.booted()
+        assert booted is not None and booted.image == url
+        assert (sysroot / "ostree/deploy/myos/deploy" / booted.id / "etc/app.conf").read_text() == "app=4\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
