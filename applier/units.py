@@ -145,10 +145,13 @@ class UnitWriter:
         self.systemctl.disable(disable)
 
     def remove_unit(self, name: str) -> None:
-        """A unit left the config: disable it (errors ignored), then restore or delete its file."""
+        """A unit left the config: disable it (errors ignored), restore or delete its file, and when the OS
+        still ships the unit, give it back its preset enablement (the MCD runs `systemctl preset`)."""
         if self._unit_file_exists(name):
             self.systemctl.disable([name], ignore_errors=True)
         self.files.remove(unit_path(name))
+        if self._unit_file_exists(name):
+            self.systemctl.preset(name)
 
     def remove_dropin(self, key: str) -> None:
         """A drop-in (`unit/name`) left the config."""

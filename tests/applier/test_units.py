@@ -87,3 +87,19 @@ def test_directory_root_runs_no_live_actions(tmp_path: Path) -> None:
     offline.disable(["a.service"])
     assert not offline.live_action("restart", "chronyd.service")
     assert runner.calls == [("systemctl", f"--root={tmp_path}", "disable", "a.service")]
+
+
+def test_removed_override_of_vendor_unit_returns_to_preset(units: UnitWriter) -> None:
+    vendor = units.root / "usr/lib/systemd/system"
+    vendor.mkdir(parents=True)
+    (vendor / "v.service").write_text(SERVICE.format(name="vendor"))
+    preset = units.root / "usr/lib/systemd/system-preset"
+    preset.mkdir(parents=True)
+    (preset / "90-default.preset").write_text("disable *\n")
+    entry = unit("v.service", SERVICE.format(name="override"), True)
+    units.write_unit(entry, managed_before=False)
+    units.set_enablement([entry])
+    assert units.systemctl.is_enabled("v.service") == "enabled"
+    units.remove_unit("v.service")
+    assert not (units.root / "etc/systemd/system/v.service").exists()
+    assert units.systemctl.is_enabled("v.service") == "disabled"  # the vendor preset says so
