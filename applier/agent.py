@@ -48,6 +48,7 @@ from renderer.reconcile import not_reconcilable_message
 from renderer.rendered import RENDERED_PREFIX, MachineConfigSpec, RenderedConfig
 
 NODE_ANNOTATIONS = "node-annotations.json"
+IGNITION_PRESET = "/etc/systemd/system-preset/20-ignition.preset"
 MAX_REBOOT_ATTEMPTS = 2
 
 
@@ -288,6 +289,8 @@ class Agent:
         try:
             if first_run:
                 self._adopt(old_spec)
+                # as the MCD's first run: Ignition's presets would fight later enable/disable decisions
+                (self.root / IGNITION_PRESET.lstrip("/")).unlink(missing_ok=True)
             if plan.disruption.drain:
                 drained = self.settings.hooks.run_drain(self.settings.node)
             self._apply_plan(plan, first_run=first_run)

@@ -172,8 +172,10 @@ def test_whole_lifecycle(lab: Lab) -> None:
     assert (lab.root / "etc/machine-config-daemon/node-annotations.json").exists()  # appended by the server
 
     # 1. the node booted by Ignition: the applier adopts it, nothing to change, Done
+    assert (lab.root / "etc/systemd/system-preset/20-ignition.preset").exists()
     first = lab.apply()
     assert (first["state"], first["current"], first["rebooting"]) == ("Done", v1, False), first
+    assert not (lab.root / "etc/systemd/system-preset/20-ignition.preset").exists()  # as the MCD's first run
     _updated(lab, v1)
 
     # 2. a change to /etc/chrony.conf (policy: Restart chronyd.service) is applied without a reboot
