@@ -48,7 +48,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--interval", type=float, default=60.0, metavar="S", help="seconds between syncs (default 60)")
     p.add_argument("--drift", choices=("repair", "report"), default="repair", help="what to do about drift")
     p.add_argument("--repair", action="store_true", help="with --once: restore drifted files and units now")
-    p.add_argument("--policy", type=Path, metavar="FILE", help="MachineConfiguration `cluster` (disruption policy)")
+    p.add_argument("--policy", type=Path, metavar="FILE",
+                   help="MachineConfiguration `cluster`: disruption policy and irreconcilable-validation overrides")
     p.add_argument("--drain-command", default="", metavar="CMD", help="hook run before a reboot ({node} substituted)")
     p.add_argument("--uncordon-command", default="", metavar="CMD", help="hook run after verification")
     p.add_argument("--hook-timeout", type=float, default=600.0, metavar="S", help="timeout of each hook")
@@ -76,11 +77,12 @@ def _read_token(path: Path | None) -> str:
         raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from exc
 
 
-def _policy(path: Path | None) -> Any:
+def _policy(path: Path | None) -> tuple[Any, tuple[str, ...]]:
+    """The MachineConfiguration's disruption policy and irreconcilable-validation overrides (storage)."""
     from renderer.disruption import DisruptionPolicy, PolicyError
 
     if path is None:
-        return None
+        return None, ()
     try:
         data = yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -88,9 +90,13 @@ def _policy(path: Path | None) -> Any:
     except yaml.YAMLError as exc:
         raise InvalidInput(f"--policy {path}: not YAML: {exc}") from exc
     try:
-        return DisruptionPolicy.from_dict(data)
+        policy = DisruptionPolicy.from_dict(data)
     except PolicyError as exc:
         raise InvalidInput(f"--policy {path}: {exc}") from exc
+    spec = data.get("spec", data) if isinstance(data, dict) else {}
+    block = spec.get("irreconcilableValidationOverrides") if isinstance(spec, dict) else None
+    storage = block.get("storage") if isinstance(block, dict) else None
+    return policy, tuple(str(s) for s in storage) if isinstance(storage, list) else ()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.root.is_dir():
         raise UsageError(f"--root {args.root}: not a directory")
     runner = SubprocessRunner()
-    policy = _policy(args.policy)
+    policy, overrides = _policy(args.policy)
     if args.server:
         client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file))
         source: Any = ServerSource(client, attempts=args.retries)
@@ -127,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
     settings = AgentSettings(node=args.node, root=args.root, state_dir=args.state_dir, pool=args.pool,
                              reboot_command=args.reboot_command, drift=args.drift, interval=args.interval,
-                             policy=policy, hooks=Hooks(args.drain_command, args.uncordon_command, args.hook_timeout),
+                             policy=policy, overrides=overrides,
+                             hooks=Hooks(args.drain_command, args.uncordon_command, args.hook_timeout),
                              rollback=args.rollback)
     agent = Agent(settings, source=source, reporter=reporter, backend=backend, runner=runner,
                   log=lambda m: print(f"mco apply: {m}", file=sys.stderr, flush=True))

@@ -99,3 +99,22 @@ def test_repair_on_demand(tmp_path: Path, node: Path, capsys: pytest.CaptureFixt
                         "--drift", "report")
     assert (code, json.loads(out)["message"]) == (0, "repaired drift: file /etc/a")
     assert (node / "etc/a").read_text() == "a\n"
+
+
+def test_policy_file_overrides_allow_disk_changes(tmp_path: Path, node: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = str(_desired(tmp_path))
+    assert _run(capsys, "--once", "--node", "n1", "--desired", first, "--root", str(node))[0] == 0
+    doc = json.loads(Path(first).read_text())
+    doc["metadata"]["name"] = "rendered-worker-v2"
+    doc["spec"]["config"]["storage"]["disks"] = [{"device": "/dev/vdb", "wipeTable": True}]
+    second = tmp_path / "v2.json"
+    second.write_text(json.dumps(doc))
+    code, out, _ = _run(capsys, "--once", "--node", "n1", "--desired", str(second), "--root", str(node))
+    assert code == 1 and json.loads(out)["message"].endswith("ignition disks section contains changes")
+    policy = tmp_path / "mc.yaml"
+    policy.write_text("apiVersion: operator.openshift.io/v1\nkind: MachineConfiguration\nmetadata: {name: cluster}\n"
+                      "spec:\n  irreconcilableValidationOverrides:\n    storage: [Disks]\n"
+                      "  nodeDisruptionPolicy:\n    files: [{path: /etc/a, actions: [{type: None}]}]\n")
+    code, out, _ = _run(capsys, "--once", "--node", "n1", "--desired", str(second), "--root", str(node),
+                        "--policy", str(policy))
+    assert (code, json.loads(out)["state"]) == (0, "Done")
