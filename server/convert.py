@@ -30,9 +30,8 @@ def to_version(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     """The config in spec `version` (up or down); raises ConversionRefused when down-translation cannot."""
     if config_version(config) == version:
         return dict(config)
-    from ignition.translate import translate
-
     from ignition.errors import IgnitionError
+    from ignition.translate import translate
 
     try:
         return translate(config, version)
