@@ -30,7 +30,12 @@ def host_path(root: Path, path: str) -> Path:
     return root.joinpath(*pure.parts[1:])
 
 
-def _lookup(root: Path, files: tuple[str, ...], name: str) -> int | None:
+PASSWD_FILES = ("etc/passwd", "usr/lib/passwd")  # nss-altfiles on CoreOS keeps system users in /usr/lib
+GROUP_FILES = ("etc/group", "usr/lib/group")
+
+
+def account_entry(root: Path, files: tuple[str, ...], name: str) -> list[str] | None:
+    """The colon-separated fields of `name` in the root's passwd or group files (first match), or None."""
     for rel in files:
         try:
             text = (root / rel).read_text(errors="replace")
@@ -39,7 +44,7 @@ def _lookup(root: Path, files: tuple[str, ...], name: str) -> int | None:
         for line in text.splitlines():
             parts = line.split(":")
             if len(parts) >= 3 and parts[0] == name and parts[2].isdigit():
-                return int(parts[2])
+                return parts
     return None
 
 
@@ -47,16 +52,15 @@ def owner_of(root: Path, entry: Mapping[str, Any]) -> tuple[int, int]:
     """uid and gid of a file entry: `id`, else the name looked up in the root's passwd/group; default 0:0."""
     path = str(entry.get("path", "?"))
     ids = []
-    for key, dbs, label in (("user", ("etc/passwd", "usr/lib/passwd"), "UserID for username"),
-                            ("group", ("etc/group", "usr/lib/group"), "GroupID for group")):
+    for key, dbs, label in (("user", PASSWD_FILES, "UserID for username"), ("group", GROUP_FILES, "GroupID for group")):
         spec = entry.get(key) or {}
         if isinstance(spec, Mapping) and isinstance(spec.get("id"), int):
             ids.append(int(spec["id"]))
         elif isinstance(spec, Mapping) and spec.get("name"):
-            found = _lookup(root, dbs, str(spec["name"]))
+            found = account_entry(root, dbs, str(spec["name"]))
             if found is None:
                 raise PermanentError(f"{path}.{key}.name", f"failed to retrieve {label}: {spec['name']}")
-            ids.append(found)
+            ids.append(int(found[2]))
         else:
             ids.append(0)
     return ids[0], ids[1]

@@ -13,7 +13,7 @@ from typing import Any
 
 from applier.atomic import write_atomic
 from applier.errors import PermanentError
-from applier.files import host_path
+from applier.files import PASSWD_FILES, account_entry, host_path
 from renderer.diff import ssh_keys_of
 
 KEYS_FILE = ".ssh/authorized_keys.d/ignition"
@@ -21,16 +21,10 @@ KEYS_FILE = ".ssh/authorized_keys.d/ignition"
 
 def core_account(root: Path) -> tuple[int, int, str] | None:
     """(uid, gid, home) of `core` from the root's passwd files, or None."""
-    for rel in ("etc/passwd", "usr/lib/passwd"):
-        try:
-            lines = (root / rel).read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            parts = line.split(":")
-            if len(parts) >= 6 and parts[0] == "core" and parts[2].isdigit() and parts[3].isdigit():
-                return int(parts[2]), int(parts[3]), parts[5] or "/home/core"
-    return None
+    parts = account_entry(root, PASSWD_FILES, "core")
+    if parts is None or len(parts) < 6 or not parts[3].isdigit():
+        return None
+    return int(parts[2]), int(parts[3]), parts[5] or "/home/core"
 
 
 def keys_path(root: Path) -> str | None:

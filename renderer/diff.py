@@ -186,18 +186,18 @@ def canonical_kernel_type(value: str) -> str:
     return value if value in ("realtime", "64k-pages") else "default"
 
 
-def _normal(value: Any) -> Any:
-    """Compare JSON values as Go's typed structs would: absent, null and empty lists/objects are equal."""
+def normalised(value: Any) -> Any:
+    """A JSON value as Go's typed structs compare it: absent, null and empty lists/objects are equal."""
     if isinstance(value, Mapping):
         out = {}
         for k, v in value.items():
-            n = _normal(v)
+            n = normalised(v)
             if n is None or n == [] or n == {}:
                 continue
             out[k] = n
         return out
     if isinstance(value, list | tuple):
-        return [_normal(v) for v in value]
+        return [normalised(v) for v in value]
     return value
 
 
@@ -215,7 +215,7 @@ def _set_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> SetChange:
         added=tuple(sorted(set(new) - set(old))),
         removed=tuple(sorted(set(old) - set(new))),
         changed=tuple(sorted(k for k in set(old) & set(new)
-                             if old[k] != new[k] and _normal(old[k]) != _normal(new[k]))),
+                             if old[k] != new[k] and normalised(old[k]) != normalised(new[k]))),
     )
 
 
@@ -261,7 +261,7 @@ def diff_rendered(old: MachineConfigSpec, new: MachineConfigSpec) -> ConfigDiff:
         files=files,
         units=_set_change(units_of(old_cfg), units_of(new_cfg)),
         dropins=_set_change(dropins_of(old_cfg), dropins_of(new_cfg)),
-        passwd=_normal(old_cfg.get("passwd") or {}) != _normal(new_cfg.get("passwd") or {}),
+        passwd=normalised(old_cfg.get("passwd") or {}) != normalised(new_cfg.get("passwd") or {}),
         ssh_keys=SetChange(added=tuple(sorted(set(new_keys) - set(old_keys))),
                            removed=tuple(sorted(set(old_keys) - set(new_keys)))),
         kernel_arguments=ListChange(split_kernel_args(old.kernel_arguments), split_kernel_args(new.kernel_arguments)),

@@ -14,31 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from renderer.diff import normalised
 from renderer.rendered import MachineConfigSpec
 
 FORCE_FILE = "/run/machine-config-daemon-force"
 OVERRIDES = ("Disks", "FileSystems", "Raid")
 
 
-def _normal(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            n = _normal(v)
-            if n is None or n == [] or n == {}:
-                continue
-            out[k] = n
-        return out
-    if isinstance(value, list | tuple):
-        return [_normal(v) for v in value]
-    return value
-
-
 def _get(config: Mapping[str, Any], *keys: str) -> Any:
     value: Any = config
     for key in keys:
         value = value.get(key) if isinstance(value, Mapping) else None
-    value = _normal(value)
+    value = normalised(value)
     return None if value in ([], {}) else value
 
 
@@ -46,7 +33,7 @@ def _user_error(user: Mapping[str, Any]) -> str | None:
     """verifyUserFields: the last user must be `core` with keys or a password hash, and nothing else."""
     keys = user.get("sshAuthorizedKeys") or []
     if user.get("name") == "core" and (user.get("passwordHash") is not None or len(keys) >= 1):
-        rest = {k: v for k, v in _normal(user).items() if k not in ("name", "sshAuthorizedKeys", "passwordHash")}
+        rest = {k: v for k, v in normalised(user).items() if k not in ("name", "sshAuthorizedKeys", "passwordHash")}
         if rest:
             return "SSH keys and password hash are not reconcilable"
         return None
