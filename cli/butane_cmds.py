@@ -23,7 +23,8 @@ def register(subparsers: Any) -> None:
         help="translate a Butane config (.bu) to Ignition JSON or an OpenShift MachineConfig",
         description="Translate a Butane config the way Butane does.",
     )
-    parser.add_argument("input", metavar="FILE.bu", help="Butane config to translate, or - for stdin")
+    parser.add_argument("input", metavar="FILE.bu", nargs="?", default="-",
+                        help="Butane config to translate, or - for stdin (the default, as with butane)")
     parser.add_argument(
         "-d", "--files-dir", metavar="DIR", help="allow embedding local files from this directory"
     )
