@@ -7,6 +7,7 @@ the Go lexer peeks 2048 bytes whenever at least that much is buffered and fails 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 LINE_MAX = 2048
 _BUF = 4096
@@ -214,10 +215,33 @@ def _go_quote(b: bytes) -> str:
 
 
 def check_unit_contents(contents: str | None) -> tuple[str | None, list[UnitOption]]:
-    """Ignition's validateUnitContent: (error text or None, the parsed options)."""
+    """Ignition's validateUnitContent: (error text or None, the parsed options).
+
+    Memoised by contents (a pure function of the string): a merged config repeats its inputs' units."""
     if contents is None:
         return None, []
+    if len(contents) > _CACHED_UNIT_LENGTH:
+        return _check_unit_contents(contents)
+    error, options = _check_unit_contents_cached(contents)
+    return error, list(options)
+
+
+_CACHED_UNIT_LENGTH = 65536
+
+
+@lru_cache(maxsize=4096)
+def _check_unit_contents_cached(contents: str) -> tuple[str | None, tuple[UnitOption, ...]]:
+    error, options = _check_unit_contents(contents)
+    return error, tuple(options)
+
+
+def _check_unit_contents(contents: str) -> tuple[str | None, list[UnitOption]]:
     try:
         return None, deserialize(contents)
     except UnitParseError as exc:
         return f"invalid unit content: {exc}", []
+
+
+def clear_cache() -> None:
+    """Empty the check_unit_contents memo (see ignition/rules/caches.py)."""
+    _check_unit_contents_cached.cache_clear()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache, lru_cache
+
 from ignition.rules import goneturl
 from ignition.rules.dataurls import check_data_url
 from ignition.versions import at_least
@@ -10,6 +12,7 @@ INVALID_URL = "unable to parse url"
 INVALID_SCHEME = "invalid url scheme"
 
 
+@cache
 def _schemes(version: str) -> frozenset[str]:
     schemes = {"http", "https", "tftp", "s3", "data"}
     if at_least(version, "3.2.0"):
@@ -46,8 +49,25 @@ def _check_arn(u: goneturl.GoURL) -> str | None:
     return _version_id_error(u.raw_query)
 
 
+_CACHED_URL_LENGTH = 4096  # longer sources (big data URLs) are checked afresh rather than kept alive by the cache
+
+
 def check_url(source: str, version: str) -> str | None:
-    """Ignition's validateURL for a source string in `version`; the error text or None."""
+    """Ignition's validateURL for a source string in `version`; the error text or None.
+
+    A pure function of its two strings, so short sources are memoised: a renderer validates each input config
+    and then the merged result, which repeats every source."""
+    if len(source) <= _CACHED_URL_LENGTH:
+        return _check_url_cached(source, version)
+    return _check_url(source, version)
+
+
+@lru_cache(maxsize=65536)
+def _check_url_cached(source: str, version: str) -> str | None:
+    return _check_url(source, version)
+
+
+def _check_url(source: str, version: str) -> str | None:
     try:
         u = goneturl.parse(source)
     except goneturl.URLError:
@@ -77,3 +97,8 @@ def scheme_of(source: str) -> str | None:
         return goneturl.parse(source).scheme
     except goneturl.URLError:
         return None
+
+
+def clear_cache() -> None:
+    """Empty the check_url memo (see ignition/rules/caches.py)."""
+    _check_url_cached.cache_clear()
