@@ -8,6 +8,7 @@ from typing import Any
 from ignition.rules.context import Ctx
 from ignition.rules.paths import check_path, go_clean, go_join
 from ignition.rules.resources import check_resource
+from ignition.rules.urls import check_url_nil_ok
 
 SPECIAL_BITS = "setuid/setgid/sticky bits are not supported or functional in spec versions older than 3.6.0"
 
@@ -19,21 +20,23 @@ def _check_owner(owner: Any) -> str | None:
 
 
 def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
-    base = ("storage", kind, i)
-    ctx.error(base + ("path",), check_path(node.get("path", "")))
+    # paths are built only when there is something to report: this runs once per file of every config
+    problem = check_path(node.get("path", ""))
+    if problem is not None:
+        ctx.error(("storage", kind, i, "path"), problem)
     user = node.get("user")
     if user:
-        ctx.error(base + ("user",), _check_owner(user))
+        ctx.error(("storage", kind, i, "user"), _check_owner(user))
     group = node.get("group")
     if group:
-        ctx.error(base + ("group",), _check_owner(group))
+        ctx.error(("storage", kind, i, "group"), _check_owner(group))
     if kind != "links":
         mode = node.get("mode")
         if mode is not None:
             if mode < 0 or mode > 0o7777:
-                ctx.error(base + ("mode",), "illegal file mode")
+                ctx.error(("storage", kind, i, "mode"), "illegal file mode")
             elif mode & 0o7000 and not ctx.since("3.6.0"):
-                ctx.warn(base + ("mode",), SPECIAL_BITS)
+                ctx.warn(("storage", kind, i, "mode"), SPECIAL_BITS)
 
 
 def check_files(files: list[dict[str, Any]], ctx: Ctx) -> None:
@@ -44,7 +47,13 @@ def check_files(files: list[dict[str, Any]], ctx: Ctx) -> None:
         if f.get("overwrite") is True and (contents is None or contents.get("source") is None):
             ctx.error(("storage", "files", i, "overwrite"), "overwrite must be false if source is unspecified")
         if contents:
-            check_resource(contents, ("storage", "files", i, "contents"), ctx)
+            if contents.keys() == {"source"} and type(contents["source"]) is str:
+                # the common shape, a lone source: check_resource reduces to the URL rule
+                problem = check_url_nil_ok(contents["source"], ctx.version)
+                if problem is not None:
+                    ctx.error(("storage", "files", i, "contents", "source"), problem)
+            else:
+                check_resource(contents, ("storage", "files", i, "contents"), ctx)
         for j, frag in enumerate(f.get("append") or ()):
             check_resource(frag, ("storage", "files", i, "append", j), ctx)
 
