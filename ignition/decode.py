@@ -147,7 +147,6 @@ class _Decoder:
                     continue
                 name = matched
             member = fields[name]
-            sub = f"{fpath}.{name}" if fpath else name
             if val is None:
                 if member.node.kind == "object":
                     continue  # Go: null on a struct value changes nothing
@@ -157,9 +156,16 @@ class _Decoder:
                     out[name] = _zero(member.node)
                 continue
             child = member.node
-            if child.kind == "string":
-                if type(val) is not str:
-                    self.scalar(val, child, path + (key,), struct, sub)
+            kind = child.kind
+            t = type(val)
+            # well-typed scalars (nearly every value) are stored without building the paths errors would need
+            if (kind == "string" and t is str) or (kind == "boolean" and t is bool) or (
+                    kind == "integer" and t is int and INT_MIN <= val <= INT_MAX):
+                out[name] = val
+                continue
+            sub = f"{fpath}.{name}" if fpath else name
+            if kind == "string":
+                self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val
             else:
                 out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub, out.get(name))
