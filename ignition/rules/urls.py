@@ -68,6 +68,8 @@ def _check_url_cached(source: str, version: str) -> str | None:
 
 
 def _check_url(source: str, version: str) -> str | None:
+    if goneturl.is_opaque_with_scheme(source, "data"):  # every version fetches data URLs
+        return check_data_url(source)
     try:
         u = goneturl.parse(source)
     except goneturl.URLError:
