@@ -42,10 +42,10 @@ if [ ! -x "$DEPS/ignition/usr/bin/ignition-validate" ]; then
   rm -rf "$tmp"
 fi
 
-# The project's virtualenv (with system site packages, for the OSTree GObject bindings).
+# The project's virtualenv.
 if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ]; then
   echo "install-deps: preparing .venv"
-  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv --system-site-packages "$ROOT/.venv"
+  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
   "$ROOT/.venv/bin/pip" install -q --upgrade pip
   "$ROOT/.venv/bin/pip" install -q -e "$ROOT[test]"
   touch "$ROOT/.venv/.installed"
