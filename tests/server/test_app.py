@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from renderer.rendered import PoolRecord
@@ -26,6 +27,8 @@ from tests.server.helpers import ACCEPT_33, ACCEPT_36, ignition_config, make_ren
 IGN = "application/vnd.coreos.ignition+json"
 Client = TestClient
 MakeClient = Callable[..., Awaitable[Client]]
+# The reloader a test may poll, kept on the app under a typed key.
+RELOADER = web.AppKey("test-reloader", Reloader)
 
 
 @pytest.fixture
@@ -37,7 +40,7 @@ def make_client(aiohttp_client: Any) -> MakeClient:
                             cluster_dir=None, leader=False)
         await reloader.start()
         app = create_app(state=state, store=store, settings=config, metrics=metrics)
-        app["reloader"] = reloader
+        app[RELOADER] = reloader
         return await aiohttp_client(app)
     return make
 
@@ -184,7 +187,7 @@ async def test_store_failure_is_503(make_client: MakeClient, tmp_path: Path) -> 
         assert response.status == 503, path
         assert (await response.json())["error"] == "store"
     assert (await client.get("/config/worker", headers={"Accept": ACCEPT_33})).status == 200  # snapshot kept
-    await client.app["reloader"].poll_once()
+    await client.app[RELOADER].poll_once()
     assert (await client.get("/config/worker", headers={"Accept": ACCEPT_33})).status == 200
     shutil.rmtree(tmp_path / "store" / "rendered")
     (tmp_path / "store" / "rendered").write_text("x")
