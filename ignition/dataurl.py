@@ -289,17 +289,8 @@ class _Lexer:
             if not _is_token(r):
                 return self.errorf("invalid character for parameter value")
 
-    def after_param_value(self) -> object:
-        r = self.next()
-        if r == ord(";"):
-            self.backup()
-            return self.param_semicolon
-        if r == ord(","):
-            self.backup()
-            return self.data_comma
-        if r == _EOF:
-            return self.errorf("missing comma before data")
-        return self.errorf("expected semicolon or comma")
+    # After a parameter value the grammar is the same as after the media subtype (Go has two identical states).
+    after_param_value = after_media_subtype
 
     def data_comma(self) -> object:
         self.next()
