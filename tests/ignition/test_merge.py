@@ -26,6 +26,7 @@ from ignition.merge import (
     render_references,
 )
 from ignition.validate import validate_dict
+from tests.ignition.real_ignition import fetch_stage, without_empties
 from tests.tools import real_tool
 
 CORPUS = Path(__file__).parent / "corpus" / "ignition_cases.jsonl"
@@ -528,16 +529,6 @@ def _merge_side(draw: st.DrawFn) -> dict[str, Any]:
     return config
 
 
-def _without_empties(value: Any) -> Any:
-    """Go marshals every struct (empty ones too) and we leave empty ones out: compare without them."""
-    if isinstance(value, dict):
-        out = {k: _without_empties(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in ({}, [])}
-    if isinstance(value, list):
-        return [_without_empties(v) for v in value]
-    return value
-
-
 def _real_merge(parent: dict[str, Any], child: dict[str, Any], workdir: Path) -> dict[str, Any] | None:
     """Ignition's own rendering of parent + child, or None when it refuses the merged config."""
     tool = real_tool("ignition")
@@ -574,7 +565,7 @@ def _real_merge(parent: dict[str, Any], child: dict[str, Any], workdir: Path) ->
     rendered = json.loads(cache.read_text())
     rendered["ignition"]["config"].pop("merge")
     rendered["ignition"].pop("version")
-    return _without_empties(rendered)
+    return without_empties(rendered)
 
 
 @settings(
@@ -594,7 +585,7 @@ def test_merge_agrees_with_the_real_ignition_binary(
         return
     assert not validate_dict(ours).is_fatal, validate_dict(ours).format()
     ours["ignition"].pop("version")
-    assert _without_empties(ours) == real
+    assert without_empties(ours) == real
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -659,7 +650,7 @@ RENDERS = [
 def test_render_references_agrees_with_the_real_ignition(tmp_path: Path, config: dict[str, Any]) -> None:
     ours = render_references(config, version="3.3.0")
     ours["ignition"].pop("version")
-    assert _without_empties(ours) == _real_render(config, tmp_path)
+    assert without_empties(ours) == fetch_stage(config, tmp_path)
 
 
 def test_render_references_merges_in_order() -> None:
@@ -769,34 +760,3 @@ def test_invalid_render_result_carries_the_report() -> None:
     with pytest.raises(RenderError) as info:
         render_references(config)
     assert any("format cannot be empty" in e.message for e in info.value.report.errors)
-
-
-def _real_render(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    """The real Ignition 2.14 fetch stage's rendering of a config whose references are all data: URLs."""
-    tool = real_tool("ignition")
-    (workdir / "config.ign").write_text(json.dumps(config))
-    cache = workdir / "ignition.json"
-    cache.unlink(missing_ok=True)
-    run = subprocess.run(
-        [
-            str(tool),
-            "--platform",
-            "file",
-            "--stage",
-            "fetch",
-            "--log-to-stdout",
-            "--config-cache",
-            str(cache),
-            "--state-file",
-            str(workdir / "state"),
-            "--neednet",
-            str(workdir / "neednet"),
-        ],
-        env={"IGNITION_CONFIG_FILE": str(workdir / "config.ign"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stdout.decode()
-    rendered = json.loads(cache.read_text())
-    rendered["ignition"].pop("version")
-    return _without_empties(rendered)

@@ -28,6 +28,7 @@ from ignition.translations import STEPS
 from ignition.translations.common import CODE_DROPPED_DEFAULT, CODE_MASKED, CODE_UNSUPPORTED, CODE_UNUSED_KEY
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS, SUPPORTED_VERSIONS, version_index
+from tests.ignition.real_ignition import fetch_stage, without_empties
 from tests.tools import real_tool
 
 CORPUS = Path(__file__).parent / "corpus" / "ignition_cases.jsonl"
@@ -687,45 +688,6 @@ def test_cli_translate_prints_canonical_json(tmp_path: Path, capsys: pytest.Capt
 # always-present empty structs). Remote config references are left out: the fetch stage would fetch them.
 
 
-def _without_empties(value: Any) -> Any:
-    if isinstance(value, dict):
-        out = {k: _without_empties(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in ({}, [])}
-    if isinstance(value, list):
-        return [_without_empties(v) for v in value]
-    return value
-
-
-def _real_upgrade(config: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    tool = real_tool("ignition")
-    (workdir / "config.ign").write_text(json.dumps(config))
-    cache = workdir / "ignition.json"
-    cache.unlink(missing_ok=True)
-    run = subprocess.run(
-        [
-            str(tool),
-            "--platform",
-            "file",
-            "--stage",
-            "fetch",
-            "--log-to-stdout",
-            "--config-cache",
-            str(cache),
-            "--state-file",
-            str(workdir / "state"),
-            "--neednet",
-            str(workdir / "neednet"),
-        ],
-        env={"IGNITION_CONFIG_FILE": str(workdir / "config.ign"), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stdout.decode()
-    rendered = json.loads(cache.read_text())
-    rendered["ignition"].pop("version")
-    return _without_empties(rendered)
-
-
 @settings(
     max_examples=40,
     deadline=None,
@@ -737,7 +699,7 @@ def test_upward_translation_holds_what_the_real_ignition_holds(tmp_path: Path, g
     config["ignition"].pop("config", None)
     ours = translate(config, "3.3.0")
     ours["ignition"].pop("version")
-    assert _without_empties(ours) == _real_upgrade(config, tmp_path)
+    assert without_empties(ours) == fetch_stage(config, tmp_path)
 
 
 def test_cli_translate_report_has_positions_and_no_repeats(
