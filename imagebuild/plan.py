@@ -57,6 +57,7 @@ from imagebuild.kargs import split_kargs
 from imagebuild.kargs import to_toml as kargs_toml
 from imagebuild.sources import SourceProblem, read_resource
 from imagebuild.units import InstallSection, enablement_links, parse_install, split_instance
+from renderer.rendered import SUPPORTED_EXTENSIONS as EXTENSION_PACKAGES
 from renderer.rendered import RenderedConfig
 
 FIRST_BOOT = "first-boot"
@@ -64,16 +65,6 @@ REFUSED = "refused"
 
 NODE_SPECIFIC_ANNOTATION = "imagebuild.machine-config.io/node-specific"
 
-#: MCO's allow-list (SupportedExtensions): extension -> packages.
-EXTENSION_PACKAGES: Mapping[str, tuple[str, ...]] = {
-    "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),
-    "ipsec": ("NetworkManager-libreswan", "libreswan", "openvswitch3.5-ipsec"),
-    "usbguard": ("usbguard",),
-    "kerberos": ("krb5-workstation", "libkadm5"),
-    "kernel-devel": ("kernel-devel", "kernel-headers"),
-    "sandboxed-containers": ("kata-containers",),
-    "sysstat": ("sysstat",),
-}
 
 _NOT_IN_IMAGE = ("/boot", "/run", "/tmp", "/usr/etc", "/sysroot", "/ostree", "/proc", "/sys", "/dev")
 _VAR_ALIASES = ("/var", "/home", "/root", "/opt", "/srv", "/mnt", "/media", "/usr/local")

@@ -19,19 +19,9 @@ from typing import Any
 
 from renderer.load import load_file
 from renderer.problems import Problem
+from renderer.rendered import SUPPORTED_EXTENSIONS as DEFAULT_EXTENSIONS
 
 CLUSTER_FILE = "cluster.yaml"
-
-# The MCO's SupportedExtensions (notes/mco.md §2.5): extension name -> packages it installs.
-DEFAULT_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
-    "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),
-    "ipsec": ("NetworkManager-libreswan", "libreswan", "openvswitch3.5-ipsec"),
-    "usbguard": ("usbguard",),
-    "kerberos": ("krb5-workstation", "libkadm5"),
-    "kernel-devel": ("kernel-devel", "kernel-headers"),
-    "sandboxed-containers": ("kata-containers",),
-    "sysstat": ("sysstat",),
-}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,18 @@ import orjson
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
 
+# The MCO's SupportedExtensions (notes/mco.md §2.5): extension name -> the packages it installs. Shared by the
+# renderer (the default allow-list) and the image builder (what to install).
+SUPPORTED_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
+    "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),
+    "ipsec": ("NetworkManager-libreswan", "libreswan", "openvswitch3.5-ipsec"),
+    "usbguard": ("usbguard",),
+    "kerberos": ("krb5-workstation", "libkadm5"),
+    "kernel-devel": ("kernel-devel", "kernel-headers"),
+    "sandboxed-containers": ("kata-containers",),
+    "sysstat": ("sysstat",),
+}
+
 
 class ModelError(ValueError):
     """A rendered config or pool record that does not have the expected shape; `path` says where."""
