@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from cli.errors import UsageError
+from cli.inputs import read_input
 from ignition.butane import STRICT_MESSAGE, ButaneError, transpile
 
 
@@ -45,16 +46,6 @@ _UTF8_PROBLEMS = {
 }
 
 
-def _read(name: str) -> bytes:
-    try:
-        if name == "-":
-            return sys.stdin.buffer.read()
-        with open(name, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise UsageError(f"failed to read {name}: {exc.strerror or exc}") from exc
-
-
 def _decode(data: bytes) -> str | None:
     """The document as text, or None after printing the YAML reader's error for bytes that are not UTF-8."""
     try:
@@ -67,7 +58,7 @@ def _decode(data: bytes) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     """Translate one document; exit 0, or 1 when Butane would refuse it (or warn, with --strict)."""
-    text = _decode(_read(args.input))
+    text = _decode(read_input(args.input, verb="failed to read"))
     if text is None:
         return 1
     try:

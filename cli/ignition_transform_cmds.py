@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cli.errors import UsageError
+from cli.inputs import read_input
 from ignition.canonical import canonical_json, pretty_json
 from ignition.errors import IgnitionError
 from ignition.locate import Locator
@@ -72,19 +73,9 @@ class _Input:
         return fresh.with_positions(lambda path: locator.locate(path))
 
 
-def _read(name: str) -> bytes:
-    try:
-        if name == "-":
-            return sys.stdin.buffer.read()
-        with open(name, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
-
-
 def _load(name: str) -> _Input:
     """Read and parse one input; config is None when Ignition would refuse it."""
-    raw = _read(name)
+    raw = read_input(name)
     source = "<stdin>" if name == "-" else name
     typed, report = parse(raw, source=source)
     text = raw.decode("utf-8", "replace")

@@ -20,6 +20,8 @@ import json
 import sys
 from typing import Any
 
+from cli.errors import UsageError
+from cli.inputs import read_input
 from ignition.parse import check
 
 STDIN_NAME = "<stdin>"
@@ -38,13 +40,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read(name: str) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read()
-    with open(name, "rb") as fh:
-        return fh.read()
-
-
 def run(args: argparse.Namespace) -> int:
     """Validate every file named; print the entries; return the exit code."""
     io_error = False
@@ -56,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         label = STDIN_NAME if name == "-" else name
         try:
-            raw = _read(name)
-        except OSError as exc:
-            print(f"mco: cannot read {label}: {exc.strerror or exc}", file=sys.stderr)
+            raw = read_input(name)
+        except UsageError as exc:
+            print(f"mco: {exc}", file=sys.stderr)
             io_error = True
             continue
         checked = check(raw, source=label)
