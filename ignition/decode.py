@@ -12,6 +12,7 @@ UnmarshalTypeError: only the first one is reported), warns about keys the versio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,9 +76,14 @@ def _zero(node: Node) -> Any:
     return []
 
 
+Accept = Callable[[dict[str, Any]], bool]
+
+
 class _Decoder:
-    def __init__(self) -> None:
+    def __init__(self, accept: Mapping[int, Accept] | None = None) -> None:
         self.unused: list[Path] = []
+        self.accept = accept or {}
+        self.accepted: set[int] = set()
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
         kind = node.kind
@@ -110,9 +116,13 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
+                accept = self.accept.get(id(item))
                 for i, v in enumerate(value):
                     prev = old[i] if i < len(old) else None
-                    if v is None:
+                    if accept is not None and prev is None and type(v) is dict and accept(v):
+                        out.append(v)  # the caller vouches that it decodes to itself: shared, not copied
+                        self.accepted.add(id(v))
+                    elif v is None:
                         out.append(prev if prev is not None else {})
                     elif isinstance(v, dict):
                         out.append(self.obj(v, item, path + (i,), fpath, prev))
@@ -195,11 +205,16 @@ class Decoded:
     doc: dict[str, Any] | None
     mismatch: TypeMismatch | None
     unused: list[Path]
+    accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
 
 
-def decode(doc: Any, version: str) -> Decoded:
-    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring)."""
-    dec = _Decoder()
+def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None) -> Decoded:
+    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring).
+
+    `accept` maps id(item node) of a list of objects to a test that an item decodes to itself (no nulls,
+    unknown or odd-cased keys, wrong types): such items are put in the result as they are, not copied,
+    and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py)."""
+    dec = _Decoder(accept)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -208,4 +223,4 @@ def decode(doc: Any, version: str) -> Decoded:
         out = dec.obj(doc, root(version), (), "")
     except _Stop as stop:
         return Decoded(None, stop.mismatch, dec.unused)
-    return Decoded(out, None, dec.unused)
+    return Decoded(out, None, dec.unused, frozenset(dec.accepted))

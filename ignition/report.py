@@ -64,6 +64,9 @@ class Report:
     """An ordered collection of entries; fatal when it holds any error."""
 
     entries: list[Entry] = field(default_factory=list)
+    # id() of the input's files and directories that passed every per-entry rule on the plain-entry fast path
+    # (ignition/rules/plain.py); a caller holding the same objects may skip work for them (the renderer's merge)
+    plain: frozenset[int] = frozenset()
 
     def add(self, severity: str, code: str, path: Path, message: str) -> None:
         """Append an entry (positions are attached later by the parser)."""

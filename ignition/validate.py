@@ -7,10 +7,11 @@ Order of the walk follows Ignition's: the per-type `Validate()` rules (ignition/
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from functools import cache
 from typing import Any
 
-from ignition.decode import decode
+from ignition.decode import Accept, decode
 from ignition.parse import match_version
 from ignition.report import ERROR, WARNING, Entry, Report
 from ignition.rules.context import Ctx
@@ -19,21 +20,36 @@ from ignition.rules.dups import check_dups
 from ignition.rules.ignition_section import check_ignition
 from ignition.rules.luks import check_luks
 from ignition.rules.nodes import check_directories, check_files, check_links, check_storage_links
+from ignition.rules.plain import plain_directory, plain_file
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
-from ignition.schema import root
+from ignition.schema import node, root
 
 
-def validate_normalized(doc: Mapping[str, Any], version: str) -> Report:
-    """All rule entries for a document already decoded for `version` (no unused-key warnings here)."""
+@cache
+def plain_tests(version: str) -> Mapping[int, Accept]:
+    """id(item node) -> the plain-entry test, for the lists decode may pass through (ignition/rules/plain.py)."""
+    tests: dict[int, Accept] = {}
+    for path, test in (("storage.files[]", plain_file), ("storage.directories[]", plain_directory)):
+        item = node(version, path)
+        if item is not None:
+            tests[id(item)] = test
+    return tests
+
+
+def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: Collection[int] = ()) -> Report:
+    """All rule entries for a document already decoded for `version` (no unused-key warnings here).
+
+    `plain`: id() of files and directories known to pass every per-entry rule (decode's `accepted`);
+    they skip those rules, the whole-config ones (duplicates, links, systemd path conflicts) still see them."""
     ctx = Ctx(version)
     check_ignition(doc.get("ignition") or {}, ctx)
     storage = doc.get("storage") or {}
     if storage:
         check_storage_links(storage, ctx)
-        check_directories(storage.get("directories") or [], ctx)
+        check_directories(storage.get("directories") or [], ctx, plain)
         for i, disk in enumerate(storage.get("disks") or ()):
             check_disk(i, disk, ctx)
-        check_files(storage.get("files") or [], ctx)
+        check_files(storage.get("files") or [], ctx, plain)
         disks = {d.get("device", ""): d for d in storage.get("disks") or ()}
         for i, fs in enumerate(storage.get("filesystems") or ()):
             check_filesystem(i, fs, disks, ctx)
@@ -46,12 +62,23 @@ def validate_normalized(doc: Mapping[str, Any], version: str) -> Report:
     if units:
         check_units(units, ctx)
     check_systemd_path_conflicts(dict(doc), ctx)
-    check_dups(dict(doc), root(version), (), ctx)
+    check_dups(dict(doc), root(version), (), ctx, plain)
     return Report(ctx.entries)
 
 
-def validate_dict(config: Mapping[str, Any], *, version: str | None = None) -> Report:
-    """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"]."""
+def _vouched_tests(version: str, known_plain: Collection[int]) -> Mapping[int, Accept]:
+    """`plain_tests`, answering True at once for the entries in `known_plain`."""
+    def vouch(test: Accept) -> Accept:
+        return lambda entry: id(entry) in known_plain or test(entry)
+    return {item: vouch(test) for item, test in plain_tests(version).items()}
+
+
+def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
+                  known_plain: Collection[int] = ()) -> Report:
+    """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
+
+    `known_plain`: id()s of files and directories in `config` the caller knows to be plain (ignition/rules/
+    plain.py) -- e.g. the renderer's copies of entries an earlier validation found plain; they skip the test."""
     if version is None:
         ign = config.get("ignition") if isinstance(config, Mapping) else None
         raw_version = ign.get("version") if isinstance(ign, Mapping) else None
@@ -62,11 +89,13 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None) -> R
             code = "version-unsupported" if problem == "unsupported config version" else "version-invalid"
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
-    decoded = decode(dict(config), version)
+    tests = _vouched_tests(version, known_plain) if known_plain else plain_tests(version)
+    decoded = decode(dict(config), version, accept=tests)
     if decoded.mismatch is not None:
         m = decoded.mismatch
         return Report([Entry(ERROR, "json-type", m.path, m.message())])
-    report = validate_normalized(decoded.doc or {}, version)
+    report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted)
+    report.plain = decoded.accepted
     for path in decoded.unused:
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
     return report

@@ -18,11 +18,16 @@ Rules (Ignition's `config/merge`, walked over `ignition.schema` of the target ve
 - an HTTP header in the child without a value removes the parent's header of that name (a new one is added);
 - keys the schema does not know are dropped (as Go's JSON decoding drops them); empty objects and lists
   are left out of the result (Go's `omitempty`).
+
+Adoption: a caller that already holds its own normalized copy of a list entry (merge_mc.py copies the plain
+files and directories that validation vouched for, ignition/rules/plain.py) passes its id() in `adopt`, and
+the fold puts that object in the result instead of copying it again. `trusted()` then names the result
+entries that are still such adopted objects, never merged into: they are exactly an input's plain entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ignition import schema
@@ -35,8 +40,10 @@ def _is_map(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def copy_known(value: Any, node: schema.Node) -> Any:
-    """A deep copy of `value` keeping only what the schema knows (nulls and unknown keys dropped)."""
+def copy_known(value: Any, node: schema.Node, adopt: Collection[int] = ()) -> Any:
+    """A deep copy of `value` keeping only what the schema knows (nulls and unknown keys dropped).
+
+    List items whose id() is in `adopt` are taken as they are (see the module docstring)."""
     kind = node.kind
     if kind == "object":
         if not _is_map(value):
@@ -53,7 +60,7 @@ def copy_known(value: Any, node: schema.Node) -> Any:
                     continue
                 f = fields[name]
                 key = name
-            copied = copy_known(item, f.node)
+            copied = copy_known(item, f.node, adopt)
             if copied or not isinstance(copied, dict | list):
                 out[key] = copied
         return out
@@ -64,6 +71,8 @@ def copy_known(value: Any, node: schema.Node) -> Any:
         assert item_node is not None
         if item_node.kind in ("string", "integer", "boolean"):
             return list(value)
+        if adopt:
+            return [v if id(v) in adopt else copy_known(v, item_node, adopt) for v in value]
         return [copy_known(v, item_node) for v in value]
     return value
 
@@ -85,10 +94,16 @@ def entry_key(entry: Any, node: schema.Node) -> _Key:
 class Fold:
     """An Ignition config being merged into, child after child (see the module docstring for the rules)."""
 
-    def __init__(self, base: Mapping[str, Any], version: str) -> None:
+    def __init__(self, base: Mapping[str, Any], version: str, adopt: Collection[int] = ()) -> None:
         self.version = version
         self.root = schema.root(version)
-        self.result: dict[str, Any] = copy_known(base, self.root)
+        self.result: dict[str, Any] = copy_known(base, self.root, adopt)
+        # The ids the callers offered for adoption, and the configs holding those objects: kept alive with
+        # the fold, so that no other object can take one of those ids. `_touched`: entries merged into.
+        self._adoptable: set[int] = set(adopt)
+        self._holders: list[Mapping[str, Any]] = [base] if adopt else []
+        self._touched: set[int] = set()
+        self._adopt: Collection[int] = ()
         # id(list) -> (the list, {key: entry}) for keyed lists of objects in the result; holding the list
         # keeps its id from being reused by another list after it is dropped.
         self._index: dict[int, tuple[list[Any], dict[_Key, Any]]] = {}
@@ -96,9 +111,25 @@ class Fold:
         # list or object and needs `prune_empty`; copies never hold empties.
         self.may_have_empties = False
 
-    def merge(self, child: Mapping[str, Any]) -> None:
-        """Merge one child config (already in this fold's spec version) into the result."""
+    def merge(self, child: Mapping[str, Any], adopt: Collection[int] = ()) -> None:
+        """Merge one child config (already in this fold's spec version) into the result; the entries whose
+        id() is in `adopt` are the caller's own copies, taken as they are (see the module docstring)."""
+        if adopt:
+            self._adoptable.update(adopt)
+            self._holders.append(child)
+        self._adopt = adopt
         self._merge_object(self.result, child, self.root)
+        self._adopt = ()
+
+    def trusted(self) -> frozenset[int]:
+        """id() of the result's files, directories and links that are adopted objects never merged into."""
+        storage = self.result.get("storage")
+        if not isinstance(storage, dict) or not self._adoptable:
+            return frozenset()
+        present: set[int] = set()
+        for name in ("files", "directories", "links"):
+            present.update(map(id, storage.get(name) or ()))
+        return frozenset((present & self._adoptable) - self._touched)
 
     def _index_of(self, items: list[Any], node: schema.Node) -> dict[_Key, Any]:
         found = self._index.get(id(items))
@@ -146,9 +177,7 @@ class Fold:
         if keyspaces:
             for members in keyspaces.values():
                 for key, fnode, value in members:
-                    siblings = tuple(k for k, n in ((k, f.node) for k, f in fields.items())
-                                     if n.kind == "list" and n.keyspace == fnode.keyspace and k != key)
-                    self._merge_list(parent, key, value, fnode, siblings)
+                    self._merge_list(parent, key, value, fnode, _siblings(node, key))
 
     def _merge_list(self, parent: dict[str, Any], key: str, child: list[Any], node: schema.Node,
                     siblings: tuple[str, ...]) -> None:
@@ -171,6 +200,11 @@ class Fold:
             index = self._index_of(current, node)
         sibling_lists = [(s, parent[s]) for s in siblings if isinstance(parent.get(s), list) and parent[s]]
         is_header = item.go == "HTTPHeader"
+        if not scalar and not sibling_lists and not is_header and node.key not in _COMPUTED_KEYS:
+            self._merge_keyed(current, index, child, node.key, item)  # the common case, without the detours
+            parent[key] = current
+            self._index[id(current)] = (current, index)
+            return
         for entry in child:
             k = entry_key(entry, node)
             for sname, slist in sibling_lists:
@@ -188,14 +222,36 @@ class Fold:
                 continue
             if existing is not None:
                 if _is_map(entry):
+                    self._touched.add(id(existing))
                     self._merge_object(existing, entry, item)
                 continue
-            new = copy_known(entry, item)
+            new = entry if self._adopt and id(entry) in self._adopt else copy_known(entry, item)
             current.append(new)
             index[k] = new
         parent[key] = current
         if not scalar:
             self._index[id(current)] = (current, index)
+
+    def _merge_keyed(self, current: list[Any], index: dict[_Key, Any], child: list[Any], key: str,
+                     item: schema.Node) -> None:
+        """`_merge_list`'s loop for objects keyed by a field, with no sibling list holding entries."""
+        adopt, touched = self._adopt, self._touched
+        for entry in child:
+            if type(entry) is dict:
+                k = entry.get(key)
+            elif _is_map(entry):
+                k = entry.get(key)
+            else:
+                k = entry
+            existing = index.get(k)
+            if existing is not None:
+                if _is_map(entry):
+                    touched.add(id(existing))
+                    self._merge_object(existing, entry, item)
+                continue
+            new = entry if adopt and id(entry) in adopt else copy_known(entry, item)
+            current.append(new)
+            index[k] = new
 
     def _drop(self, parent: dict[str, Any], sname: str, slist: list[Any], k: _Key, node: schema.Node) -> None:
         """Remove the entry keyed `k` from a sibling list of the same key space (if it has one)."""
@@ -214,6 +270,20 @@ class Fold:
                 if e is victim:
                     del slist[i]
                     break
+
+
+_COMPUTED_KEYS = (schema.KEY_VALUE, schema.KEY_PARTITION)
+_SIBLINGS: dict[tuple[int, str], tuple[str, ...]] = {}
+
+
+def _siblings(node: schema.Node, key: str) -> tuple[str, ...]:
+    """The other list fields of `node` sharing `key`'s key space (files/directories/links)."""
+    found = _SIBLINGS.get((id(node), key))
+    if found is None:
+        space = node.fields[key].node.keyspace
+        found = _SIBLINGS[(id(node), key)] = tuple(
+            k for k, f in node.fields.items() if f.node.kind == "list" and f.node.keyspace == space and k != key)
+    return found
 
 
 def prune_empty(value: Any) -> Any:

@@ -23,7 +23,7 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ignition.errors import IgnitionError
@@ -58,57 +58,133 @@ def to_render_version(config: Mapping[str, Any], *, name: str = "") -> Mapping[s
         raise MergeError(name, f"cannot translate Ignition {version} to {IGNITION_VERSION}: {exc}") from exc
 
 
+def _owned_plain(entry: dict[str, Any], reset: bool) -> dict[str, Any]:
+    """The fold's own copy of a plain file or directory (ignition/rules/plain.py: scalars, plus `contents`,
+    `user` and `group` holding scalars), equal to what `copy_known` makes of it, after the compression
+    reset when `reset`."""
+    new = dict(entry)
+    for owner in ("user", "group"):
+        if owner in new:
+            new[owner] = dict(new[owner])
+    contents = entry.get("contents")
+    if reset:
+        contents = dict(contents) if contents is not None else {}
+        if contents.get("compression") is None:
+            contents["compression"] = ""
+        new["contents"] = contents
+    elif contents is not None:
+        if contents:
+            new["contents"] = dict(contents)
+        else:
+            del new["contents"]  # copy_known leaves empty objects out
+    return new
+
+
+def _owned_copies(config: Mapping[str, Any], plain: Collection[int], *,
+                  reset: bool) -> tuple[Mapping[str, Any], frozenset[int]]:
+    """`config` with the fold's own copies of its plain files and directories (and, when `reset`, every
+    file's unset `contents.compression` made `""`); the copies' id()s are what the fold may adopt."""
+    storage = config.get("storage")
+    if not isinstance(storage, Mapping):
+        return config, frozenset()
+    files = storage.get("files")
+    dirs = storage.get("directories")
+    if not (isinstance(files, list) and files) and not (plain and isinstance(dirs, list) and dirs):
+        return config, frozenset()
+    owned: list[int] = []
+    new_storage = dict(storage)
+    if isinstance(files, list) and files and (reset or plain):
+        new_files = []
+        for f in files:
+            if plain and id(f) in plain:
+                contents = f.get("contents")
+                if reset and "user" not in f and "group" not in f and type(contents) is dict \
+                        and "compression" not in contents:
+                    f = {**f, "contents": {**contents, "compression": ""}}  # `_owned_plain`, the usual case
+                else:
+                    f = _owned_plain(f, reset)
+                owned.append(id(f))
+            elif reset and isinstance(f, Mapping):
+                contents = f.get("contents")
+                contents = dict(contents) if isinstance(contents, Mapping) else {}
+                if contents.get("compression") is None:
+                    contents["compression"] = ""
+                f = {**f, "contents": contents}
+            new_files.append(f)
+        new_storage["files"] = new_files
+    if plain and isinstance(dirs, list) and dirs:
+        new_dirs = []
+        for d in dirs:
+            if id(d) in plain:
+                d = _owned_plain(d, False)
+                owned.append(id(d))
+            new_dirs.append(d)
+        new_storage["directories"] = new_dirs
+    return {**config, "storage": new_storage}, frozenset(owned)
+
+
 def _with_compression_reset(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A shallow copy of `config` where every file's unset `contents.compression` is `""`."""
-    storage = config.get("storage")
-    files = storage.get("files") if isinstance(storage, Mapping) else None
-    if not isinstance(files, list) or not files:
-        return config
-    new_files = []
-    for f in files:
-        if isinstance(f, Mapping):
-            contents = f.get("contents")
-            contents = dict(contents) if isinstance(contents, Mapping) else {}
-            if contents.get("compression") is None:
-                contents["compression"] = ""
-            f = {**f, "contents": contents}
-        new_files.append(f)
-    assert isinstance(storage, Mapping)
-    return {**config, "storage": {**storage, "files": new_files}}
+    return _owned_copies(config, (), reset=True)[0]
 
 
 def _finish_files(config: dict[str, Any]) -> None:
     """Drop `compression: ""` and default `overwrite` to true on every file that has contents."""
     for f in (config.get("storage") or {}).get("files") or ():
         contents = f.get("contents")
-        if isinstance(contents, dict) and contents.get("compression") == "":
+        if type(contents) is not dict:
+            continue
+        if contents.get("compression") == "":
             del contents["compression"]
-        if f.get("overwrite") is None and isinstance(contents, dict) and contents.get("source") is not None:
+        if contents.get("source") is not None and f.get("overwrite") is None:
             f["overwrite"] = True
 
 
-def merge_configs(configs: Sequence[MachineConfig]) -> dict[str, Any]:
+def merge_configs(configs: Sequence[MachineConfig], plain: Collection[int] = ()) -> dict[str, Any]:
     """Rule 1: the merged Ignition config of MachineConfigs in merge order."""
+    return merge_configs_traced(configs, plain)[0]
+
+
+def merge_configs_traced(configs: Sequence[MachineConfig],
+                         plain: Collection[int] = ()) -> tuple[dict[str, Any], frozenset[int]]:
+    """Rule 1, plus the id()s of the result's entries that are copies of one input's plain entry.
+
+    `plain`: id()s of the inputs' files and directories that validation found plain (ignition/rules/plain.py,
+    `Report.plain`). Copies of those are made once here and adopted by the fold; those never merged into
+    stay plain through `_finish_files` (an `overwrite: true` beside a source, an empty compression dropped),
+    so the merged result's validation may skip their per-entry rules (validate_mc.validate_result)."""
     fold: Fold | None = None
     for mc in configs:
         if fold is None:
             base = to_render_version(mc.spec.config, name=mc.name) if mc.has_config else \
                 {"ignition": {"version": IGNITION_VERSION}}
-            fold = Fold(base, IGNITION_VERSION)
+            base, owned = _owned_copies(base, plain, reset=False) if plain else (base, frozenset())
+            fold = Fold(base, IGNITION_VERSION, owned)
             continue
         if not mc.has_config:
             continue
-        fold.merge(_with_compression_reset(to_render_version(mc.spec.config, name=mc.name)))
+        child, owned = _owned_copies(to_render_version(mc.spec.config, name=mc.name), plain, reset=True)
+        fold.merge(child, owned)
     result = fold.result if fold is not None else {"ignition": {"version": IGNITION_VERSION}}
     _finish_files(result)
-    out = prune_empty(result) if fold is None or fold.may_have_empties else result
+    pruned = fold is None or fold.may_have_empties
+    out = prune_empty(result) if pruned else result
     out.setdefault("ignition", {})["version"] = IGNITION_VERSION
-    return out
+    trusted = fold.trusted() if fold is not None and not pruned else frozenset()
+    return out, trusted
 
 
 def merge_machine_configs(configs: Sequence[MachineConfig], *, default_os_image: str = "",
                           default_extensions_image: str = "") -> MachineConfigSpec:
     """Rules 1-7: one MachineConfigSpec from MachineConfigs in merge order."""
+    return merge_machine_configs_traced(configs, default_os_image=default_os_image,
+                                        default_extensions_image=default_extensions_image)[0]
+
+
+def merge_machine_configs_traced(configs: Sequence[MachineConfig], *, default_os_image: str = "",
+                                 default_extensions_image: str = "",
+                                 plain: Collection[int] = ()) -> tuple[MachineConfigSpec, frozenset[int]]:
+    """Rules 1-7, plus the plain result entries of `merge_configs_traced`."""
     kernel_type = "default"
     os_image, ext_image = default_os_image, default_extensions_image
     kargs: list[str] = []
@@ -126,6 +202,7 @@ def merge_machine_configs(configs: Sequence[MachineConfig], *, default_os_image:
                 os_image = spec.os_image_url
             if spec.base_os_extensions_container_image:
                 ext_image = spec.base_os_extensions_container_image
-    return MachineConfigSpec(config=merge_configs(configs), os_image_url=os_image,
+    config, trusted = merge_configs_traced(configs, plain)
+    return MachineConfigSpec(config=config, os_image_url=os_image,
                              base_os_extensions_container_image=ext_image, kernel_arguments=tuple(kargs),
-                             extensions=tuple(extensions), fips=fips, kernel_type=kernel_type)
+                             extensions=tuple(extensions), fips=fips, kernel_type=kernel_type), trusted

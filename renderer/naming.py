@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+import orjson
+
 from renderer.rendered import RENDERED_PREFIX, MachineConfigSpec
 
 SALT = bytes([
@@ -31,7 +33,16 @@ assert len(SALT) == 80
 
 def spec_bytes(spec: MachineConfigSpec) -> bytes:
     """The canonical serialisation that is hashed."""
-    return json.dumps(spec.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    data = spec.to_dict()
+    try:  # orjson writes these very bytes (tests/renderer/test_naming.py), ~10x faster on a big pool
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, lone surrogates
+        return reference_spec_bytes(data)
+
+
+def reference_spec_bytes(data: object) -> bytes:
+    """The definition of the canonical serialisation, with the json module."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def spec_hash(spec: MachineConfigSpec) -> str:

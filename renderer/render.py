@@ -37,7 +37,7 @@ from renderer.cluster import Cluster, ClusterFileError, load_cluster
 from renderer.disruption import DisruptionPolicy, PolicyError
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
-from renderer.merge_mc import MergeError, merge_machine_configs
+from renderer.merge_mc import MergeError, merge_machine_configs_traced
 from renderer.model import (
     GENERATED_BY,
     ROLE_LABEL,
@@ -57,7 +57,7 @@ from renderer.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfi
 from renderer.select import LabelSelector, parse_selector
 from renderer.store import NotFound, Store, StoreError
 from renderer.templates import CONTROLLER_VERSION, render_role, ssh_machine_config, template_roles
-from renderer.validate_mc import reconcile_problems, validate_machine_config, validate_result
+from renderer.validate_mc import Verdict, check_machine_config, reconcile_problems, validate_result
 
 MANIFESTS_DIR = "manifests"
 FILES_DIR = "files"
@@ -353,7 +353,7 @@ def _rfc3339(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str, list[Problem]],
+def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str, Verdict],
                 current: RenderedConfig | None = None, overrides: Sequence[str] = ()) -> _Outcome:
     """Select, order, validate, merge and name one pool's rendered config (no store writes)."""
     own = [p for owner, p in inputs.problems if _owned_by(owner, pool)]
@@ -383,17 +383,21 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
                               pool.origin.source, ("spec", "machineConfigSelector"), pool.origin.line))
         return _Outcome(pool, None, tuple(errors), tuple(warnings), sources)
     allowed = inputs.cluster.extensions_allow_list
+    plain: set[int] = set()
     for mc in selected:
         key = f"{mc.name}\0{mc.origin}"
         if key not in validated:
-            validated[key] = validate_machine_config(mc, allowed_extensions=allowed)
-        for p in validated[key]:
+            validated[key] = check_machine_config(mc, allowed_extensions=allowed)
+        verdict = validated[key]
+        for p in verdict.problems:
             (errors if p.severity == "error" else warnings).append(p)
+        plain.update(verdict.plain)
     if errors:
         return _Outcome(pool, None, tuple(errors), tuple(warnings), sources)
     try:
-        spec = merge_machine_configs(selected, default_os_image=inputs.cluster.os_image_url,
-                                     default_extensions_image=inputs.cluster.extensions_image)
+        spec, trusted = merge_machine_configs_traced(
+            selected, default_os_image=inputs.cluster.os_image_url,
+            default_extensions_image=inputs.cluster.extensions_image, plain=plain)
     except MergeError as exc:
         mc = next(m for m in selected if m.name == exc.name)
         errors.append(Problem("translate", exc.message, mc.origin.source, ("spec", "config"), mc.origin.line))
@@ -407,7 +411,7 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
     rendered = RenderedConfig(name=rendered_name(pool.name, spec), pool=pool.name, spec=spec, sources=sources,
                               annotations=annotations, provenance=compute_provenance(selected))
     size = machine_config_size(rendered)
-    errors.extend(validate_result(spec, selected, size=size, pool=pool.name))
+    errors.extend(validate_result(spec, selected, size=size, pool=pool.name, plain=trusted))
     if not errors and current is not None and current.name != rendered.name:
         errors.extend(reconcile_problems(current.name, current.spec, spec, selected, overrides=overrides))
     return _Outcome(pool, None if errors else rendered, tuple(errors), tuple(warnings), sources)
@@ -490,7 +494,7 @@ def _render_cluster(cluster_dir: Path, *, store: Store, clock: Callable[[], date
     clock = clock or (lambda: datetime.now(UTC))
     inputs = load_inputs(Path(cluster_dir))
     now = _rfc3339(clock)
-    validated: dict[str, list[Problem]] = {}
+    validated: dict[str, Verdict] = {}
     overrides = _overrides(inputs)
     outcomes: list[tuple[_Outcome, PoolRecord | None, RenderedConfig | None]] = []
     try:

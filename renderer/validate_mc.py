@@ -17,7 +17,8 @@ The merged result:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ignition.errors import IgnitionError
@@ -48,24 +49,33 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
 
 def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
     """(severity, path, code, message) of Ignition's verdict on a config dict."""
+    return _ignition_verdict(config)[0]
+
+
+def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (),
+                      ) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
+    """`ignition_problems`, plus the id()s of the config's plain files and directories (`Report.plain`);
+    `known_plain` as in `ignition.validate.validate_dict`."""
     ignition = config.get("ignition")
     version = ignition.get("version") if isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
         return [("error", ("ignition", "version"), "invalid-version",
                  "parsing Ignition config failed: invalid version. Supported spec versions: "
-                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))]
+                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
     if version not in SUPPORTED_VERSIONS:
         return [("error", ("ignition", "version"), "unknown-version",
                  f"parsing Ignition config failed: unknown version {version!r}. Supported spec versions: "
-                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))]
+                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
+    plain: frozenset[int] = frozenset()
     try:
-        entries = list(validate_dict(config).entries)
+        report = validate_dict(config, known_plain=known_plain)
+        entries, plain = list(report.entries), report.plain
     except IgnitionError as exc:
-        report = getattr(exc, "report", None)
-        if report is None:
-            return [("error", (), "ignition", str(exc))]
-        entries = list(report.entries)
-    return [(e.severity, tuple(e.path), e.code, e.message) for e in entries]
+        failed = getattr(exc, "report", None)
+        if failed is None:
+            return [("error", (), "ignition", str(exc))], frozenset()
+        entries = list(failed.entries)
+    return [(e.severity, tuple(e.path), e.code, e.message) for e in entries], plain
 
 
 def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
@@ -82,16 +92,32 @@ def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
     return out
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """One input MachineConfig's problems, and the id()s of its config's plain files and directories
+    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts."""
+
+    problems: list[Problem]
+    plain: frozenset[int] = frozenset()
+
+
 def validate_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> list[Problem]:
     """Every problem of one input MachineConfig (errors and warnings)."""
+    return check_machine_config(mc, allowed_extensions=allowed_extensions).problems
+
+
+def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> Verdict:
+    """`validate_machine_config` with its plain entries (see `Verdict`)."""
     problems: list[Problem] = []
+    plain: frozenset[int] = frozenset()
     spec = mc.spec
     if spec.kernel_type not in KERNEL_TYPES:
         problems.append(mc_problem(mc, "kernel-type", ("spec", "kernelType"),
                                    f"kernelType={spec.kernel_type} is invalid"))
     if mc.has_config:
         config = spec.config
-        for severity, path, code, message in ignition_problems(config):
+        found, plain = _ignition_verdict(config)
+        for severity, path, code, message in found:
             problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
         for path, file_path, mode in _modes(config):
             hint = ""
@@ -105,12 +131,16 @@ def validate_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[s
             problems.append(mc_problem(mc, "extension-unsupported", ("spec", "extensions", index),
                                        f"invalid extensions found: [{' '.join(bad)}] "
                                        f"(allowed: {', '.join(allowed_extensions)})"))
-    return problems
+    return Verdict(problems, plain)
 
 
 def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *, size: int,
-                    pool: str) -> list[Problem]:
-    """Problems of a pool's merged spec; `size` is the length of its MachineConfig JSON."""
+                    pool: str, plain: Collection[int] | None = None) -> list[Problem]:
+    """Problems of a pool's merged spec; `size` is the length of its MachineConfig JSON.
+
+    `plain` (from merge_mc.merge_machine_configs_traced) names the merged entries that are copies of one
+    input's plain entry (ignition/rules/plain.py): they skip the plain test and the per-entry rules, which
+    they passed as inputs; everything else, and the whole-config rules, run as usual."""
     problems: list[Problem] = []
     if spec.kernel_type != "default" and "kernel-devel" in spec.extensions:
         culprit = next((m for m in configs if "kernel-devel" in m.spec.extensions), None)
@@ -121,7 +151,7 @@ def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *
                                        message))
         else:
             problems.append(Problem("kernel-devel", message, path=("spec", "extensions")))
-    for severity, path, code, message in ignition_problems(spec.config):
+    for severity, path, code, message in _ignition_verdict(spec.config, plain or ())[0]:
         if severity == "error":
             problems.append(Problem(code, f"merged config of pool {pool}: {message}",
                                     path=("spec", "config", *path)))

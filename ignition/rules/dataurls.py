@@ -19,6 +19,11 @@ _HEADER_OK = re.compile(
     r"(?:;[A-Za-z0-9.+-]+=[A-Za-z0-9.+-]+)*(;base64)?,"
 )
 _ASCII_OK = re.compile(r"(?:[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]|%[0-9A-Fa-f]{2})*")
+# A whole data URL that Go's url.Parse takes as opaque (no "#", no control character, no "/" after "data:")
+# and dataurl decodes: the common header followed by plain text or padded base64 (ignition/rules/plain.py).
+PLAIN_DATA_URL = re.compile(
+    _HEADER_OK.pattern.replace("(;base64)?,", "(?:,") + _ASCII_OK.pattern + "|;base64," + _B64_OK.pattern + ")"
+)
 
 
 def _token(c: str) -> bool:

@@ -7,6 +7,7 @@ space (files/directories/links; shouldExist/shouldNotExist) share one set, fille
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ignition.report import Path
@@ -66,8 +67,11 @@ _PLANS: dict[int, tuple[list[tuple[str, Node]], list[tuple[str, Node]]]] = {}
 _RELEVANT: dict[int, frozenset[str]] = {}
 
 
-def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
-    """Report every duplicate in `obj` and below it."""
+def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: Collection[int] = ()) -> None:
+    """Report every duplicate in `obj` and below it.
+
+    Items whose id() is in `plain` (ignition/rules/plain.py) hold no deduplicated list, so they are not
+    walked into; their own keys are still counted."""
     lists, deeper = _plan(node)
     spaces: dict[str, set[str]] = {}
     for name, lnode in lists:
@@ -81,6 +85,16 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
                 if item in seen:
                     ctx.error(path + (name, i), DUPLICATE)
                 seen.add(item)
+        elif key != KEY_PARTITION:
+            # a normalized document: items are dicts, key fields strings; the loop runs only on a repeat
+            keys = [item.get(key, "") for item in items]
+            if len(set(keys)) == len(keys) and seen.isdisjoint(keys):
+                seen.update(keys)
+                continue
+            for i, k in enumerate(keys):
+                if k in seen:
+                    ctx.error(path + (name, i), DUPLICATE)
+                seen.add(k)
         else:
             for i, item in enumerate(items):
                 k = _key(item, key)
@@ -93,11 +107,14 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
             continue
         if child.kind == "object":
             if not _relevant(child).isdisjoint(value):
-                check_dups(value, child, path + (name,), ctx)
+                check_dups(value, child, path + (name,), ctx, plain)
         else:
             item_node = child.item
             assert item_node is not None
             relevant = _relevant(item_node)
             for i, item in enumerate(value):
+                if plain and id(item) in plain:
+                    continue
                 if not relevant.isdisjoint(item):
-                    check_dups(item, item_node, path + (name, i), ctx)
+                    check_dups(item, item_node, path + (name, i), ctx, plain)
+
