@@ -31,7 +31,7 @@ _INT_MAX = 2**63 - 1
 
 def _plain_owner(owner: Any) -> bool:
     """`user`/`group`: an id or a name (not both, which Ignition refuses)."""
-    if type(owner) is not dict or not _OWNER_KEYS.issuperset(owner) or len(owner) != 1:
+    if type(owner) is not dict or not _OWNER_KEYS.issuperset(owner) or len(owner) != 1 or None in owner.values():
         return False
     value = owner.get("name")
     if value is not None:
@@ -42,6 +42,8 @@ def _plain_owner(owner: Any) -> bool:
 
 def _plain_node(entry: dict[str, Any]) -> bool:
     """The members files and directories share: path, mode without special bits, overwrite, owners."""
+    if None in entry.values():  # a null is dropped or zeroed by decode: not the same object any more
+        return False
     path = entry.get("path")
     if type(path) is not str or _CLEAN_ABSOLUTE.fullmatch(path) is None:
         return False
@@ -63,7 +65,7 @@ def plain_file(entry: dict[str, Any]) -> bool:
     contents = entry.get("contents")
     if contents is None:
         return entry.get("overwrite") is not True  # overwrite needs a source
-    if type(contents) is not dict or not _CONTENTS_KEYS.issuperset(contents):
+    if type(contents) is not dict or not _CONTENTS_KEYS.issuperset(contents) or None in contents.values():
         return False
     source = contents.get("source")
     if source is None:

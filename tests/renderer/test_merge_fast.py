@@ -1,0 +1,55 @@
+"""The merge's fast path (adopting copies of plain entries, trusting them in the result) changes nothing.
+
+Against the plain route on the same MachineConfigs: the same merged spec, the same problems for the merged
+result, inputs left untouched, and every trusted result entry really is plain.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ignition.rules.plain import plain_directory, plain_file
+from renderer.merge_mc import merge_machine_configs, merge_machine_configs_traced
+from renderer.validate_mc import check_machine_config, validate_result
+from tests.renderer.test_ignfold import config
+from tests.renderer.test_merge_mc import mc
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(config(), min_size=1, max_size=6))
+def test_adopting_plain_entries_changes_nothing(configs: list[dict[str, Any]]) -> None:
+    mcs = [mc(f"{i:02d}-worker-x", config=c) for i, c in enumerate(configs)]
+    before = copy.deepcopy(configs)
+    plain: set[int] = set()
+    for m in mcs:
+        plain.update(check_machine_config(m, allowed_extensions=()).plain)
+    fast, trusted = merge_machine_configs_traced(mcs, plain=plain)
+    slow = merge_machine_configs(mcs)
+    assert fast == slow
+    assert configs == before  # the inputs are never written to
+    assert validate_result(fast, mcs, size=0, pool="worker", plain=trusted) == \
+        validate_result(slow, mcs, size=0, pool="worker")
+    storage = fast.config.get("storage", {})
+    entries = {id(e): (kind, e) for kind in ("files", "directories", "links") for e in storage.get(kind, [])}
+    assert trusted <= entries.keys()
+    for kind, entry in (entries[i] for i in trusted):
+        assert (plain_file if kind == "files" else plain_directory)(entry)
+
+
+def test_a_file_merged_into_is_not_trusted() -> None:
+    base = {"ignition": {"version": "3.5.0"}, "storage": {"files": [
+        {"path": "/etc/a", "mode": 420, "contents": {"source": "data:,one"}},
+        {"path": "/etc/b", "contents": {"source": "data:,b"}}]}}
+    child = {"ignition": {"version": "3.5.0"}, "storage": {"files": [{"path": "/etc/a", "overwrite": False}]}}
+    mcs = [mc("00-worker", config=base), mc("01-worker", config=child)]
+    plain: set[int] = set()
+    for m in mcs:
+        plain.update(check_machine_config(m, allowed_extensions=()).plain)
+    spec, trusted = merge_machine_configs_traced(mcs, plain=plain)
+    a, b = spec.config["storage"]["files"]
+    assert a == {"path": "/etc/a", "mode": 420, "overwrite": False, "contents": {"source": "data:,one"}}
+    assert id(a) not in trusted and id(b) in trusted
