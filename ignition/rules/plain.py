@@ -45,13 +45,13 @@ def _plain_node(entry: dict[str, Any]) -> bool:
     if None in entry.values():  # a null is dropped or zeroed by decode: not the same object any more
         return False
     path = entry.get("path")
-    if type(path) is not str or _CLEAN_ABSOLUTE.fullmatch(path) is None:
+    if type(path) is not str or not path.startswith("/") or (
+            ("//" in path or "/." in path or path.endswith("/")) and _CLEAN_ABSOLUTE.fullmatch(path) is None):
         return False
-    mode = entry.get("mode")
-    if mode is not None and (type(mode) is not int or not 0 <= mode <= 0o777):
+    mode = entry.get("mode", 0)
+    if type(mode) is not int or not 0 <= mode <= 0o777:
         return False
-    overwrite = entry.get("overwrite")
-    if overwrite is not None and type(overwrite) is not bool:
+    if type(entry.get("overwrite", False)) is not bool:
         return False
     if "user" in entry and not _plain_owner(entry["user"]):
         return False
@@ -73,8 +73,7 @@ def plain_file(entry: dict[str, Any]) -> bool:
             return False
     elif type(source) is not str or (source and PLAIN_DATA_URL.fullmatch(source) is None):
         return False
-    compression = contents.get("compression")
-    return compression is None or compression == "" or compression == "gzip"
+    return contents.get("compression", "") in ("", "gzip")
 
 
 def plain_directory(entry: dict[str, Any]) -> bool:

@@ -20,11 +20,11 @@ from ignition.rules.urls import check_url
 from ignition.validate import validate_dict, validate_normalized
 from ignition.versions import ACCEPTED_VERSIONS
 
-PATHS = ["/etc/a", "/etc/./a", "/etc//a", "/etc/a/", "etc/a", "/", "/.a", "/..", "/a/..", "/a/..b", "", "/a b",
+PATHS = ["/etc/a", "/etc/x\n/y", "/a\n", "/etc/./a", "/etc//a", "/etc/a/", "etc/a", "/", "/.a", "/..", "/a/..", "/a/..b", "", "/a b",
          "/ä/ö", "/etc/systemd/system/x.service", "/a/.", "/..a/b", "//a", "/a\x00b"]
 SOURCES = ["data:,x", "data:,a%20b", "data:,%zz", "data:,%2", "data:;base64,aGk=", "data:;base64,aGk",
            "data:;base64,aGk=\n", "data:text/plain;charset=utf-8,x", "data:text/plain;charset=utf-8;base64,aGk=",
-           "data:,#", "data:,a\nb", "https://example.com/x", "", "data:/x", "DATA:,x", "data:,a b", "data:x,y",
+           "data:,#", "data:,a\nb", "data:,a\ndata:,b", "data:,a\n", "https://example.com/x", "", "data:/x", "DATA:,x", "data:,a b", "data:x,y",
            "data:;base64,a GkK", "data:application/octet-stream;base64,", "data:,ä", "data:;charset=x=y,z",
            "data:,\x7f", "tftp://h/x", "s3://b/k", "data:;base64,====", "data:,%0A%0a"]
 OWNERS: list[Any] = [{}, {"id": 0}, {"name": "core"}, {"id": 1, "name": "x"}, {"id": None}, {"name": None},
