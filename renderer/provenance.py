@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from itertools import accumulate, repeat
 from typing import Any
 
 from renderer.model import MachineConfig
@@ -45,30 +46,40 @@ def _line(mc: MachineConfig, path: tuple[str | int, ...], key_value: str | None)
     return str(mc.origin)
 
 
-# the values of the keys entries are keyed by ("path": "/etc/x", "name": "a.service", "device": ...)
-_STRING = re.compile(r'"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+# the values of the keys entries are keyed by ("path": "/etc/x", "name": "a.service", "device": ...).
+# Possessive: the same matches as `"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"` (a value splits
+# into its characters and escapes one way only, so backtracking never finds another) at a third of the cost.
+_STRING = re.compile(r'"(?:path|name|device)"\s*:\s*"([^"\\\n]*+(?:\\.[^"\\\n]*+)*+)"')
 _lines_cache: dict[int, tuple[Any, dict[str, int]]] = {}
+_start, _group = re.Match.start, re.Match.group
 
 
 def _string_lines(doc: Any) -> dict[str, int]:
-    """First line of every entry key value (path, name, device) of a JSON manifest (one pass, cached)."""
+    """First line of every entry key value (path, name, device) of a JSON manifest (one pass, cached).
+
+    Starts, values and line numbers are taken from the matches with `map`/`accumulate` (no Python code
+    per match); a value with an escape is decoded as before, one by one."""
     cached = _lines_cache.get(id(doc))
     if cached is not None and cached[0] is doc:
         return cached[1]
     text = doc.text
-    table: dict[str, int] = {}
-    line, last = 1, 0
-    for m in _STRING.finditer(text):
-        start = m.start()
-        line += text.count("\n", last, start)
-        last = start
-        raw = m.group(1)
-        if "\\" in raw:
-            try:
-                raw = json.loads(f'"{raw}"')
-            except ValueError:
-                continue
-        table.setdefault(raw, line)
+    matches = list(_STRING.finditer(text))
+    starts = [0, *map(_start, matches)]
+    values = list(map(_group, matches, repeat(1)))
+    # line of match k: 1 + the newlines between the starts of the matches before it
+    lines = list(accumulate(map(text.count, repeat("\n"), starts, starts[1:])))
+    table: dict[str, int]
+    if "\\" not in "".join(values):
+        table = dict(zip(reversed(values), map((1).__add__, reversed(lines)), strict=True))  # first one wins
+    else:
+        table = {}
+        for raw, line in zip(values, lines, strict=True):
+            if "\\" in raw:
+                try:
+                    raw = json.loads(f'"{raw}"')
+                except ValueError:
+                    continue
+            table.setdefault(raw, line + 1)
     if len(_lines_cache) > 4096:
         _lines_cache.clear()
     _lines_cache[id(doc)] = (doc, table)
@@ -131,40 +142,134 @@ def butane_origins(mc: MachineConfig, text: str, source: str) -> dict[str, str]:
     return out
 
 
-def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
-    """Provenance of every entry of the merged result of `configs` (in merge order)."""
-    setters: dict[str, list[str]] = {}
-    for mc in configs:
+# _KEYED grouped by section, with each key's prefix: one lookup of `storage` for its seven lists
+_SECTIONS = tuple((section, tuple((name, key, f"{section}.{name}[") for s, name, key in _KEYED if s == section))
+                  for section in dict.fromkeys(s for s, _n, _k in _KEYED))
+
+
+def _config_keys(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The keys and key values `_config_entries` gives, in its order, without building paths (JSON manifests
+    and generated MachineConfigs need none)."""
+    keys: list[str] = []
+    values: list[str] = []
+    for section, lists in _SECTIONS:
+        block = config.get(section)
+        if not (type(block) is dict or isinstance(block, Mapping)):
+            continue
+        for name, key, prefix in lists:
+            entries = block.get(name)
+            if not entries:
+                continue
+            if name != "units":
+                found = [entry[key] for entry in entries
+                         if (type(entry) is dict or isinstance(entry, Mapping)) and isinstance(entry.get(key), str)]
+                keys += [f"{prefix}{value}]" for value in found]
+                values += found
+                continue
+            for entry in entries:
+                if not (type(entry) is dict or isinstance(entry, Mapping)) or not isinstance(entry.get(key), str):
+                    continue
+                value = entry[key]
+                keys.append(f"{prefix}{value}]")
+                values.append(value)
+                for dropin in entry.get("dropins") or ():
+                    if isinstance(dropin, Mapping) and isinstance(dropin.get("name"), str):
+                        keys.append(f"systemd.units[{value}].dropins[{dropin['name']}]")
+                        values.append(dropin["name"])
+    return keys, values
+
+
+def _spec_entries(mc: MachineConfig) -> list[tuple[str, tuple[str | int, ...], str | None]]:
+    """(key, path in the manifest, key value) of what `spec` sets beside its config, in provenance order."""
+    spec = mc.spec
+    out: list[tuple[str, tuple[str | int, ...], str | None]] = []
+    if spec.kernel_arguments:
+        out += [(f"kernelArguments[{arg}]", ("spec", "kernelArguments", i), arg)
+                for i, arg in enumerate(spec.kernel_arguments)]
+    if spec.extensions:
+        out += [(f"extensions[{ext}]", ("spec", "extensions", i), ext) for i, ext in enumerate(spec.extensions)]
+    if (spec.os_image_url or spec.base_os_extensions_container_image) and not mc.generated:
+        if spec.os_image_url:
+            out.append(("osImageURL", ("spec", "osImageURL"), spec.os_image_url))
+        if spec.base_os_extensions_container_image:
+            out.append(("baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
+                        spec.base_os_extensions_container_image))
+    if spec.kernel_type in ("realtime", "64k-pages"):
+        out.append(("kernelType", ("spec", "kernelType"), spec.kernel_type))
+    if spec.fips:
+        out.append(("fips", ("spec", "fips"), None))
+    return out
+
+
+def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
+    """Every provenance key `mc` sets, in order, and the `name (file:line)` it is set by.
+
+    The per-entry `_where` only for YAML manifests (their lines come from the composed nodes); otherwise
+    the line of every key value comes from one dictionary and the strings from one format each."""
+    doc = mc.doc
+    if doc is not None and doc._node is not None:
+        entries: list[tuple[str, tuple[str | int, ...], str | None]] = []
         if mc.has_config:
-            for key, path, value in _config_entries(mc.spec.config):
-                setters.setdefault(key, []).append(_where(mc, key, (*mc.config_path, *path), value))
-        spec = mc.spec
-        for i, arg in enumerate(spec.kernel_arguments):
-            setters.setdefault(f"kernelArguments[{arg}]", []).append(
-                _where(mc, f"kernelArguments[{arg}]", ("spec", "kernelArguments", i), arg))
-        for i, ext in enumerate(spec.extensions):
-            setters.setdefault(f"extensions[{ext}]", []).append(
-                _where(mc, f"extensions[{ext}]", ("spec", "extensions", i), ext))
-        if not mc.generated:
-            if spec.os_image_url:
-                setters.setdefault("osImageURL", []).append(_where(mc, "osImageURL", ("spec", "osImageURL"),
-                                                                   spec.os_image_url))
-            if spec.base_os_extensions_container_image:
-                setters.setdefault("baseOSExtensionsContainerImage", []).append(
-                    _where(mc, "baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
-                           spec.base_os_extensions_container_image))
-        if spec.kernel_type in ("realtime", "64k-pages"):
-            setters.setdefault("kernelType", []).append(_where(mc, "kernelType", ("spec", "kernelType"),
-                                                               spec.kernel_type))
-        if spec.fips:
-            setters.setdefault("fips", []).append(_where(mc, "fips", ("spec", "fips"), None))
+            entries += [(key, (*mc.config_path, *path), value)
+                        for key, path, value in _config_entries(mc.spec.config)]
+        entries += _spec_entries(mc)
+        return [e[0] for e in entries], [_where(mc, *e) for e in entries]
+    keys: list[str]
+    values: list[str | None]
+    keys, values = _config_keys(mc.spec.config) if mc.has_config else ([], [])  # type: ignore[assignment]
+    for key, _path, value in _spec_entries(mc):
+        keys.append(key)
+        values.append(value)
+    name = mc.name
+    default = f"{name} ({mc.origin})"
+    if doc is None or not doc.text or not keys:
+        whos = [default] * len(keys)
+    else:  # `name (source:line)` of every key value of the manifest, then one look-up per entry
+        table = _string_lines(doc)
+        line_of = f"{name} ({doc.source}:".replace("%", "%%") + "%d)"
+        who_of = dict(zip(table, map(line_of.__mod__, table.values()), strict=True))
+        whos = list(map(who_of.get, values, repeat(default)))  # type: ignore[arg-type]
+    origins = mc.entry_origins
+    if origins:
+        for i, key in enumerate(keys):
+            origin = origins.get(key)
+            if origin is not None:
+                whos[i] = f"{name} ({origin})"
+    return keys, whos
+
+
+def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
+    """Provenance of every entry of the merged result of `configs` (in merge order).
+
+    `out` holds the one setter of most keys; only keys set more than once get a list in `multi`, found
+    with one set intersection per MachineConfig."""
     out: dict[str, str] = {}
-    for key, who in setters.items():
+    multi: dict[str, list[str]] = {}
+    for mc in configs:
+        keys, whos = _setters(mc)
+        local = dict(zip(keys, whos, strict=True))
+        if len(local) == len(keys):
+            for key in out.keys() & local.keys():
+                earlier = multi.get(key)
+                if earlier is None:
+                    multi[key] = [out[key], local[key]]
+                else:
+                    earlier.append(local[key])
+            out.update(local)
+            continue
+        for key, who in zip(keys, whos, strict=True):  # `mc` sets a key twice: one by one, in order
+            if key in out:
+                earlier = multi.get(key)
+                if earlier is None:
+                    multi[key] = [out[key], who]
+                else:
+                    earlier.append(who)
+            out[key] = who
+    for key, setters in multi.items():
         if key.startswith(_CONCATENATED) or key == "fips":
-            out[key] = who[0] if len(who) == 1 else f"{who[0]}; also from {', '.join(who[1:])}"
+            out[key] = f"{setters[0]}; also from {', '.join(setters[1:])}"
         else:
-            last, earlier = who[-1], who[:-1]
-            out[key] = last if not earlier else f"{last}; overrode {', '.join(reversed(earlier))}"
+            out[key] = f"{setters[-1]}; overrode {', '.join(reversed(setters[:-1]))}"
     out.setdefault("osImageURL", f"{default_source} (default)")
     return dict(sorted(out.items()))
 
