@@ -45,11 +45,11 @@ def reference_spec_bytes(data: object) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def spec_hash(spec: MachineConfigSpec) -> str:
-    """32 hex digits: MD5 over the salt and the canonical spec."""
-    return hashlib.md5(SALT + spec_bytes(spec), usedforsecurity=False).hexdigest()
+def spec_hash(spec: MachineConfigSpec, data: bytes | None = None) -> str:
+    """32 hex digits: MD5 over the salt and the canonical spec (`data`: its `spec_bytes`, if already made)."""
+    return hashlib.md5(SALT + (spec_bytes(spec) if data is None else data), usedforsecurity=False).hexdigest()
 
 
-def rendered_name(pool: str, spec: MachineConfigSpec) -> str:
-    """`rendered-<pool>-<hash>`."""
-    return f"{RENDERED_PREFIX}{pool}-{spec_hash(spec)}"
+def rendered_name(pool: str, spec: MachineConfigSpec, data: bytes | None = None) -> str:
+    """`rendered-<pool>-<hash>` (`data` as in `spec_hash`)."""
+    return f"{RENDERED_PREFIX}{pool}-{spec_hash(spec, data)}"

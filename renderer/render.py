@@ -49,7 +49,7 @@ from renderer.model import (
     Origin,
     parse_manifest,
 )
-from renderer.naming import rendered_name
+from renderer.naming import rendered_name, spec_bytes
 from renderer.order import merge_order
 from renderer.problems import Problem, RendererError
 from renderer.provenance import butane_origins, compute_provenance
@@ -408,20 +408,32 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
         annotations[RELEASE_VERSION] = release
     if spec.os_image_url != inputs.cluster.os_image_url:
         annotations[OS_IMAGE_OVERRIDDEN] = "true"
-    rendered = RenderedConfig(name=rendered_name(pool.name, spec), pool=pool.name, spec=spec, sources=sources,
-                              annotations=annotations, provenance=compute_provenance(selected))
-    size = machine_config_size(rendered)
+    canonical = spec_bytes(spec)
+    rendered = RenderedConfig(name=rendered_name(pool.name, spec, canonical), pool=pool.name, spec=spec,
+                              sources=sources, annotations=annotations, provenance=compute_provenance(selected))
+    size = machine_config_size(rendered, canonical)
     errors.extend(validate_result(spec, selected, size=size, pool=pool.name, plain=trusted))
     if not errors and current is not None and current.name != rendered.name:
         errors.extend(reconcile_problems(current.name, current.spec, spec, selected, overrides=overrides))
     return _Outcome(pool, None if errors else rendered, tuple(errors), tuple(warnings), sources)
 
 
-def machine_config_size(rendered: RenderedConfig) -> int:
-    """Bytes of the MachineConfig object as compact JSON (what the MCO measures; our provenance left out)."""
+def machine_config_size(rendered: RenderedConfig, canonical_spec: bytes | None = None) -> int:
+    """Bytes of the MachineConfig object as compact JSON (what the MCO measures; our provenance left out).
+
+    `canonical_spec`, the spec's compact JSON already made for the name (renderer/naming.py), saves
+    serialising the spec again: a JSON text's length does not depend on its key order."""
     data = rendered.to_dict()
     data.pop("provenance", None)
     data.pop("sources", None)
+    if canonical_spec is not None:
+        data["spec"] = 0
+        return machine_config_size_of(data) - 1 + len(canonical_spec)
+    return machine_config_size_of(data)
+
+
+def machine_config_size_of(data: Mapping[str, Any]) -> int:
+    """Length of `data` as compact UTF-8 JSON."""
     try:
         return len(orjson.dumps(data))  # the same bytes as json.dumps(separators=(",", ":"), ensure_ascii=False)
     except (TypeError, orjson.JSONEncodeError):

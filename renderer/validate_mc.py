@@ -78,13 +78,17 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
     return [(e.severity, tuple(e.path), e.code, e.message) for e in entries], plain
 
 
-def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
+def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path, str, int]]:
+    """Modes above 0777 (plain entries, whose ids are in `plain`, have none)."""
     out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
     if not isinstance(storage, Mapping):
         return out
     for kind in ("files", "directories"):
-        for i, entry in enumerate(storage.get(kind) or ()):
+        entries = storage.get(kind) or ()
+        if plain and isinstance(entries, list) and plain.issuperset(map(id, entries)):
+            continue
+        for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
                 mode = entry.get("mode")
                 if isinstance(mode, int) and not isinstance(mode, bool) and mode > MAX_MODE:
@@ -119,7 +123,7 @@ def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]
         found, plain = _ignition_verdict(config)
         for severity, path, code, message in found:
             problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
-        for path, file_path, mode in _modes(config):
+        for path, file_path, mode in _modes(config, plain):
             hint = ""
             if set(str(mode)) <= set("01234567") and int(str(mode), 8) <= MAX_MODE:
                 hint = f" (the decimal {mode} would be reasonable in octal: write 0{mode})"

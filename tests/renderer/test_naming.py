@@ -38,3 +38,15 @@ def test_name_ignores_key_order_and_follows_values() -> None:
     b = MachineConfigSpec(config={"storage": {"files": [{"mode": 420, "path": "/a"}]}, "ignition": {"version": "3.5.0"}})
     c = MachineConfigSpec(config={"ignition": {"version": "3.5.0"}, "storage": {"files": [{"path": "/a", "mode": 384}]}})
     assert rendered_name("worker", a) == rendered_name("worker", b) != rendered_name("worker", c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(config=st.dictionaries(TEXT, JSON, max_size=6))
+def test_size_from_the_canonical_bytes_is_the_size(config: dict[str, Any]) -> None:
+    from renderer.render import machine_config_size
+    from renderer.rendered import RenderedConfig
+
+    spec = MachineConfigSpec(config=config, extensions=("usbguard",))
+    rendered = RenderedConfig(name=rendered_name("worker", spec), pool="worker", spec=spec, sources=("a",),
+                              annotations={"k": "é"}, provenance={"x": "y"})
+    assert machine_config_size(rendered, spec_bytes(spec)) == machine_config_size(rendered)
