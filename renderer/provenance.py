@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, repeat
+from itertools import accumulate, compress, repeat
 from typing import Any
 
 from renderer.model import MachineConfig
@@ -221,14 +222,16 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
         keys.append(key)
         values.append(value)
     name = mc.name
-    default = f"{name} ({mc.origin})"
     if doc is None or not doc.text or not keys:
-        whos = [default] * len(keys)
-    else:  # `name (source:line)` of every key value of the manifest, then one look-up per entry
-        table = _string_lines(doc)
-        line_of = f"{name} ({doc.source}:".replace("%", "%%") + "%d)"
-        who_of = dict(zip(table, map(line_of.__mod__, table.values()), strict=True))
-        whos = list(map(who_of.get, values, repeat(default)))  # type: ignore[arg-type]
+        whos = [f"{name} ({mc.origin})"] * len(keys)
+    else:  # `name (source:line)` from the manifest's line table; `name (origin)` for a value not in it
+        prefix = f"{name} ({doc.source}:"
+        lines = list(map(_string_lines(doc).get, values))  # type: ignore[arg-type]
+        if None in lines:
+            default = f"{name} ({mc.origin})"
+            whos = [default if line is None else f"{prefix}{line})" for line in lines]
+        else:
+            whos = [f"{prefix}{line})" for line in lines]
     origins = mc.entry_origins
     if origins:
         for i, key in enumerate(keys):
@@ -241,37 +244,29 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
 def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
     """Provenance of every entry of the merged result of `configs` (in merge order).
 
-    `out` holds the one setter of most keys; only keys set more than once get a list in `multi`, found
-    with one set intersection per MachineConfig."""
-    out: dict[str, str] = {}
-    multi: dict[str, list[str]] = {}
+    Every (key, setter) in order goes into two flat lists; one dict of them keeps each key's last setter,
+    and only the keys set more than once (a Counter finds them) get their setters listed."""
+    keys: list[str] = []
+    whos: list[str] = []
     for mc in configs:
-        keys, whos = _setters(mc)
-        local = dict(zip(keys, whos, strict=True))
-        if len(local) == len(keys):
-            for key in out.keys() & local.keys():
-                earlier = multi.get(key)
-                if earlier is None:
-                    multi[key] = [out[key], local[key]]
-                else:
-                    earlier.append(local[key])
-            out.update(local)
-            continue
-        for key, who in zip(keys, whos, strict=True):  # `mc` sets a key twice: one by one, in order
-            if key in out:
-                earlier = multi.get(key)
-                if earlier is None:
-                    multi[key] = [out[key], who]
-                else:
-                    earlier.append(who)
-            out[key] = who
-    for key, setters in multi.items():
-        if key.startswith(_CONCATENATED) or key == "fips":
-            out[key] = f"{setters[0]}; also from {', '.join(setters[1:])}"
-        else:
-            out[key] = f"{setters[-1]}; overrode {', '.join(reversed(setters[:-1]))}"
+        mc_keys, mc_whos = _setters(mc)
+        keys += mc_keys
+        whos += mc_whos
+    out = dict(zip(keys, whos, strict=True))
+    if len(out) < len(keys):
+        twice = {key for key, count in Counter(keys).items() if count > 1}
+        setters: dict[str, list[str]] = {key: [] for key in twice}
+        for key, who in compress(zip(keys, whos, strict=True), map(twice.__contains__, keys)):
+            setters[key].append(who)
+        for key, listed in setters.items():
+            if key.startswith(_CONCATENATED) or key == "fips":
+                out[key] = f"{listed[0]}; also from {', '.join(listed[1:])}"
+            else:
+                out[key] = f"{listed[-1]}; overrode {', '.join(reversed(listed[:-1]))}"
     out.setdefault("osImageURL", f"{default_source} (default)")
-    return dict(sorted(out.items()))
+    ordered = dict.fromkeys(sorted(out), "")
+    ordered.update(out)  # the values into the sorted keys' places
+    return ordered
 
 
 def _names(key: str) -> list[str]:
