@@ -148,11 +148,11 @@ _SECTIONS = tuple((section, tuple((name, key, f"{section}.{name}[") for s, name,
                   for section in dict.fromkeys(s for s, _n, _k in _KEYED))
 
 
-def _config_keys(config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+def _config_keys(config: Mapping[str, Any]) -> tuple[list[str], list[str | None]]:
     """The keys and key values `_config_entries` gives, in its order, without building paths (JSON manifests
     and generated MachineConfigs need none)."""
     keys: list[str] = []
-    values: list[str] = []
+    values: list[str | None] = []
     for section, lists in _SECTIONS:
         block = config.get(section)
         if not (type(block) is dict or isinstance(block, Mapping)):
@@ -215,9 +215,7 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
                         for key, path, value in _config_entries(mc.spec.config)]
         entries += _spec_entries(mc)
         return [e[0] for e in entries], [_where(mc, *e) for e in entries]
-    keys: list[str]
-    values: list[str | None]
-    keys, values = _config_keys(mc.spec.config) if mc.has_config else ([], [])  # type: ignore[assignment]
+    keys, values = _config_keys(mc.spec.config) if mc.has_config else ([], [])
     for key, _path, value in _spec_entries(mc):
         keys.append(key)
         values.append(value)
@@ -226,7 +224,7 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
         whos = [f"{name} ({mc.origin})"] * len(keys)
     else:  # `name (source:line)` from the manifest's line table; `name (origin)` for a value not in it
         prefix = f"{name} ({doc.source}:"
-        lines = list(map(_string_lines(doc).get, values))  # type: ignore[arg-type]
+        lines = list(map(_string_lines(doc).get, values))  # type: ignore[arg-type]  # None: not in the table
         if None in lines:
             default = f"{name} ({mc.origin})"
             whos = [default if line is None else f"{prefix}{line})" for line in lines]
