@@ -225,7 +225,10 @@ def machine_configs(data: dict[str, Any], layout: str, origins: list[bool]) -> l
             doc.locate(("spec",))
         elif layout == "butane":  # as render.py builds it: no text, lines inside the .bu file
             mc = replace(mc, doc=Document(source="manifests/m.bu", index=0, data=doc.data))
-            mc = replace(mc, entry_origins=butane_origins(mc, yaml.safe_dump(data), "manifests/m.bu"))
+            try:
+                mc = replace(mc, entry_origins=butane_origins(mc, yaml.safe_dump(data), "manifests/m.bu"))
+            except TypeError:  # a junk list (`groups: 1`): compute_provenance raises too, as checked
+                pass
         elif layout == "no-doc":  # generated (templates, kubelet config): no document at all
             mc = replace(mc, doc=None)
         elif layout == "origins":  # some entries' lines known beforehand, the others looked up
