@@ -55,7 +55,7 @@ from renderer.problems import Problem, RendererError
 from renderer.provenance import butane_origins, compute_provenance
 from renderer.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from renderer.select import LabelSelector, parse_selector
-from renderer.store import NotFound, Store, StoreError
+from renderer.store import NotFound, Store, StoreError, check_name
 from renderer.templates import CONTROLLER_VERSION, render_role, ssh_machine_config, template_roles
 from renderer.validate_mc import Verdict, check_machine_config, reconcile_problems, validate_result
 
@@ -131,8 +131,8 @@ def _owner_of_broken(doc: Document) -> Any:
     data: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}
     kind = data.get("kind")
     meta: Mapping[str, Any] = data["metadata"] if isinstance(data.get("metadata"), Mapping) else {}
-    if kind == "MachineConfigPool" and isinstance(meta.get("name"), str):
-        return ("pool", meta["name"])
+    if kind == "MachineConfigPool" and isinstance(meta.get("name"), str) and _usable_name(meta["name"]):
+        return ("pool", meta["name"])  # (a pool the store cannot name could be any pool: every pool)
     if kind == "MachineConfig":
         labels = _raw_labels(doc)
         if labels is not None:
@@ -145,6 +145,14 @@ def _owner_of_broken(doc: Document) -> Any:
         if sel is not None and not problems:
             return ("pool-selector", sel)
     return _ALL
+
+
+def _usable_name(name: str) -> bool:
+    try:
+        check_name("pools", name)
+    except StoreError:
+        return False
+    return True
 
 
 _FCOS_NAME = re.compile(r"^\d+-([a-z0-9]+)-")

@@ -58,3 +58,14 @@ def test_loading_any_text_never_raises(text: str) -> None:
         assert p.format().startswith("manifests/x.yaml")
     for doc in docs:
         doc.locate(("spec", "config", 0))
+
+
+def test_a_pool_manifest_with_an_unusable_name_degrades_every_pool(tmp_path: Path) -> None:
+    """Found by the property above: `metadata.name: ""` once made the render raise from the store."""
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "cluster.yaml").write_text("name: x\n")
+    (tmp_path / "manifests" / "pool.yaml").write_text(
+        "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfigPool\nmetadata:\n  name: ''\nspec: {}\n")
+    result = render_cluster(tmp_path, store=MemoryStore())
+    assert set(result.pools) == {"master", "worker"}
+    assert all(any("metadata.name" in e or "name" in e for e in p.errors) for p in result.pools.values())
