@@ -80,7 +80,15 @@ def _owned_plain(entry: dict[str, Any], reset: bool) -> dict[str, Any]:
     return new
 
 
-def _owned_copies(config: Mapping[str, Any], plain: Collection[int], *,
+def _owned_plain_file_reset(entry: dict[str, Any]) -> dict[str, Any]:
+    """`_owned_plain(entry, True)` for a plain file, quicker in the usual shape (contents, no owners)."""
+    contents = entry.get("contents")
+    if type(contents) is dict and "compression" not in contents and "user" not in entry and "group" not in entry:
+        return {**entry, "contents": {**contents, "compression": ""}}
+    return _owned_plain(entry, True)
+
+
+def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *,
                   reset: bool) -> tuple[Mapping[str, Any], frozenset[int]]:
     """`config` with the fold's own copies of its plain files and directories (and, when `reset`, every
     file's unset `contents.compression` made `""`); the copies' id()s are what the fold may adopt."""
@@ -93,16 +101,15 @@ def _owned_copies(config: Mapping[str, Any], plain: Collection[int], *,
         return config, frozenset()
     owned: list[int] = []
     new_storage = dict(storage)
-    if isinstance(files, list) and files and (reset or plain):
+    if isinstance(files, list) and files and reset and plain and plain.issuperset(map(id, files)):
+        new_files = [_owned_plain_file_reset(f) for f in files]  # every file plain: the usual MachineConfig
+        owned.extend(map(id, new_files))
+        new_storage["files"] = new_files
+    elif isinstance(files, list) and files and (reset or plain):
         new_files = []
         for f in files:
             if plain and id(f) in plain:
-                contents = f.get("contents")
-                if reset and "user" not in f and "group" not in f and type(contents) is dict \
-                        and "compression" not in contents:
-                    f = {**f, "contents": {**contents, "compression": ""}}  # `_owned_plain`, the usual case
-                else:
-                    f = _owned_plain(f, reset)
+                f = _owned_plain_file_reset(f) if reset else _owned_plain(f, False)
                 owned.append(id(f))
             elif reset and isinstance(f, Mapping):
                 contents = f.get("contents")
@@ -125,7 +132,7 @@ def _owned_copies(config: Mapping[str, Any], plain: Collection[int], *,
 
 def _with_compression_reset(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """A shallow copy of `config` where every file's unset `contents.compression` is `""`."""
-    return _owned_copies(config, (), reset=True)[0]
+    return _owned_copies(config, frozenset(), reset=True)[0]
 
 
 def _finish_files(config: dict[str, Any]) -> None:
@@ -153,6 +160,7 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
     `Report.plain`). Copies of those are made once here and adopted by the fold; those never merged into
     stay plain through `_finish_files` (an `overwrite: true` beside a source, an empty compression dropped),
     so the merged result's validation may skip their per-entry rules (validate_mc.validate_result)."""
+    plain = plain if isinstance(plain, (set, frozenset)) else frozenset(plain)
     fold: Fold | None = None
     for mc in configs:
         if fold is None:
