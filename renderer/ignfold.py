@@ -21,7 +21,8 @@ Rules (Ignition's `config/merge`, walked over `ignition.schema` of the target ve
 
 Adoption: a caller that already holds its own normalized copy of a list entry (merge_mc.py copies the plain
 files and directories that validation vouched for, ignition/rules/plain.py) passes its id() in `adopt`, and
-the fold puts that object in the result instead of copying it again. `trusted()` then names the result
+the fold puts that object in the result instead of copying it again (or, when its key is taken, merges it
+in field by field without walking the schema). `trusted()` then names the result
 entries that are still such adopted objects, never merged into: they are exactly an input's plain entry.
 """
 
@@ -247,7 +248,10 @@ class Fold:
             if existing is not None:
                 if _is_map(entry):
                     touched.add(id(existing))
-                    self._merge_object(existing, entry, item)
+                    if adopt and id(entry) in adopt:
+                        _merge_adopted(existing, entry)
+                    else:
+                        self._merge_object(existing, entry, item)
                 continue
             new = entry if adopt and id(entry) in adopt else copy_known(entry, item)
             current.append(new)
@@ -270,6 +274,21 @@ class Fold:
                 if e is victim:
                     del slist[i]
                     break
+
+
+def _merge_adopted(existing: dict[str, Any], entry: dict[str, Any]) -> None:
+    """`_merge_object` for a child entry the caller handed over as its own normalized copy of a plain entry
+    (scalars and objects of scalars, no null, known keys only): the same outcome, without the schema walk.
+    The child's inner objects are taken over, as the child copy itself is not used again."""
+    for key, value in entry.items():
+        if type(value) is dict:
+            current = existing.get(key)
+            if type(current) is dict:
+                current.update(value)
+            elif value:
+                existing[key] = value
+        else:
+            existing[key] = value
 
 
 _COMPUTED_KEYS = (schema.KEY_VALUE, schema.KEY_PARTITION)
