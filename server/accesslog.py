@@ -2,7 +2,7 @@
 
 Logged: time, worker pid, client address, method, path (never the query string, which may carry a
 token), status, body bytes, duration, User-Agent and Accept (truncated), and what the handler noted in
-`request["log"]` (pool, served version, rendered name, refusal reason). Never logged: Authorization,
+`request[LOG_NOTE]` (pool, served version, rendered name, refusal reason). Never logged: Authorization,
 cookies, request bodies.
 """
 
@@ -18,6 +18,8 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 LOGGER_NAME = "mco.access"
+# where handlers leave what the access log adds (a typed request key where aiohttp has them, 3.13+)
+LOG_NOTE: Any = web.RequestKey("log", dict) if hasattr(web, "RequestKey") else "log"
 _LIMIT = 200
 
 
@@ -52,7 +54,7 @@ class JsonAccessLogger(AbstractAccessLogger):
         self.logger.info(entry_json(
             remote=request.remote, method=request.method, path=request.rel_url.path, status=response.status,
             nbytes=response.body_length, seconds=time_taken, ua=request.headers.get("User-Agent"),
-            accept=request.headers.get("Accept"), noted=request.get("log")))
+            accept=request.headers.get("Accept"), noted=request.get(LOG_NOTE)))
 
     @property
     def enabled(self) -> bool:

@@ -21,6 +21,7 @@ from aiohttp import web
 
 from renderer.rendered import ModelError, NodeStatus, PoolRecord
 from renderer.store import NotFound, Store, StoreError, check_name
+from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
@@ -71,7 +72,7 @@ class Handlers:
             return headers.get(name)
 
         answer = self.responder.answer(request.method, request.match_info["pool"], header, request.remote)
-        request["log"] = answer.note
+        request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
 
     # -- health and metrics --------------------------------------------------------------------------
@@ -93,7 +94,7 @@ class Handlers:
         try:
             self.policy.check_address(request.remote)
         except Refused as exc:
-            request["log"] = {"refused": exc.reason}
+            request[LOG_NOTE] = {"refused": exc.reason}
             return _error(403, "forbidden", "forbidden")
         return None
 
@@ -144,11 +145,11 @@ class Handlers:
             status = parse_report(node, body, reported_at=self.clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
         except StatusReportError as exc:
             return _error(400, "invalid-report", exc.message, exc.path)
-        request["log"] = {"pool": status.pool, "node": node, "state": status.state}
+        request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
         try:
             self.policy.check_token(status.pool, request.headers.get("Authorization"))
         except Refused as exc:
-            request["log"]["refused"] = exc.reason
+            request[LOG_NOTE]["refused"] = exc.reason
             return _error(403, "forbidden", "forbidden")
         try:
             await asyncio.to_thread(self._store_status, status)
@@ -180,7 +181,7 @@ class Handlers:
         try:
             answer = await asyncio.to_thread(self._desired, node, pool, request.headers.get("Authorization"))
         except Refused as exc:
-            request["log"] = {"refused": exc.reason}
+            request[LOG_NOTE] = {"refused": exc.reason}
             return _error(403, "forbidden", "forbidden")
         except NotFound as exc:
             return _error(404, "not-found", str(exc), exc.path)
@@ -237,7 +238,7 @@ class Handlers:
         try:
             self.policy.check_token(rendered.pool, request.headers.get("Authorization"))
         except Refused as exc:
-            request["log"] = {"refused": exc.reason}
+            request[LOG_NOTE] = {"refused": exc.reason}
             return _error(403, "forbidden", "forbidden")
         return web.Response(body=rendered.to_json_bytes(), content_type=_JSON)
 
