@@ -36,7 +36,7 @@ def plain_tests(version: str) -> Mapping[int, Accept]:
     return tests
 
 
-def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: Collection[int] = ()) -> Report:
+def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozenset[int] | set[int] = frozenset()) -> Report:
     """All rule entries for a document already decoded for `version` (no unused-key warnings here).
 
     `plain`: id() of files and directories known to pass every per-entry rule (decode's `accepted`);

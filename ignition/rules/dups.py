@@ -7,7 +7,6 @@ space (files/directories/links; shouldExist/shouldNotExist) share one set, fille
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from ignition.report import Path
@@ -67,7 +66,7 @@ _PLANS: dict[int, tuple[list[tuple[str, Node]], list[tuple[str, Node]]]] = {}
 _RELEVANT: dict[int, frozenset[str]] = {}
 
 
-def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: Collection[int] = ()) -> None:
+def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: frozenset[int] | set[int] = frozenset()) -> None:
     """Report every duplicate in `obj` and below it.
 
     Items whose id() is in `plain` (ignition/rules/plain.py) hold no deduplicated list, so they are not
@@ -111,6 +110,8 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: Col
         else:
             item_node = child.item
             assert item_node is not None
+            if plain and plain.issuperset(map(id, value)):
+                continue  # every item plain: nothing inside them to deduplicate
             relevant = _relevant(item_node)
             for i, item in enumerate(value):
                 if plain and id(item) in plain:
