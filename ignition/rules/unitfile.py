@@ -105,6 +105,70 @@ def _is_space(ch: str) -> bool:
 
 def deserialize(contents: str) -> list[UnitOption]:
     """Parse unit contents like go-systemd; raises UnitParseError with the Go error text."""
+    options = deserialize_lines(contents)
+    return options if options is not None else deserialize_runes(contents)
+
+
+_BYTE_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() strips
+
+
+def deserialize_lines(contents: str) -> list[UnitOption] | None:
+    """The lexer's result, line by line, for the text nearly every unit is; None for anything else.
+
+    Modelled exactly: ASCII text without carriage returns, every line shorter than LINE_MAX (so the "line
+    too long" check cannot fire), made of blank lines, comments without a backslash, `[Section]` headers
+    closed on their line with only blanks after, and `Name=value` lines inside a section, whose values
+    may continue over lines ending in a backslash. Before the first section only blank lines and comments
+    (the rune lexer would skip other text one character at a time). Anything else -- and every input the
+    lexer refuses -- answers None, and `deserialize_runes` decides (tests/ignition/test_unitfile.py checks
+    the two agree)."""
+    if not contents.isascii() or "\r" in contents:
+        return None
+    lines = contents.split("\n")  # the last one is what follows the final newline: read with EOF
+    if max(map(len, lines)) >= LINE_MAX:
+        return None
+    options: list[UnitOption] = []
+    section: str | None = None
+    last = len(lines) - 1
+    i = 0
+    while i <= last:
+        body = lines[i].lstrip()  # the lexer skips whitespace, newlines included, between entries
+        i += 1
+        if not body:
+            continue
+        first = body[0]
+        if first in "#;":
+            if "\\" in body:  # a comment may continue on the next line
+                return None
+            continue
+        if first == "[":
+            close = body.find("]")
+            if close < 0 or "\\" in body or body[close + 1:].strip(" \t\v\f"):
+                return None  # a name over lines, or garbage after it
+            section = body[1:close]
+            continue
+        equals = body.find("=")
+        if section is None or equals < 0:
+            return None
+        name = body[:equals].strip()
+        segment, at = body[equals + 1:], i - 1  # the value: the rest of the line, then continuations
+        partial = ""
+        while segment.strip(_BYTE_SPACE):  # (the lexer tests bytes: \x1c-\x1f are not blank here)
+            partial += segment
+            if not segment.endswith("\\"):
+                break
+            if at == last:  # a backslash before EOF: the next read is empty and ends the value
+                break
+            partial += "\n"
+            at += 1
+            segment = lines[at]
+        i = at + 1
+        options.append(UnitOption(section, name, partial.strip() + "\n" if partial.endswith("\n") else partial.strip()))
+    return options
+
+
+def deserialize_runes(contents: str) -> list[UnitOption]:
+    """The port of go-systemd's lexer, rune by rune (the reference for `deserialize_lines`)."""
     rd = _Reader(contents.encode("utf-8"))
     options: list[UnitOption] = []
     state = "next_section"
