@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+import orjson
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -199,9 +200,46 @@ class _DuplicateJSONKey(ValueError):
         self.key = key
 
 
+def _fast_json(text: str) -> Any:
+    """`json.loads(text, object_pairs_hook=_json_pairs)` when orjson can say so for certain, else _SLOW.
+
+    orjson parses ~4x faster but differs in three ways, each ruled out here (the slow way then decides,
+    with json's own result or error):
+    - it keeps the last of repeated keys. A repeat shows as a missing member, so as a missing ":" when the
+      result is written back (orjson writes one per member and escapes no ":"): the two counts of ":" are
+      equal exactly when no key repeats -- unless the text spells a colon as an escape, hiding it from the
+      count, so a text holding `\\u003a` goes the slow way;
+    - it turns an integer beyond 64 bits into a float: a text with 19 digits in a row goes the slow way;
+    - it refuses what json takes (NaN, Infinity, lone surrogates, 1e400, deep nesting): it raises."""
+    if "\\u003" in text and ("\\u003a" in text or "\\u003A" in text):
+        return _SLOW
+    try:
+        encoded = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate in the text itself (not read from a file)
+        return _SLOW
+    if _NINETEEN_DIGITS in encoded.translate(_DIGITS_AS_ZERO):
+        return _SLOW
+    try:
+        data = orjson.loads(encoded)
+        written = orjson.dumps(data)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError):
+        return _SLOW
+    if written.count(b":") != encoded.count(b":"):
+        return _SLOW  # a repeated key: the slow way names it
+    return data
+
+
+_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))  # every digit "0", else "x"
+_NINETEEN_DIGITS = b"0" * 19  # 2**63 has 19 digits
+_SLOW = object()
+
+
 def load_text(text: str, source: str) -> tuple[list[Document], list[Problem]]:
     """Every document of a manifest file's text; a file with any syntax problem yields no documents."""
     if _is_json(text):
+        data = _fast_json(text)
+        if data is not _SLOW:
+            return [Document(source=source, index=0, data=data, text=text)], []
         try:
             data = json.loads(text, object_pairs_hook=_json_pairs)
         except _DuplicateJSONKey as exc:

@@ -1,0 +1,75 @@
+"""JSON manifests through orjson (renderer/load.py `_fast_json`) give exactly what the json route gives.
+
+The reference is the same `load_text` with the fast path switched off: documents, problems and their
+line:col must be equal for any text, duplicates at any depth, escapes, big numbers and non-JSON included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from renderer import load
+
+KEYS = st.sampled_from(["a", "b", "a:b", "é", "\\", '"', "", "kind", "metadata", "u003a"])
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),
+                    st.text(st.sampled_from(list("ab:,{}[]\"\\é\u2028\x01 ")), max_size=6))
+VALUES: st.SearchStrategy[Any] = st.recursive(
+    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.lists(st.tuples(KEYS, inner), max_size=4)),
+    max_leaves=20)
+
+
+def _write(value: Any, style: int) -> str:
+    """JSON text of `value`, where a list of (key, value) pairs is an object (so keys may repeat)."""
+    if isinstance(value, list) and value and all(isinstance(p, tuple) for p in value):
+        sep = [":", " : ", ":\n", ": "][style % 4]
+        return "{" + ",".join(json.dumps(k, ensure_ascii=style % 3 == 0) + sep + _write(v, style) for k, v in value) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_write(v, style) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=style % 3 == 0)
+
+
+def _seen(result: tuple[list[load.Document], list[Any]]) -> tuple[list[Any], list[Any]]:
+    docs, problems = result
+    return [(d.source, d.index, json.dumps(d.data, default=repr), type(d.data), d.text)
+            for d in docs], problems
+
+
+def _loaded(text: str, source: str = "manifests/x.json", *, fast: bool = True) -> Any:
+    """What load_text gives, with or without the fast path (the reference)."""
+    saved = load._fast_json
+    if not fast:
+        load._fast_json = lambda _text: load._SLOW  # type: ignore[assignment]
+    try:
+        return _seen(load.load_text(text, source))
+    finally:
+        load._fast_json = saved  # type: ignore[assignment]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(pairs=st.lists(st.tuples(KEYS, VALUES), max_size=5), style=st.integers(0, 11))
+def test_objects_load_as_the_json_route_loads_them(pairs: list[tuple[str, Any]], style: int) -> None:
+    text = _write(pairs, style) if pairs else "{}"
+    assert _loaded(text) == _loaded(text, fast=False)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a":1,"a":2}', '{"a":{"b":1,"b":1}}', '{"a":"x:y","b":[1,2]}', '{"a":NaN}', '{"a":Infinity}',
+    '{"a":"\\u003a","a":1}', '{"a" : 1}', '{"a":1e400}', '{"a":18446744073709551616}', '{"a":-9223372036854775809}',
+    '{"a":"\\ud800"}', '{"é":"ü"}', '{"a":1}x', '{"a":', '{"a":"\\u003A"}', '{"a\\u0022":1,"a\\"":2}',
+    '{"a":12345678901234567890123}', '{"a":1.5e+3,"b":99999999999999999999}', '{a: 1}', '{"a":"\x01"}',
+])
+def test_table(text: str) -> None:
+    for source in ("manifests/x.json", "manifests/x.yaml"):
+        assert _loaded(text, source) == _loaded(text, source, fast=False)
+
+
+def test_the_fast_path_takes_ordinary_manifests() -> None:
+    text = json.dumps({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+                       "metadata": {"name": "50-x"}, "spec": {"config": {"ignition": {"version": "3.5.0"}}}},
+                      indent=2)
+    assert load._fast_json(text) is not load._SLOW
