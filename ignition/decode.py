@@ -12,7 +12,7 @@ UnmarshalTypeError: only the first one is reported), warns about keys the versio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,9 +80,10 @@ Accept = Callable[[dict[str, Any]], bool]
 
 
 class _Decoder:
-    def __init__(self, accept: Mapping[int, Accept] | None = None) -> None:
+    def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = ()) -> None:
         self.unused: list[Path] = []
         self.accept = accept or {}
+        self.known = known
         self.accepted: set[int] = set()
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
@@ -117,7 +118,11 @@ class _Decoder:
             out: list[Any] = []
             if item.kind == "object":
                 accept = self.accept.get(id(item))
+                known = self.known if accept is not None and not old else ()
                 for i, v in enumerate(value):
+                    if known and id(v) in known:
+                        out.append(v)  # vouched for by the caller, and listed among `accepted` by decode()
+                        continue
                     prev = old[i] if i < len(old) else None
                     if accept is not None and prev is None and type(v) is dict and accept(v):
                         out.append(v)  # the caller vouches that it decodes to itself: shared, not copied
@@ -208,13 +213,16 @@ class Decoded:
     accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
 
 
-def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None) -> Decoded:
+def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None,
+           known: frozenset[int] | set[int] = frozenset()) -> Decoded:
     """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring).
 
     `accept` maps id(item node) of a list of objects to a test that an item decodes to itself (no nulls,
     unknown or odd-cased keys, wrong types): such items are put in the result as they are, not copied,
-    and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py)."""
-    dec = _Decoder(accept)
+    and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py). Items whose id()
+    is in `known` are taken as accepted without the test (the caller has seen them pass it); `accepted`
+    then holds those ids too."""
+    dec = _Decoder(accept, known)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -223,4 +231,4 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
         out = dec.obj(doc, root(version), (), "")
     except _Stop as stop:
         return Decoded(None, stop.mismatch, dec.unused)
-    return Decoded(out, None, dec.unused, frozenset(dec.accepted))
+    return Decoded(out, None, dec.unused, frozenset(dec.accepted) | known if known else frozenset(dec.accepted))

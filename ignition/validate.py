@@ -66,13 +66,6 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
     return Report(ctx.entries)
 
 
-def _vouched_tests(version: str, known_plain: Collection[int]) -> Mapping[int, Accept]:
-    """`plain_tests`, answering True at once for the entries in `known_plain`."""
-    def vouch(test: Accept) -> Accept:
-        return lambda entry: id(entry) in known_plain or test(entry)
-    return {item: vouch(test) for item, test in plain_tests(version).items()}
-
-
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
                   known_plain: Collection[int] = ()) -> Report:
     """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
@@ -89,8 +82,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
             code = "version-unsupported" if problem == "unsupported config version" else "version-invalid"
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
-    tests = _vouched_tests(version, known_plain) if known_plain else plain_tests(version)
-    decoded = decode(dict(config), version, accept=tests)
+    known = known_plain if isinstance(known_plain, (set, frozenset)) else frozenset(known_plain)
+    decoded = decode(dict(config), version, accept=plain_tests(version), known=known)
     if decoded.mismatch is not None:
         m = decoded.mismatch
         return Report([Entry(ERROR, "json-type", m.path, m.message())])
