@@ -99,7 +99,8 @@ def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path,
 @dataclass(frozen=True)
 class Verdict:
     """One input MachineConfig's problems, and the id()s of its config's plain files and directories
-    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts."""
+    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts.
+    The ids name live objects only while that MachineConfig does: use them within one render."""
 
     problems: list[Problem]
     plain: frozenset[int] = frozenset()
