@@ -41,15 +41,15 @@ def _plain_owner(owner: Any) -> bool:
 
 
 def _plain_node(entry: dict[str, Any]) -> bool:
-    """The members files and directories share: path, mode without special bits, overwrite, owners."""
-    if None in entry.values():  # a null is dropped or zeroed by decode: not the same object any more
-        return False
+    """The members files and directories share: path, mode without special bits, overwrite, owners.
+
+    A null anywhere fails a type test below (decode would drop or zero it: not the same object any more)."""
     path = entry.get("path")
-    if type(path) is not str or not path.startswith("/") or (
-            ("//" in path or "/." in path or path.endswith("/")) and _CLEAN_ABSOLUTE.fullmatch(path) is None):
+    if type(path) is not str or path[:1] != "/" or (
+            ("//" in path or "/." in path or path[-1] == "/") and _CLEAN_ABSOLUTE.fullmatch(path) is None):
         return False
     mode = entry.get("mode", 0)
-    if type(mode) is not int or not 0 <= mode <= 0o777:
+    if type(mode) is not int or mode < 0 or mode > 0o777:
         return False
     if type(entry.get("overwrite", False)) is not bool:
         return False
@@ -58,22 +58,26 @@ def _plain_node(entry: dict[str, Any]) -> bool:
     return "group" not in entry or _plain_owner(entry["group"])
 
 
+_ABSENT = object()
+
+
 def plain_file(entry: dict[str, Any]) -> bool:
     """True when a `storage.files` entry decodes to itself and passes every File rule without an entry."""
     if not _FILE_KEYS.issuperset(entry) or not _plain_node(entry):
         return False
-    contents = entry.get("contents")
-    if contents is None:
+    contents = entry.get("contents", _ABSENT)
+    if contents is _ABSENT:
         return entry.get("overwrite") is not True  # overwrite needs a source
-    if type(contents) is not dict or not _CONTENTS_KEYS.issuperset(contents) or None in contents.values():
+    if type(contents) is not dict or not _CONTENTS_KEYS.issuperset(contents):
         return False
-    source = contents.get("source")
-    if source is None:
+    source = contents.get("source", _ABSENT)
+    if source is _ABSENT:
         if entry.get("overwrite") is True:
             return False
     elif type(source) is not str or (source and PLAIN_DATA_URL.fullmatch(source) is None):
         return False
-    return contents.get("compression", "") in ("", "gzip")
+    compression = contents.get("compression", "")
+    return compression == "" or compression == "gzip"
 
 
 def plain_directory(entry: dict[str, Any]) -> bool:
