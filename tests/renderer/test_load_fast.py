@@ -1,12 +1,15 @@
-"""JSON manifests through orjson (renderer/load.py `_fast_json`) give exactly what the json route gives.
+"""JSON manifests through orjson (renderer/load.py `_fast_json`) and files read as bytes give exactly what
+the json route and `read_text` gave.
 
-The reference is the same `load_text` with the fast path switched off: documents, problems and their
-line:col must be equal for any text, duplicates at any depth, escapes, big numbers and non-JSON included.
+The references are the same `load_text` with the fast path switched off, and load_file as it was (below):
+documents, problems and their line:col must be equal for any text, duplicates at any depth, escapes, big
+numbers, CR/CRLF line ends, non-UTF-8 bytes and non-JSON included.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,3 +76,33 @@ def test_the_fast_path_takes_ordinary_manifests() -> None:
                        "metadata": {"name": "50-x"}, "spec": {"config": {"ignition": {"version": "3.5.0"}}}},
                       indent=2)
     assert load._fast_json(text) is not load._SLOW
+
+
+def _load_file_read_text(path: Path, source: str) -> tuple[list[load.Document], list[load.Problem]]:
+    """The reference load_file: the text as `read_text` gives it (universal newlines, its UTF-8 errors)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return [], [load.Problem("encoding", f"not UTF-8 text: {exc.reason} at byte {exc.start}", source)]
+    except OSError as exc:
+        return [], [load.Problem("io", f"cannot read: {exc.strerror or exc}", source)]
+    return load.load_text(text, source)
+
+
+PIECES = st.sampled_from([b"{", b"}", b'"a"', b":", b"1", b",", b"\r\n", b"\r", b"\n", b" ", b"\xc3\xa9",
+                          b"\xff", b"\xc3", b"a: 1", b"- x", b'"\\u003a"', b"\r\r\n"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(chunks=st.lists(PIECES, max_size=25), suffix=st.sampled_from([".json", ".yaml"]))
+def test_load_file_reads_as_read_text_did(tmp_path_factory: pytest.TempPathFactory, chunks: list[bytes],
+                                          suffix: str) -> None:
+    path = tmp_path_factory.mktemp("m") / f"x{suffix}"
+    path.write_bytes(b"".join(chunks))
+    source = f"manifests/x{suffix}"
+    assert _seen(load.load_file(path, source)) == _seen(_load_file_read_text(path, source))
+
+
+def test_load_file_missing_is_the_same_problem(tmp_path: Path) -> None:
+    path = tmp_path / "gone.json"
+    assert load.load_file(path, "manifests/gone.json") == _load_file_read_text(path, "manifests/gone.json")
