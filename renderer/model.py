@@ -23,8 +23,8 @@ ROLE_LABEL = "machineconfiguration.openshift.io/role"
 GENERATED_BY = "machineconfiguration.openshift.io/generated-by-controller-version"
 NAME_SUFFIX = "machineconfiguration.openshift.io/mc-name-suffix"
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-_SPEC_KEYS = ("config", "osImageURL", "baseOSExtensionsContainerImage", "kernelArguments", "extensions",
-              "fips", "kernelType")
+_SPEC_KEYS = frozenset(("config", "osImageURL", "baseOSExtensionsContainerImage", "kernelArguments", "extensions",
+              "fips", "kernelType"))
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class _Checker:
         value = data.get(key)
         if value is None:
             return {}
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             self.type_error((*path, key), "an object of strings", value)
             return {}
         out: dict[str, str] = {}
@@ -183,7 +183,7 @@ class _Checker:
         value = data.get(key)
         if value is None:
             return {}
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             self.type_error((*path, key), "an object", value)
             return {}
         return value
@@ -217,7 +217,7 @@ def _origin(doc: Document) -> Origin:
 
 def _metadata(check: _Checker, data: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[str, str]]:
     meta = data.get("metadata")
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         if meta is None:
             check.add("required", ("metadata",), "metadata.name is required")
         else:
@@ -245,7 +245,7 @@ def machine_config_spec(check: _Checker, spec: Mapping[str, Any], path: Path) ->
             check.add("unused-key", (*path, key), f"unused key {key}", severity="warning")
     config = spec.get("config")
     has_config = config is not None
-    if has_config and not isinstance(config, Mapping):
+    if has_config and type(config) is not dict and not isinstance(config, Mapping):
         check.type_error((*path, "config"), "an Ignition config object", config)
         config, has_config = None, False
     fips = check.boolean(spec, "fips", path)
@@ -343,7 +343,7 @@ def parse_manifest(doc: Document) -> tuple[Manifest | None, list[Problem]]:
     """The typed object for a document, or None (problems say why); unknown kinds are a warning and skipped."""
     check = _Checker(doc)
     data = doc.data
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         check.type_error((), "a Kubernetes object (a mapping with apiVersion and kind)", data)
         return None, check.problems
     api, kind = data.get("apiVersion"), data.get("kind")
