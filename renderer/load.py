@@ -200,7 +200,7 @@ class _DuplicateJSONKey(ValueError):
         self.key = key
 
 
-def _fast_json(text: str) -> Any:
+def _fast_json(text: str, encoded: bytes | None = None) -> Any:
     """`json.loads(text, object_pairs_hook=_json_pairs)` when orjson can say so for certain, else _SLOW.
 
     orjson parses ~4x faster but differs in three ways, each ruled out here (the slow way then decides,
@@ -210,12 +210,14 @@ def _fast_json(text: str) -> Any:
       equal exactly when no key repeats -- unless the text spells a colon as an escape, hiding it from the
       count, so a text holding `\\u003a` goes the slow way;
     - it turns an integer beyond 64 bits into a float: a text with 19 digits in a row goes the slow way;
-    - it refuses what json takes (NaN, Infinity, lone surrogates, 1e400, deep nesting): it raises."""
-    if "\\u003" in text and ("\\u003a" in text or "\\u003A" in text):
-        return _SLOW
-    try:
-        encoded = text.encode()
-    except UnicodeEncodeError:  # a lone surrogate in the text itself (not read from a file)
+    - it refuses what json takes (NaN, Infinity, lone surrogates, 1e400, deep nesting): it raises.
+    `encoded` is `text` as UTF-8 when the caller has it (the file's bytes), saving the encoding."""
+    if encoded is None:
+        try:
+            encoded = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate in the text itself (not read from a file)
+            return _SLOW
+    if b"\\u003" in encoded and (b"\\u003a" in encoded or b"\\u003A" in encoded):
         return _SLOW
     if _NINETEEN_DIGITS in encoded.translate(_DIGITS_AS_ZERO):
         return _SLOW
@@ -234,10 +236,12 @@ _NINETEEN_DIGITS = b"0" * 19  # 2**63 has 19 digits
 _SLOW = object()
 
 
-def load_text(text: str, source: str) -> tuple[list[Document], list[Problem]]:
-    """Every document of a manifest file's text; a file with any syntax problem yields no documents."""
+def load_text(text: str, source: str, *, encoded: bytes | None = None) -> tuple[list[Document], list[Problem]]:
+    """Every document of a manifest file's text; a file with any syntax problem yields no documents.
+
+    `encoded`, if given, must be `text` encoded as UTF-8 (load_file passes the bytes it decoded)."""
     if _is_json(text):
-        data = _fast_json(text)
+        data = _fast_json(text, encoded)
         if data is not _SLOW:
             return [Document(source=source, index=0, data=data, text=text)], []
         try:
@@ -299,14 +303,17 @@ def _find_duplicate(text: str, key: str) -> tuple[int, int] | None:
 def load_file(path: FsPath, source: str) -> tuple[list[Document], list[Problem]]:
     """Every document of a manifest file on disk."""
     try:
-        text = path.read_bytes().decode("utf-8")  # (a third cheaper than read_text for many small files)
+        data = path.read_bytes()  # (a third cheaper than read_text for many small files)
+        text = data.decode("utf-8")
+        raw: bytes | None = data
         if "\r" in text:  # what read_text's universal newlines do
             text = text.replace("\r\n", "\n").replace("\r", "\n")
+            raw = None  # no longer the bytes of `text`
     except UnicodeDecodeError as exc:
         return [], [Problem("encoding", f"not UTF-8 text: {exc.reason} at byte {exc.start}", source)]
     except OSError as exc:
         return [], [Problem("io", f"cannot read: {exc.strerror or exc}", source)]
-    return load_text(text, source)
+    return load_text(text, source, encoded=raw)
 
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")

@@ -42,13 +42,13 @@ def _seen(result: tuple[list[load.Document], list[Any]]) -> tuple[list[Any], lis
             for d in docs], problems
 
 
-def _loaded(text: str, source: str = "manifests/x.json", *, fast: bool = True) -> Any:
-    """What load_text gives, with or without the fast path (the reference)."""
+def _loaded(text: str, source: str = "manifests/x.json", *, fast: bool = True, encoded: bool = False) -> Any:
+    """What load_text gives, with or without the fast path (the reference), given the UTF-8 or not."""
     saved = load._fast_json
     if not fast:
-        load._fast_json = lambda _text: load._SLOW  # type: ignore[assignment]
+        load._fast_json = lambda _text, _encoded=None: load._SLOW  # type: ignore[assignment]
     try:
-        return _seen(load.load_text(text, source))
+        return _seen(load.load_text(text, source, encoded=text.encode() if encoded else None))
     finally:
         load._fast_json = saved  # type: ignore[assignment]
 
@@ -57,7 +57,9 @@ def _loaded(text: str, source: str = "manifests/x.json", *, fast: bool = True) -
 @given(pairs=st.lists(st.tuples(KEYS, VALUES), max_size=5), style=st.integers(0, 11))
 def test_objects_load_as_the_json_route_loads_them(pairs: list[tuple[str, Any]], style: int) -> None:
     text = _write(pairs, style) if pairs else "{}"
-    assert _loaded(text) == _loaded(text, fast=False)
+    expected = _loaded(text, fast=False)
+    assert _loaded(text) == expected
+    assert _loaded(text, encoded=True) == expected
 
 
 @pytest.mark.parametrize("text", [
@@ -68,7 +70,9 @@ def test_objects_load_as_the_json_route_loads_them(pairs: list[tuple[str, Any]],
 ])
 def test_table(text: str) -> None:
     for source in ("manifests/x.json", "manifests/x.yaml"):
-        assert _loaded(text, source) == _loaded(text, source, fast=False)
+        expected = _loaded(text, source, fast=False)
+        assert _loaded(text, source) == expected
+        assert _loaded(text, source, encoded=True) == expected
 
 
 def test_the_fast_path_takes_ordinary_manifests() -> None:
