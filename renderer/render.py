@@ -493,13 +493,20 @@ def _record(previous: PoolRecord | None, outcome: _Outcome, now: str) -> tuple[P
 def _no_cyclic_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: a render builds many acyclic dicts, and the collector's passes
     over them cost ~20% of a large render. Reference counting still frees everything; the previous
-    setting is restored."""
+    setting is restored.
+
+    On the way out, what the render left alive (the rendered configs) is moved to the oldest generation
+    (`gc.freeze()` then `gc.unfreeze()`, which splices lists and traverses nothing): otherwise the first
+    young collection after re-enabling walks all of it at once (~15-40 ms for a 20,000-file cluster).
+    Cyclic garbage made meanwhile is only collected later, by a full collection."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
