@@ -39,8 +39,14 @@ def _outcome(fn: object, text: str) -> tuple[str, object]:
         return "error", str(exc)
 
 
+LONG = st.builds(lambda pre, n, fill: pre + fill * n, st.sampled_from(["A=", "# ", "[", "  B = "]),
+                 st.sampled_from([LINE_MAX - 3, LINE_MAX - 2, LINE_MAX - 1, LINE_MAX, 4093, 4094, 4095, 4096]),
+                 st.sampled_from(["x", "\\", " ", "]"]))
+LONG_UNIT = st.builds(lambda a, long, b: f"[Unit]\n{a}\n{long}\n{b}", UNIT, LONG, UNIT)
+
+
 @settings(max_examples=3000, deadline=None)
-@given(text=st.one_of(UNIT, st.builds(lambda a, b: f"[Unit]\n{a}\n{b}", UNIT, UNIT)))
+@given(text=st.one_of(UNIT, st.builds(lambda a, b: f"[Unit]\n{a}\n{b}", UNIT, UNIT), LONG_UNIT))
 def test_deserialize_matches_the_rune_lexer(text: str) -> None:
     fast = deserialize_lines(text)
     if fast is not None:
