@@ -130,11 +130,6 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
     return {**config, "storage": new_storage}, frozenset(owned)
 
 
-def _with_compression_reset(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A shallow copy of `config` where every file's unset `contents.compression` is `""`."""
-    return _owned_copies(config, frozenset(), reset=True)[0]
-
-
 def _finish_files(config: dict[str, Any]) -> None:
     """Drop `compression: ""` and default `overwrite` to true on every file that has contents."""
     for f in (config.get("storage") or {}).get("files") or ():
@@ -147,14 +142,10 @@ def _finish_files(config: dict[str, Any]) -> None:
             f["overwrite"] = True
 
 
-def merge_configs(configs: Sequence[MachineConfig], plain: Collection[int] = ()) -> dict[str, Any]:
-    """Rule 1: the merged Ignition config of MachineConfigs in merge order."""
-    return merge_configs_traced(configs, plain)[0]
-
-
 def merge_configs_traced(configs: Sequence[MachineConfig],
                          plain: Collection[int] = ()) -> tuple[dict[str, Any], frozenset[int]]:
-    """Rule 1, plus the id()s of the result's entries that are copies of one input's plain entry.
+    """Rule 1: the merged Ignition config of MachineConfigs in merge order, plus the id()s of the result's
+    entries that are copies of one input's plain entry.
 
     `plain`: id()s of the inputs' files and directories that validation found plain (ignition/rules/plain.py,
     `Report.plain`). Copies of those are made once here and adopted by the fold; those never merged into

@@ -47,15 +47,10 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
     return (*mc.config_path, *inner)
 
 
-def ignition_problems(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
-    """(severity, path, code, message) of Ignition's verdict on a config dict."""
-    return _ignition_verdict(config)[0]
-
-
 def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (),
                       ) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
-    """`ignition_problems`, plus the id()s of the config's plain files and directories (`Report.plain`);
-    `known_plain` as in `ignition.validate.validate_dict`."""
+    """(severity, path, code, message) of Ignition's verdict on a config dict, plus the id()s of the
+    config's plain files and directories (`Report.plain`); `known_plain` as in `ignition.validate_dict`."""
     ignition = config.get("ignition")
     version = ignition.get("version") if isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
@@ -106,13 +101,8 @@ class Verdict:
     plain: frozenset[int] = frozenset()
 
 
-def validate_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> list[Problem]:
-    """Every problem of one input MachineConfig (errors and warnings)."""
-    return check_machine_config(mc, allowed_extensions=allowed_extensions).problems
-
-
 def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> Verdict:
-    """`validate_machine_config` with its plain entries (see `Verdict`)."""
+    """Every problem of one input MachineConfig (errors and warnings), with its plain entries (see `Verdict`)."""
     problems: list[Problem] = []
     plain: frozenset[int] = frozenset()
     spec = mc.spec
