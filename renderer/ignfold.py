@@ -22,8 +22,8 @@ Rules (Ignition's `config/merge`, walked over `ignition.schema` of the target ve
 Adoption: a caller that already holds its own normalized copy of a list entry (merge_mc.py copies the plain
 files and directories that validation vouched for, ignition/rules/plain.py) passes its id() in `adopt`, and
 the fold puts that object in the result instead of copying it again (or, when its key is taken, merges it
-in field by field without walking the schema). `trusted()` then names the result
-entries that are still such adopted objects, never merged into: they are exactly an input's plain entry.
+in field by field without walking the schema). `trusted()` then names the result entries that are still
+such adopted objects, never merged into: they are exactly an input's plain entry.
 """
 
 from __future__ import annotations
@@ -238,12 +238,7 @@ class Fold:
         """`_merge_list`'s loop for objects keyed by a field, with no sibling list holding entries."""
         adopt, touched = self._adopt, self._touched
         for entry in child:
-            if type(entry) is dict:
-                k = entry.get(key)
-            elif _is_map(entry):
-                k = entry.get(key)
-            else:
-                k = entry
+            k = entry.get(key) if _is_map(entry) else entry
             existing = index.get(k)
             if existing is not None:
                 if _is_map(entry):
