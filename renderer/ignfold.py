@@ -29,11 +29,14 @@ such adopted objects, never merged into: they are exactly an input's plain entry
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 from ignition import schema
 
 _Key = Any
+_get = dict.get
 
 
 def _is_map(value: Any) -> bool:
@@ -235,8 +238,27 @@ class Fold:
 
     def _merge_keyed(self, current: list[Any], index: dict[_Key, Any], child: list[Any], key: str,
                      item: schema.Node) -> None:
-        """`_merge_list`'s loop for objects keyed by a field, with no sibling list holding entries."""
+        """`_merge_list`'s loop for objects keyed by a field, with no sibling list holding entries.
+
+        A child of adopted entries with distinct keys (the usual MachineConfig) goes in C-level passes: the
+        entries with new keys are appended and indexed at once, the few whose key is taken are merged
+        into the entry holding it; anything else goes entry by entry."""
         adopt, touched = self._adopt, self._touched
+        if adopt and isinstance(adopt, (set, frozenset)) and adopt.issuperset(map(id, child)):
+            keys = list(map(_get, child, repeat(key)))  # adopted entries are dicts (plain: they hold their key)
+            if len(set(keys)) == len(keys):
+                taken = index.keys() & keys
+                if taken:
+                    is_taken = list(map(taken.__contains__, keys))
+                    for k, entry in compress(zip(keys, child, strict=True), is_taken):
+                        existing = index[k]
+                        touched.add(id(existing))
+                        _merge_adopted(existing, entry)
+                    fresh = list(map(not_, is_taken))
+                    child, keys = list(compress(child, fresh)), list(compress(keys, fresh))
+                current += child
+                index.update(zip(keys, child, strict=True))
+                return
         for entry in child:
             k = entry.get(key) if _is_map(entry) else entry
             existing = index.get(k)

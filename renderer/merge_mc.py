@@ -23,7 +23,10 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Mapping, Sequence
+from itertools import compress, repeat
+from operator import contains, eq, is_not, or_, setitem
 from typing import Any
 
 from ignition.errors import IgnitionError
@@ -88,6 +91,21 @@ def _owned_plain_file_reset(entry: dict[str, Any]) -> dict[str, Any]:
     return _owned_plain(entry, True)
 
 
+_RESET = {"compression": ""}
+
+
+def _owned_plain_files_reset(files: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """`[_owned_plain_file_reset(f) for f in files]` for plain files all in the usual shape (contents
+    without compression, no owners), in C-level passes over the list; None when one is not."""
+    contents = list(map(dict.get, files, repeat("contents")))
+    if set(map(type, contents)) != {dict} or any(map(contains, contents, repeat("compression"))) \
+            or any(map(contains, files, repeat("user"))) or any(map(contains, files, repeat("group"))):
+        return None
+    copies = list(map(dict.copy, files))
+    deque(map(setitem, copies, repeat("contents"), map(or_, contents, repeat(_RESET))), maxlen=0)
+    return copies
+
+
 def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *,
                   reset: bool) -> tuple[Mapping[str, Any], frozenset[int]]:
     """`config` with the fold's own copies of its plain files and directories (and, when `reset`, every
@@ -101,8 +119,11 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
         return config, frozenset()
     owned: list[int] = []
     new_storage = dict(storage)
+    bulk = None
     if isinstance(files, list) and files and reset and plain and plain.issuperset(map(id, files)):
-        new_files = [_owned_plain_file_reset(f) for f in files]  # every file plain: the usual MachineConfig
+        # every file plain: the usual MachineConfig
+        bulk = _owned_plain_files_reset(files)
+        new_files = bulk if bulk is not None else [_owned_plain_file_reset(f) for f in files]
         owned.extend(map(id, new_files))
         new_storage["files"] = new_files
     elif isinstance(files, list) and files and (reset or plain):
@@ -131,8 +152,28 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
 
 
 def _finish_files(config: dict[str, Any]) -> None:
-    """Drop `compression: ""` and default `overwrite` to true on every file that has contents."""
-    for f in (config.get("storage") or {}).get("files") or ():
+    """Drop `compression: ""` and default `overwrite` to true on every file that has contents.
+
+    In C-level passes over the list when every file is a dict with a contents object (the usual merged
+    result); file by file otherwise."""
+    files = (config.get("storage") or {}).get("files") or ()
+    if not files:
+        return
+    contents = list(map(dict.get, files, repeat("contents"))) if set(map(type, files)) == {dict} else None
+    if contents is None or set(map(type, contents)) != {dict}:
+        _finish_files_one_by_one(files)
+        return
+    compressions = list(map(dict.get, contents, repeat("compression")))
+    if "" in compressions:
+        deque(map(dict.pop, compress(contents, map(eq, compressions, repeat(""))), repeat("compression")), maxlen=0)
+    sourced = list(compress(files, map(is_not, map(dict.get, contents, repeat("source")), repeat(None))))
+    if None in list(map(dict.setdefault, sourced, repeat("overwrite"), repeat(True))):
+        _finish_files_one_by_one(files)  # an explicit `overwrite: null`
+
+
+def _finish_files_one_by_one(files: Sequence[Any]) -> None:
+    """`_finish_files` for any list of files."""
+    for f in files:
         contents = f.get("contents")
         if type(contents) is not dict:
             continue

@@ -13,14 +13,39 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ignition.rules.plain import plain_directory, plain_file
-from renderer.merge_mc import merge_machine_configs, merge_machine_configs_traced
+from renderer.merge_mc import (
+    _finish_files,
+    _finish_files_one_by_one,
+    merge_machine_configs,
+    merge_machine_configs_traced,
+)
 from renderer.validate_mc import check_machine_config, validate_result
 from tests.renderer.test_ignfold import config
 from tests.renderer.test_merge_mc import mc
 
+# Configs made mostly of plain files, the shape the merge's C-level passes take (merge_mc
+# `_owned_plain_files_reset`, `_finish_files`; ignfold `_merge_keyed`): paths from a small set, so that a
+# child's paths are now all new, now partly taken; with the odd entry that sends a list the slow way.
+_PATHS = st.sampled_from([f"/etc/p{i}" for i in range(8)])
+_PLAIN_FILE = st.fixed_dictionaries({"path": _PATHS}, optional={
+    "mode": st.sampled_from([0o644, 0o600, 0o755]), "overwrite": st.booleans(),
+    "contents": st.fixed_dictionaries({}, optional={
+        "source": st.sampled_from(["data:,a", "data:,b%0A", "", "data:;base64,YQ=="]),
+        "compression": st.sampled_from(["", "gzip"])}),
+    "user": st.sampled_from([{"name": "core"}, {"id": 0}])})
+_USUAL_FILE = st.fixed_dictionaries({"path": _PATHS, "contents": st.fixed_dictionaries(
+    {"source": st.sampled_from(["data:,a", "data:,b%0A"])})}, optional={"mode": st.sampled_from([0o644, 0o600])})
+
+
+@st.composite
+def files_config(draw: st.DrawFn) -> dict[str, Any]:
+    entries = draw(st.lists(st.one_of(_USUAL_FILE, _USUAL_FILE, _USUAL_FILE, _PLAIN_FILE), max_size=6,
+                            unique_by=lambda f: f["path"]))
+    return {"ignition": {"version": "3.5.0"}, "storage": {"files": entries}}
+
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(config(), min_size=1, max_size=6))
+@given(st.one_of(st.lists(config(), min_size=1, max_size=6), st.lists(files_config(), min_size=1, max_size=6)))
 def test_adopting_plain_entries_changes_nothing(configs: list[dict[str, Any]]) -> None:
     mcs = [mc(f"{i:02d}-worker-x", config=c) for i, c in enumerate(configs)]
     before = copy.deepcopy(configs)
@@ -53,3 +78,19 @@ def test_a_file_merged_into_is_not_trusted() -> None:
     a, b = spec.config["storage"]["files"]
     assert a == {"path": "/etc/a", "mode": 420, "overwrite": False, "contents": {"source": "data:,one"}}
     assert id(a) not in trusted and id(b) in trusted
+
+
+_FINISH_FILE = st.fixed_dictionaries({"path": _PATHS}, optional={
+    "overwrite": st.sampled_from([True, False, None]),
+    "contents": st.one_of(st.none(), st.just("x"), st.fixed_dictionaries({}, optional={
+        "source": st.sampled_from(["data:,a", "", None]), "compression": st.sampled_from(["", "gzip", None])}))})
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_FINISH_FILE, max_size=8))
+def test_finish_files_in_passes_equals_file_by_file(files: list[Any]) -> None:
+    fast = {"storage": {"files": copy.deepcopy(files)}}
+    slow = copy.deepcopy(files)
+    _finish_files(fast)
+    _finish_files_one_by_one(slow)
+    assert fast["storage"]["files"] == slow
