@@ -24,7 +24,7 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import compress, repeat
 from operator import contains, eq, is_not, or_, setitem
 from typing import Any
@@ -92,14 +92,19 @@ def _owned_plain_file_reset(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 _RESET = {"compression": ""}
+# dict's methods unbound, typed for the C-level passes (map) over lists of JSON objects
+_get: Callable[[dict[str, Any], str], Any] = dict.get
+_pop: Callable[[dict[str, Any], str], Any] = dict.pop
+_setdefault: Callable[[dict[str, Any], str, Any], Any] = dict.setdefault
+_has: Callable[[dict[str, Any], str], bool] = contains
 
 
 def _owned_plain_files_reset(files: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """`[_owned_plain_file_reset(f) for f in files]` for plain files all in the usual shape (contents
     without compression, no owners), in C-level passes over the list; None when one is not."""
-    contents = list(map(dict.get, files, repeat("contents")))
-    if set(map(type, contents)) != {dict} or any(map(contains, contents, repeat("compression"))) \
-            or any(map(contains, files, repeat("user"))) or any(map(contains, files, repeat("group"))):
+    contents = list(map(_get, files, repeat("contents")))
+    if set(map(type, contents)) != {dict} or any(map(_has, contents, repeat("compression"))) \
+            or any(map(_has, files, repeat("user"))) or any(map(_has, files, repeat("group"))):
         return None
     copies = list(map(dict.copy, files))
     deque(map(setitem, copies, repeat("contents"), map(or_, contents, repeat(_RESET))), maxlen=0)
@@ -159,15 +164,16 @@ def _finish_files(config: dict[str, Any]) -> None:
     files = (config.get("storage") or {}).get("files") or ()
     if not files:
         return
-    contents = list(map(dict.get, files, repeat("contents"))) if set(map(type, files)) == {dict} else None
+    contents: list[Any] | None = list(map(_get, files, repeat("contents"))) \
+        if set(map(type, files)) == {dict} else None
     if contents is None or set(map(type, contents)) != {dict}:
         _finish_files_one_by_one(files)
         return
-    compressions = list(map(dict.get, contents, repeat("compression")))
+    compressions = list(map(_get, contents, repeat("compression")))
     if "" in compressions:
-        deque(map(dict.pop, compress(contents, map(eq, compressions, repeat(""))), repeat("compression")), maxlen=0)
-    sourced = list(compress(files, map(is_not, map(dict.get, contents, repeat("source")), repeat(None))))
-    if None in list(map(dict.setdefault, sourced, repeat("overwrite"), repeat(True))):
+        deque(map(_pop, compress(contents, map(eq, compressions, repeat(""))), repeat("compression")), maxlen=0)
+    sourced = list(compress(files, map(is_not, map(_get, contents, repeat("source")), repeat(None))))
+    if None in list(map(_setdefault, sourced, repeat("overwrite"), repeat(True))):
         _finish_files_one_by_one(files)  # an explicit `overwrite: null`
 
 
