@@ -125,6 +125,40 @@ class Fold:
         self._merge_object(self.result, child, self.root)
         self._adopt = ()
 
+    def merge_adopted_entries(self, section: str, name: str, entries: list[dict[str, Any]]) -> None:
+        """Merge adopted entries of the keyed list `section.name` (e.g. storage.files) into the result's
+        list, each as if it were the only entry of its own child config, in order.
+
+        For a caller that took those entries out of its later children (merge_mc.py: a pool's plain files),
+        so that they go in one pass instead of one walk per child. The outcome is `merge` child by child
+        when nothing else in any child shares their key space (no directories or links beside files): the
+        caller's promise; the result's sibling lists must be empty, and the list must already exist."""
+        parent = self.result.get(section)
+        field = self.root.fields[section].node.fields[name]
+        node = field.node
+        siblings = _siblings(self.root.fields[section].node, name)
+        if not isinstance(parent, dict) or not isinstance(parent.get(name), list) or node.key is None \
+                or any(parent.get(s) for s in siblings):
+            raise ValueError(f"merge_adopted_entries: {section}.{name} is not a keyed list alone in its key space")
+        current: list[Any] = parent[name]
+        index = self._index_of(current, node)
+        self._adoptable.update(map(id, entries))
+        self._holders.append({name: entries})
+        keys = list(map(_get, entries, repeat(node.key)))
+        if len(set(keys)) == len(keys) and index.keys().isdisjoint(keys):
+            current += entries
+            index.update(zip(keys, entries, strict=True))
+            return
+        touched = self._touched
+        for k, entry in zip(keys, entries, strict=True):
+            existing = index.get(k)
+            if existing is None:
+                current.append(entry)
+                index[k] = entry
+            else:
+                touched.add(id(existing))
+                _merge_adopted(existing, entry)
+
     def trusted(self) -> frozenset[int]:
         """id() of the result's files, directories and links that are adopted objects never merged into."""
         storage = self.result.get("storage")

@@ -156,6 +156,24 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
     return {**config, "storage": new_storage}, frozenset(owned)
 
 
+def _files(config: Mapping[str, Any]) -> list[Any]:
+    storage = config.get("storage")
+    files = storage.get("files") if isinstance(storage, Mapping) else None
+    return files if isinstance(files, list) else []
+
+
+def _files_alone_and_plain(config: Mapping[str, Any], plain: frozenset[int] | set[int]) -> bool:
+    """The config's storage holds files only, all plain: nothing else shares their key space, so a pool
+    of such configs may merge its later children's files in one pass (`Fold.merge_adopted_entries`)."""
+    storage = config.get("storage")
+    if storage is None:
+        return True
+    if type(storage) is not dict or not storage.keys() <= {"files"}:
+        return False
+    files = storage.get("files")
+    return files is None or (type(files) is list and plain.issuperset(map(id, files)))
+
+
 def _finish_files(config: dict[str, Any]) -> None:
     """Drop `compression: ""` and default `overwrite` to true on every file that has contents.
 
@@ -199,18 +217,33 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
     stay plain through `_finish_files` (an `overwrite: true` beside a source, an empty compression dropped),
     so the merged result's validation may skip their per-entry rules (validate_mc.validate_result)."""
     plain = plain if isinstance(plain, (set, frozenset)) else frozenset(plain)
+    translated = [(mc, to_render_version(mc.spec.config, name=mc.name) if mc.has_config else None)
+                  for mc in configs]
+    batching = bool(plain) and all(c is None or _files_alone_and_plain(c, plain) for _mc, c in translated)
+    batched: list[dict[str, Any]] = []  # later children's plain files, merged in one pass at the end
+    files_seen = False
     fold: Fold | None = None
-    for mc in configs:
+    for _mc, config in translated:
         if fold is None:
-            base = to_render_version(mc.spec.config, name=mc.name) if mc.has_config else \
-                {"ignition": {"version": IGNITION_VERSION}}
+            base = config if config is not None else {"ignition": {"version": IGNITION_VERSION}}
             base, owned = _owned_copies(base, plain, reset=False) if plain else (base, frozenset())
             fold = Fold(base, IGNITION_VERSION, owned)
+            files_seen = bool(_files(base))
             continue
-        if not mc.has_config:
+        if config is None:
             continue
-        child, owned = _owned_copies(to_render_version(mc.spec.config, name=mc.name), plain, reset=True)
+        files = _files(config)
+        if batching and files_seen and files:
+            batched += files
+            fold.merge({k: v for k, v in config.items() if k != "storage"})
+            continue
+        child, owned = _owned_copies(config, plain, reset=True)
         fold.merge(child, owned)
+        files_seen = files_seen or bool(files)
+    if fold is not None and batched:
+        copies = _owned_plain_files_reset(batched)
+        fold.merge_adopted_entries("storage", "files", copies if copies is not None else
+                                   [_owned_plain_file_reset(f) for f in batched])
     result = fold.result if fold is not None else {"ignition": {"version": IGNITION_VERSION}}
     _finish_files(result)
     pruned = fold is None or fold.may_have_empties

@@ -7,6 +7,7 @@ result, inputs left untouched, and every trusted result entry really is plain.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -55,6 +56,7 @@ def test_adopting_plain_entries_changes_nothing(configs: list[dict[str, Any]]) -
     fast, trusted = merge_machine_configs_traced(mcs, plain=plain)
     slow = merge_machine_configs(mcs)
     assert fast == slow
+    assert json.dumps(fast.config) == json.dumps(slow.config)  # the same key order too (YAML output keeps it)
     assert configs == before  # the inputs are never written to
     assert validate_result(fast, mcs, size=0, pool="worker", plain=trusted) == \
         validate_result(slow, mcs, size=0, pool="worker")
