@@ -131,15 +131,13 @@ class Fold:
 
         For a caller that took those entries out of its later children (merge_mc.py: a pool's plain files),
         so that they go in one pass instead of one walk per child. The outcome is `merge` child by child
-        when nothing else in any child shares their key space (no directories or links beside files): the
-        caller's promise; the result's sibling lists must be empty, and the list must already exist."""
+        when no key of theirs is ever the key of an entry in a sibling list (directories, links) of any
+        config: the caller's promise. The list must already exist in the result."""
         parent = self.result.get(section)
         field = self.root.fields[section].node.fields[name]
         node = field.node
-        siblings = _siblings(self.root.fields[section].node, name)
-        if not isinstance(parent, dict) or not isinstance(parent.get(name), list) or node.key is None \
-                or any(parent.get(s) for s in siblings):
-            raise ValueError(f"merge_adopted_entries: {section}.{name} is not a keyed list alone in its key space")
+        if not isinstance(parent, dict) or not isinstance(parent.get(name), list) or node.key is None:
+            raise ValueError(f"merge_adopted_entries: {section}.{name} is not a keyed list of the result")
         current: list[Any] = parent[name]
         index = self._index_of(current, node)
         self._adoptable.update(map(id, entries))

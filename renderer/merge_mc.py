@@ -162,16 +162,53 @@ def _files(config: Mapping[str, Any]) -> list[Any]:
     return files if isinstance(files, list) else []
 
 
-def _files_alone_and_plain(config: Mapping[str, Any], plain: frozenset[int] | set[int]) -> bool:
-    """The config's storage holds files only, all plain: nothing else shares their key space, so a pool
-    of such configs may merge its later children's files in one pass (`Fold.merge_adopted_entries`)."""
-    storage = config.get("storage")
-    if storage is None:
-        return True
-    if type(storage) is not dict or not storage.keys() <= {"files"}:
-        return False
-    files = storage.get("files")
-    return files is None or (type(files) is list and plain.issuperset(map(id, files)))
+def _with_plain_entries(original: Mapping[str, Any], translated: Mapping[str, Any],
+                        plain: frozenset[int] | set[int]) -> Mapping[str, Any]:
+    """`translated` holding `original`'s own lists of plain files and directories wherever translation gave
+    equal ones (plain entries mean the same in every spec version), so that their ids stay the ones
+    validation vouched for and the merge's fast paths apply to configs of older versions too."""
+    if translated is original or not plain:
+        return translated
+    storage, old_storage = translated.get("storage"), original.get("storage")
+    if type(storage) is not dict or not isinstance(old_storage, Mapping):
+        return translated
+    kept = {}
+    for name in ("files", "directories"):
+        entries = old_storage.get(name)
+        if type(entries) is list and entries and plain.issuperset(map(id, entries)) and storage.get(name) == entries:
+            kept[name] = entries
+    return {**translated, "storage": {**storage, **kept}} if kept else translated
+
+
+def _without_files(config: Mapping[str, Any]) -> dict[str, Any]:
+    """`config` without `storage.files` (and without `storage` if nothing else was in it), keys in order."""
+    storage = {k: v for k, v in config["storage"].items() if k != "files"}
+    return {k: storage if k == "storage" else v for k, v in config.items() if k != "storage" or storage}
+
+
+def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozenset[int] | set[int]) -> bool:
+    """Every config's files are plain, and no file path is the path of a directory or link of any config:
+    then no merge of one child's files interacts with another part of any child (key-space drops), and
+    the pool may merge its later children's files in one pass (`Fold.merge_adopted_entries`)."""
+    file_paths: set[Any] = set()
+    other_paths: set[Any] = set()
+    for config in configs:
+        storage = config.get("storage") if config is not None else None
+        if storage is None:
+            continue
+        if type(storage) is not dict:
+            return False
+        files = storage.get("files")
+        if files:
+            if type(files) is not list or not plain.issuperset(map(id, files)):
+                return False
+            file_paths.update(map(_get, files, repeat("path")))  # plain files are dicts holding a path
+        for name in ("directories", "links"):
+            for entry in storage.get(name) or ():
+                if not isinstance(entry, Mapping):
+                    return False
+                other_paths.add(entry.get("path"))
+    return file_paths.isdisjoint(other_paths)
 
 
 def _finish_files(config: dict[str, Any]) -> None:
@@ -217,9 +254,9 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
     stay plain through `_finish_files` (an `overwrite: true` beside a source, an empty compression dropped),
     so the merged result's validation may skip their per-entry rules (validate_mc.validate_result)."""
     plain = plain if isinstance(plain, (set, frozenset)) else frozenset(plain)
-    translated = [(mc, to_render_version(mc.spec.config, name=mc.name) if mc.has_config else None)
-                  for mc in configs]
-    batching = bool(plain) and all(c is None or _files_alone_and_plain(c, plain) for _mc, c in translated)
+    translated = [(mc, _with_plain_entries(mc.spec.config, to_render_version(mc.spec.config, name=mc.name), plain)
+                   if mc.has_config else None) for mc in configs]
+    batching = bool(plain) and _files_batchable([c for _mc, c in translated], plain)
     batched: list[dict[str, Any]] = []  # later children's plain files, merged in one pass at the end
     files_seen = False
     fold: Fold | None = None
@@ -235,7 +272,8 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
         files = _files(config)
         if batching and files_seen and files:
             batched += files
-            fold.merge({k: v for k, v in config.items() if k != "storage"})
+            child, owned = _owned_copies(_without_files(config), plain, reset=True)
+            fold.merge(child, owned)
             continue
         child, owned = _owned_copies(config, plain, reset=True)
         fold.merge(child, owned)

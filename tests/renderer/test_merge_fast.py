@@ -42,7 +42,20 @@ _USUAL_FILE = st.fixed_dictionaries({"path": _PATHS, "contents": st.fixed_dictio
 def files_config(draw: st.DrawFn) -> dict[str, Any]:
     entries = draw(st.lists(st.one_of(_USUAL_FILE, _USUAL_FILE, _USUAL_FILE, _PLAIN_FILE), max_size=6,
                             unique_by=lambda f: f["path"]))
-    return {"ignition": {"version": "3.5.0"}, "storage": {"files": entries}}
+    storage: dict[str, Any] = {"files": entries}
+    # directories and links: at other paths (the pool may still merge files in one pass), or at the
+    # files' paths (it may not)
+    for name, entry in (("directories", {"mode": 0o755}), ("links", {"target": "/etc/p0"})):
+        paths = draw(st.lists(st.one_of(_PATHS, st.sampled_from(["/srv/d0", "/srv/d1"])), max_size=2, unique=True))
+        if paths and draw(st.booleans()):
+            storage[name] = [{"path": p, **entry} for p in paths]
+    if not entries and draw(st.booleans()):
+        del storage["files"]
+    # older versions are translated up before the merge; their plain entries keep the fast paths
+    out = {"ignition": {"version": draw(st.sampled_from(["3.5.0", "3.5.0", "3.4.0", "3.1.0"]))}, "storage": storage}
+    if draw(st.booleans()):
+        out["systemd"] = {"units": [{"name": draw(st.sampled_from(["a.service", "b.service"])), "enabled": True}]}
+    return out
 
 
 @settings(max_examples=400, deadline=None)
