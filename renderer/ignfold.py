@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from itertools import compress, repeat
-from operator import not_
+from operator import and_, eq, not_
 from typing import Any
 
 from ignition import schema
@@ -147,15 +147,18 @@ class Fold:
             current += entries
             index.update(zip(keys, entries, strict=True))
             return
+        # appended: the first entry of each key the result does not hold yet, in order; every other entry
+        # merges into the one holding its key then (merging changes no position, so appending first is the same)
+        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+        appended = list(map(and_, map(eq, map(first.__getitem__, keys), range(len(keys))),
+                            map(not_, map(index.__contains__, keys))))
+        current += compress(entries, appended)
+        index.update(compress(zip(keys, entries, strict=True), appended))
         touched = self._touched
-        for k, entry in zip(keys, entries, strict=True):
-            existing = index.get(k)
-            if existing is None:
-                current.append(entry)
-                index[k] = entry
-            else:
-                touched.add(id(existing))
-                _merge_adopted(existing, entry)
+        for k, entry in compress(zip(keys, entries, strict=True), map(not_, appended)):
+            existing = index[k]
+            touched.add(id(existing))
+            _merge_adopted(existing, entry)
 
     def trusted(self) -> frozenset[int]:
         """id() of the result's files, directories and links that are adopted objects never merged into."""
