@@ -77,12 +77,15 @@ def _zero(node: Node) -> Any:
 
 
 Accept = Callable[[dict[str, Any]], bool]
+AcceptList = Callable[[list[Any]], bool]
 
 
 class _Decoder:
-    def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = ()) -> None:
+    def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = (),
+                 accept_lists: Mapping[int, AcceptList] | None = None) -> None:
         self.unused: list[Path] = []
         self.accept = accept or {}
+        self.accept_lists = accept_lists or {}
         self.known = known
         self.accepted: set[int] = set()
 
@@ -117,6 +120,11 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
+                if not old and value:
+                    accept_list = self.accept_lists.get(id(item))
+                    if accept_list is not None and accept_list(value):
+                        self.accepted.update(map(id, value))  # every item is one `accept` would take
+                        return value.copy()
                 accept = self.accept.get(id(item))
                 known = self.known if accept is not None and not old else ()
                 for i, v in enumerate(value):
@@ -214,15 +222,18 @@ class Decoded:
 
 
 def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None,
-           known: frozenset[int] | set[int] = frozenset()) -> Decoded:
+           known: frozenset[int] | set[int] = frozenset(),
+           accept_lists: Mapping[int, AcceptList] | None = None) -> Decoded:
     """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring).
 
     `accept` maps id(item node) of a list of objects to a test that an item decodes to itself (no nulls,
     unknown or odd-cased keys, wrong types): such items are put in the result as they are, not copied,
     and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py). Items whose id()
     is in `known` are taken as accepted without the test (the caller has seen them pass it); `accepted`
-    then holds those ids too."""
-    dec = _Decoder(accept, known)
+    then holds those ids too. `accept_lists` (same keys) maps to a test of a whole list at once: when it
+    says every item is one `accept` would take, they all are, without asking `accept` item by item (a False
+    from it means "ask `accept`"; it must never be True where `accept` would refuse an item)."""
+    dec = _Decoder(accept, known, accept_lists)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):

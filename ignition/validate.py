@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from functools import cache
 from typing import Any
 
-from ignition.decode import Accept, decode
+from ignition.decode import Accept, AcceptList, decode
 from ignition.parse import match_version
 from ignition.report import ERROR, WARNING, Entry, Report
 from ignition.rules.context import Ctx
@@ -20,7 +20,7 @@ from ignition.rules.dups import check_dups
 from ignition.rules.ignition_section import check_ignition
 from ignition.rules.luks import check_luks
 from ignition.rules.nodes import check_directories, check_files, check_links, check_storage_links
-from ignition.rules.plain import plain_directory, plain_file
+from ignition.rules.plain import plain_directories, plain_directory, plain_file, plain_files
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
 from ignition.schema import node, root
 
@@ -30,6 +30,17 @@ def plain_tests(version: str) -> Mapping[int, Accept]:
     """id(item node) -> the plain-entry test, for the lists decode may pass through (ignition/rules/plain.py)."""
     tests: dict[int, Accept] = {}
     for path, test in (("storage.files[]", plain_file), ("storage.directories[]", plain_directory)):
+        item = node(version, path)
+        if item is not None:
+            tests[id(item)] = test
+    return tests
+
+
+@cache
+def plain_list_tests(version: str) -> Mapping[int, AcceptList]:
+    """id(item node) -> the whole-list form of `plain_tests`' test (decode's `accept_lists`)."""
+    tests: dict[int, AcceptList] = {}
+    for path, test in (("storage.files[]", plain_files), ("storage.directories[]", plain_directories)):
         item = node(version, path)
         if item is not None:
             tests[id(item)] = test
@@ -67,11 +78,13 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
 
 
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
-                  known_plain: Collection[int] = ()) -> Report:
+                  known_plain: Collection[int] = (), per_entry: bool = False) -> Report:
     """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
 
     `known_plain`: id()s of files and directories in `config` the caller knows to be plain (ignition/rules/
-    plain.py) -- e.g. the renderer's copies of entries an earlier validation found plain; they skip the test."""
+    plain.py) -- e.g. the renderer's copies of entries an earlier validation found plain; they skip the test.
+    `per_entry`: test entries one at a time, never a whole list at once (the reference route the tests
+    compare the whole-list tests with; same verdict, slower)."""
     if version is None:
         ign = config.get("ignition") if isinstance(config, Mapping) else None
         raw_version = ign.get("version") if isinstance(ign, Mapping) else None
@@ -83,7 +96,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
     known = known_plain if isinstance(known_plain, (set, frozenset)) else frozenset(known_plain)
-    decoded = decode(dict(config), version, accept=plain_tests(version), known=known)
+    decoded = decode(dict(config), version, accept=plain_tests(version), known=known,
+                     accept_lists=None if per_entry else plain_list_tests(version))
     if decoded.mismatch is not None:
         m = decoded.mismatch
         return Report([Entry(ERROR, "json-type", m.path, m.message())])
