@@ -88,6 +88,7 @@ class _Decoder:
         self.accept_lists = accept_lists or {}
         self.known = known
         self.accepted: set[int] = set()
+        self.whole: set[int] = set()
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
         kind = node.kind
@@ -124,7 +125,9 @@ class _Decoder:
                     accept_list = self.accept_lists.get(id(item))
                     if accept_list is not None and accept_list(value):
                         self.accepted.update(map(id, value))  # every item is one `accept` would take
-                        return value.copy()
+                        out = value.copy()
+                        self.whole.add(id(out))
+                        return out
                 accept = self.accept.get(id(item))
                 known = self.known if accept is not None and not old else ()
                 for i, v in enumerate(value):
@@ -219,6 +222,7 @@ class Decoded:
     mismatch: TypeMismatch | None
     unused: list[Path]
     accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
+    whole: frozenset[int] = frozenset()  # id() of the lists in `doc` whose items `accept_lists` vouched for
 
 
 def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None,
@@ -232,7 +236,8 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
     is in `known` are taken as accepted without the test (the caller has seen them pass it); `accepted`
     then holds those ids too. `accept_lists` (same keys) maps to a test of a whole list at once: when it
     says every item is one `accept` would take, they all are, without asking `accept` item by item (a False
-    from it means "ask `accept`"; it must never be True where `accept` would refuse an item)."""
+    from it means "ask `accept`"; it must never be True where `accept` would refuse an item); the result's
+    lists built so are listed in `Decoded.whole`."""
     dec = _Decoder(accept, known, accept_lists)
     if doc is None:
         doc = {}
@@ -242,4 +247,5 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
         out = dec.obj(doc, root(version), (), "")
     except _Stop as stop:
         return Decoded(None, stop.mismatch, dec.unused)
-    return Decoded(out, None, dec.unused, frozenset(dec.accepted) | known if known else frozenset(dec.accepted))
+    return Decoded(out, None, dec.unused, frozenset(dec.accepted) | known if known else frozenset(dec.accepted),
+                   frozenset(dec.whole))

@@ -47,20 +47,26 @@ def plain_list_tests(version: str) -> Mapping[int, AcceptList]:
     return tests
 
 
-def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozenset[int] | set[int] = frozenset()) -> Report:
+def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozenset[int] | set[int] = frozenset(),
+                        whole: frozenset[int] | set[int] = frozenset()) -> Report:
     """All rule entries for a document already decoded for `version` (no unused-key warnings here).
 
     `plain`: id() of files and directories known to pass every per-entry rule (decode's `accepted`);
-    they skip those rules, the whole-config ones (duplicates, links, systemd path conflicts) still see them."""
+    they skip those rules, the whole-config ones (duplicates, links, systemd path conflicts) still see them.
+    `whole`: id() of lists in `doc` whose items are all such (decode's `whole`): not even walked."""
     ctx = Ctx(version)
     check_ignition(doc.get("ignition") or {}, ctx)
     storage = doc.get("storage") or {}
     if storage:
         check_storage_links(storage, ctx)
-        check_directories(storage.get("directories") or [], ctx, plain)
+        dirs = storage.get("directories")
+        if dirs and id(dirs) not in whole:
+            check_directories(dirs, ctx, plain)
         for i, disk in enumerate(storage.get("disks") or ()):
             check_disk(i, disk, ctx)
-        check_files(storage.get("files") or [], ctx, plain)
+        files = storage.get("files")
+        if files and id(files) not in whole:
+            check_files(files, ctx, plain)
         disks = {d.get("device", ""): d for d in storage.get("disks") or ()}
         for i, fs in enumerate(storage.get("filesystems") or ()):
             check_filesystem(i, fs, disks, ctx)
@@ -73,7 +79,7 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
     if units:
         check_units(units, ctx)
     check_systemd_path_conflicts(dict(doc), ctx)
-    check_dups(dict(doc), root(version), (), ctx, plain)
+    check_dups(dict(doc), root(version), (), ctx, plain, whole)
     return Report(ctx.entries)
 
 
@@ -101,7 +107,7 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
     if decoded.mismatch is not None:
         m = decoded.mismatch
         return Report([Entry(ERROR, "json-type", m.path, m.message())])
-    report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted)
+    report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted, whole=decoded.whole)
     report.plain = decoded.accepted
     for path in decoded.unused:
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))

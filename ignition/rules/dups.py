@@ -7,6 +7,7 @@ space (files/directories/links; shouldExist/shouldNotExist) share one set, fille
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 from ignition.report import Path
@@ -46,39 +47,63 @@ def _relevant(node: Node) -> frozenset[str]:
     return cached
 
 
-def _plan(node: Node) -> tuple[list[tuple[str, Node]], list[tuple[str, Node]]]:
-    """(deduplicated list fields in Go order, relevant object/list-of-object fields) of an object node."""
+def _plan(node: Node) -> tuple[dict[str, Node], dict[str, Node], frozenset[str]]:
+    """(deduplicated list fields, relevant object/list-of-object fields, the names of both) of an object node.
+
+    The walk visits the fields an object has, in Go order (alphabetical): lists first, then the deeper ones."""
     cached = _PLANS.get(id(node))
     if cached is None:
-        lists = [(n, f.node) for n, f in sorted(node.fields.items()) if f.node.kind == "list" and f.node.key is not None]
-        deeper = []
-        for n, f in sorted(node.fields.items()):
+        lists = {n: f.node for n, f in node.fields.items() if f.node.kind == "list" and f.node.key is not None}
+        deeper = {}
+        for n, f in node.fields.items():
             child = f.node
             if child.kind == "object" and _relevant(child):
-                deeper.append((n, child))
+                deeper[n] = child
             elif child.kind == "list" and child.item is not None and child.item.kind == "object" and _relevant(child.item):
-                deeper.append((n, child))
-        cached = _PLANS[id(node)] = (lists, deeper)
+                deeper[n] = child
+        cached = _PLANS[id(node)] = (lists, deeper, frozenset(lists) | frozenset(deeper))
     return cached
 
 
-_PLANS: dict[int, tuple[list[tuple[str, Node]], list[tuple[str, Node]]]] = {}
+_PLANS: dict[int, tuple[dict[str, Node], dict[str, Node], frozenset[str]]] = {}
 _RELEVANT: dict[int, frozenset[str]] = {}
 
 
-def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: frozenset[int] | set[int] = frozenset()) -> None:
+def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: frozenset[int] | set[int] = frozenset(),
+               whole: frozenset[int] | set[int] = frozenset()) -> None:
     """Report every duplicate in `obj` and below it.
 
     Items whose id() is in `plain` (ignition/rules/plain.py) hold no deduplicated list, so they are not
-    walked into; their own keys are still counted."""
-    lists, deeper = _plan(node)
+    walked into; their own keys are still counted. Lists whose id() is in `whole` have only such items."""
+    lists, deeper, names = _plan(node)
+    present = names.intersection(obj)
+    if not present:
+        return
     spaces: dict[str, set[str]] = {}
-    for name, lnode in lists:
-        items = obj.get(name)
+    for name in sorted(present) if len(present) > 1 else present:
+        lnode = lists.get(name)
+        if lnode is None:
+            continue
+        items = obj[name]
         if not items:
             continue
-        seen = spaces.setdefault(lnode.keyspace or name, set())
+        space = lnode.keyspace or name
+        seen = spaces.get(space)
         key = lnode.key or ""
+        if seen is None:
+            if key != KEY_VALUE and key != KEY_PARTITION:
+                # the first list of its key space (nearly always the only one): one set of its keys
+                keys = list(map(dict.get, items, repeat(key), repeat("")))
+                seen = spaces[space] = set(keys)
+                if len(seen) == len(keys):
+                    continue
+                seen.clear()
+                for i, k in enumerate(keys):
+                    if k in seen:
+                        ctx.error(path + (name, i), DUPLICATE)
+                    seen.add(k)
+                continue
+            seen = spaces[space] = set()
         if key == KEY_VALUE:
             for i, item in enumerate(items):
                 if item in seen:
@@ -86,7 +111,7 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: fro
                 seen.add(item)
         elif key != KEY_PARTITION:
             # a normalized document: items are dicts, key fields strings; the loop runs only on a repeat
-            keys = [item.get(key, "") for item in items]
+            keys = list(map(dict.get, items, repeat(key), repeat("")))
             if len(set(keys)) == len(keys) and seen.isdisjoint(keys):
                 seen.update(keys)
                 continue
@@ -100,22 +125,24 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: fro
                 if k in seen:
                     ctx.error(path + (name, i), DUPLICATE)
                 seen.add(k)
-    for name, child in deeper:
-        value = obj.get(name)
+    for name in sorted(present) if len(present) > 1 else present:
+        child = deeper.get(name)
+        if child is None:
+            continue
+        value = obj[name]
         if not value:
             continue
         if child.kind == "object":
             if not _relevant(child).isdisjoint(value):
-                check_dups(value, child, path + (name,), ctx, plain)
+                check_dups(value, child, path + (name,), ctx, plain, whole)
         else:
             item_node = child.item
             assert item_node is not None
-            if plain and plain.issuperset(map(id, value)):
+            if id(value) in whole or plain and plain.issuperset(map(id, value)):
                 continue  # every item plain: nothing inside them to deduplicate
             relevant = _relevant(item_node)
             for i, item in enumerate(value):
                 if plain and id(item) in plain:
                     continue
                 if not relevant.isdisjoint(item):
-                    check_dups(item, item_node, path + (name, i), ctx, plain)
-
+                    check_dups(item, item_node, path + (name, i), ctx, plain, whole)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import repeat
 from typing import Any
 
 from ignition.rules.context import Ctx
@@ -70,6 +71,9 @@ def check_systemd_path_conflicts(config: dict[str, Any], ctx: Ctx) -> None:
     if not claimed:
         return
     for kind in ("files", "directories", "links"):
-        for i, node in enumerate(storage.get(kind) or ()):
+        nodes = storage.get(kind)
+        if not nodes or claimed.isdisjoint(map(dict.get, nodes, repeat("path"), repeat(""))):
+            continue  # (a normalized document: nodes are dicts, paths strings)
+        for i, node in enumerate(nodes):
             if node.get("path", "") in claimed:
                 ctx.error(("storage", kind, i, "path"), "path conflicts with systemd unit or dropin")
