@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ignition.report import Path
-from ignition.schema import Node, root
+from ignition.schema import Field, Node, root
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
@@ -158,13 +158,14 @@ class _Decoder:
     def obj(
         self, value: dict[Any, Any], node: Node, path: Path, fpath: str, into: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        fields = node.fields
+        members = _members(node)
         struct = node.go
         out: dict[str, Any] = dict(into) if into else {}
         pairs = value.pairs if type(value) is DupDict else value.items()
         for key, val in pairs:
             name = key
-            if key not in fields:
+            member = members.get(key)
+            if member is None:
                 if type(key) is not str:  # a YAML-built dict can hold int/bool keys; JSON cannot
                     key = str(key)
                 self.unused.append(path + (key,))
@@ -172,30 +173,46 @@ class _Decoder:
                 if matched is None:
                     continue
                 name = matched
-            member = fields[name]
-            if val is None:
-                if member.node.kind == "object":
-                    continue  # Go: null on a struct value changes nothing
-                if member.pointer:
-                    out.pop(name, None)
-                elif name not in out:
-                    out[name] = _zero(member.node)
-                continue
-            child = member.node
-            kind = child.kind
+                member = members[name]
+            field, child, kind, scalar_type = member
             t = type(val)
             # well-typed scalars (nearly every value) are stored without building the paths errors would need
-            if (kind == "string" and t is str) or (kind == "boolean" and t is bool) or (
-                    kind == "integer" and t is int and INT_MIN <= val <= INT_MAX):
+            if t is scalar_type and (t is not int or INT_MIN <= val <= INT_MAX):
                 out[name] = val
                 continue
+            if val is None:
+                if kind == "object":
+                    continue  # Go: null on a struct value changes nothing
+                if field.pointer:
+                    out.pop(name, None)
+                elif name not in out:
+                    out[name] = _zero(child)
+                continue
             sub = f"{fpath}.{name}" if fpath else name
-            if kind == "string":
+            if kind == "object" and isinstance(val, dict):
+                # (what `value` does for an object, without the call)
+                prev = out.get(name)
+                out[name] = self.obj(val, child, path + (name,), sub, prev if isinstance(prev, dict) else None)
+            elif kind == "string":
                 self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val
             else:
                 out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub, out.get(name))
         return out
+
+
+_SCALAR_TYPES = {"string": str, "boolean": bool, "integer": int}
+_Member = tuple[Field, Node, str, "type | None"]
+_MEMBERS: dict[int, dict[str, _Member]] = {}
+
+
+def _members(node: Node) -> dict[str, _Member]:
+    """name -> (field, its node, the node's kind, the Python type a well-typed scalar value has), per node."""
+    members = _MEMBERS.get(id(node))
+    if members is None:
+        members = _MEMBERS[id(node)] = {
+            name: (f, f.node, f.node.kind, _SCALAR_TYPES.get(f.node.kind)) for name, f in node.fields.items()}
+    return members
 
 
 class DupDict(dict):  # type: ignore[type-arg]

@@ -8,7 +8,7 @@ Order of the walk follows Ignition's: the per-type `Validate()` rules (ignition/
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from ignition.decode import Accept, AcceptList, decode
@@ -23,6 +23,14 @@ from ignition.rules.nodes import check_directories, check_files, check_links, ch
 from ignition.rules.plain import plain_directories, plain_directory, plain_file, plain_files
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
 from ignition.schema import node, root
+
+
+# a pure function of the string, and every config of a cluster names one of a few versions
+_match_version = lru_cache(maxsize=64)(match_version)
+# check_ignition looks at these members only (the version is the parser's); the storage members checked
+# after files (each of their rules finds nothing in an absent or empty list)
+_IGNITION_CHECKED = frozenset({"config", "security", "proxy"})
+_STORAGE_REST = frozenset({"filesystems", "links", "luks", "raid"})
 
 
 @cache
@@ -55,30 +63,37 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
     they skip those rules, the whole-config ones (duplicates, links, systemd path conflicts) still see them.
     `whole`: id() of lists in `doc` whose items are all such (decode's `whole`): not even walked."""
     ctx = Ctx(version)
-    check_ignition(doc.get("ignition") or {}, ctx)
-    storage = doc.get("storage") or {}
+    ign = doc.get("ignition")
+    if ign and not _IGNITION_CHECKED.isdisjoint(ign):
+        check_ignition(ign, ctx)
+    storage = doc.get("storage")
     if storage:
         check_storage_links(storage, ctx)
         dirs = storage.get("directories")
         if dirs and id(dirs) not in whole:
             check_directories(dirs, ctx, plain)
-        for i, disk in enumerate(storage.get("disks") or ()):
-            check_disk(i, disk, ctx)
+        disk_list = storage.get("disks")
+        if disk_list:
+            for i, disk in enumerate(disk_list):
+                check_disk(i, disk, ctx)
         files = storage.get("files")
         if files and id(files) not in whole:
             check_files(files, ctx, plain)
-        disks = {d.get("device", ""): d for d in storage.get("disks") or ()}
-        for i, fs in enumerate(storage.get("filesystems") or ()):
-            check_filesystem(i, fs, disks, ctx)
-        check_links(storage.get("links") or [], ctx)
-        for i, luks in enumerate(storage.get("luks") or ()):
-            check_luks(i, luks, ctx)
-        for i, raid in enumerate(storage.get("raid") or ()):
-            check_raid(i, raid, ctx)
-    units = (doc.get("systemd") or {}).get("units") or []
+        if not _STORAGE_REST.isdisjoint(storage):
+            disks = {d.get("device", ""): d for d in disk_list or ()}
+            for i, fs in enumerate(storage.get("filesystems") or ()):
+                check_filesystem(i, fs, disks, ctx)
+            check_links(storage.get("links") or [], ctx)
+            for i, luks in enumerate(storage.get("luks") or ()):
+                check_luks(i, luks, ctx)
+            for i, raid in enumerate(storage.get("raid") or ()):
+                check_raid(i, raid, ctx)
+    systemd = doc.get("systemd")
+    units = systemd.get("units") if systemd else None
     if units:
         check_units(units, ctx)
-    check_systemd_path_conflicts(dict(doc), ctx)
+        if storage:
+            check_systemd_path_conflicts(dict(doc), ctx)
     check_dups(dict(doc), root(version), (), ctx, plain, whole)
     return Report(ctx.entries)
 
@@ -96,7 +111,7 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
         raw_version = ign.get("version") if isinstance(ign, Mapping) else None
         if not isinstance(raw_version, str):
             return Report([Entry(ERROR, "version-invalid", ("ignition", "version"), "invalid config version (couldn't parse)")])
-        found, problem = match_version(raw_version)
+        found, problem = _match_version(raw_version)
         if found is None:
             code = "version-unsupported" if problem == "unsupported config version" else "version-invalid"
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])

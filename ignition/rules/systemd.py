@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from ignition.rules.context import Ctx
@@ -16,30 +17,42 @@ UNIT_EXTENSIONS = frozenset(
 )
 
 
+_UNIT_SUFFIXES = tuple(UNIT_EXTENSIONS)  # a name ending in one has it as its go_ext (one dot, no "/")
+_SECTION = attrgetter("section")
+
+
 def _has_install(options: list[UnitOption]) -> bool:
-    return any(o.section == "Install" for o in options)
+    return "Install" in map(_SECTION, options)
 
 
 def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
     """Unit.Validate, Dropin.Validate and the template-unit Install warning (Systemd.Validate)."""
     parsed: dict[str, tuple[bool, bool, bool]] = {}  # name -> (has contents, has [Install], parses)
+    templated = False
     for i, unit in enumerate(units):
-        base = ("systemd", "units", i)
         name = unit.get("name", "")
-        if go_ext(name) not in UNIT_EXTENSIONS:
-            ctx.error(base + ("name",), "invalid systemd unit extension")
+        if not name.endswith(_UNIT_SUFFIXES) and go_ext(name) not in UNIT_EXTENSIONS:
+            ctx.error(("systemd", "units", i, "name"), "invalid systemd unit extension")
         contents = unit.get("contents")
         error, options = check_unit_contents(contents)
-        ctx.error(base + ("contents",), error)
+        if error is not None:
+            ctx.error(("systemd", "units", i, "contents"), error)
         has_install = _has_install(options)
-        if unit.get("enabled") is True and contents and error is None and not has_install:
-            ctx.warn(base + ("contents",), f'unit "{name}" is enabled, but has no install section so enable does nothing')
+        enabled = unit.get("enabled") is True
+        if enabled and contents and error is None and not has_install:
+            ctx.warn(("systemd", "units", i, "contents"),
+                     f'unit "{name}" is enabled, but has no install section so enable does nothing')
         parsed[name] = (bool(contents), has_install, error is None)
-        for j, dropin in enumerate(unit.get("dropins") or ()):
-            dbase = base + ("dropins", j)
-            if go_ext(dropin.get("name", "")) != ".conf":
-                ctx.error(dbase + ("name",), "invalid systemd drop-in extension")
-            ctx.error(dbase + ("contents",), check_unit_contents(dropin.get("contents"))[0])
+        templated = templated or (enabled and "@" in name)
+        dropins = unit.get("dropins")
+        if dropins:
+            for j, dropin in enumerate(dropins):
+                dbase = ("systemd", "units", i, "dropins", j)
+                if go_ext(dropin.get("name", "")) != ".conf":
+                    ctx.error(dbase + ("name",), "invalid systemd drop-in extension")
+                ctx.error(dbase + ("contents",), check_unit_contents(dropin.get("contents"))[0])
+    if not templated:
+        return  # the warning below is about enabled template instances (`x@y.service`) only
     for i, unit in enumerate(units):
         name = unit.get("name", "")
         match = _INSTANCE.fullmatch(name)
