@@ -24,7 +24,6 @@ from ignition.rules.plain import plain_directories, plain_directory, plain_file,
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
 from ignition.schema import node, root
 
-
 # a pure function of the string, and every config of a cluster names one of a few versions
 _match_version = lru_cache(maxsize=64)(match_version)
 # check_ignition looks at these members only (the version is the parser's); the storage members checked
