@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import contains, eq, is_not, or_, setitem
 from typing import Any
 
@@ -190,7 +190,7 @@ def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozens
     """Every config's files are plain, and no file path is the path of a directory or link of any config:
     then no merge of one child's files interacts with another part of any child (key-space drops), and
     the pool may merge its later children's files in one pass (`Fold.merge_adopted_entries`)."""
-    file_paths: set[Any] = set()
+    file_lists: list[list[Any]] = []
     other_paths: set[Any] = set()
     for config in configs:
         storage = config.get("storage") if config is not None else None
@@ -202,13 +202,14 @@ def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozens
         if files:
             if type(files) is not list or not plain.issuperset(map(id, files)):
                 return False
-            file_paths.update(map(_get, files, repeat("path")))  # plain files are dicts holding a path
+            file_lists.append(files)
         for name in ("directories", "links"):
             for entry in storage.get(name) or ():
                 if not isinstance(entry, Mapping):
                     return False
                 other_paths.add(entry.get("path"))
-    return file_paths.isdisjoint(other_paths)
+    # plain files are dicts holding a path
+    return not other_paths or other_paths.isdisjoint(map(_get, chain.from_iterable(file_lists), repeat("path")))
 
 
 def _finish_files(config: dict[str, Any]) -> None:
