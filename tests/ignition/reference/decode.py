@@ -1,0 +1,234 @@
+"""(Reference copy, see __init__.py.) Step 4-5 of the pipeline: read a JSON value into one spec version's shape, the way Go's `encoding/json` does.
+
+`decode(doc, version)` checks every JSON type against the schema (a wrong type is fatal, like Go's
+UnmarshalTypeError: only the first one is reported), warns about keys the version does not know
+(`unused key X`), and returns a *normalized* copy the rules can read without caring about Go's quirks:
+
+* keys are the schema's field names (Go matches keys case-insensitively; the odd-cased key is still warned);
+* `null` on a pointer field means unset, so the key is dropped; `null` on a non-pointer field is its zero value;
+* a `null` list item is the zero item (`{}` or `""`);
+* keys unknown to the version are dropped (their sections are ignored, as Ignition ignores them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ignition.report import Path
+from ignition.schema import Node, root
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class TypeMismatch:
+    """A JSON value of the wrong type (Go's UnmarshalTypeError), with what Go would name in its message."""
+
+    path: Path
+    json_kind: str
+    go_struct: str
+    field_path: str
+    go_type: str
+    literal: str | None = None  # number text, for "number 1.5" (filled in from the source when known)
+
+    def message(self, literal: str | None = None) -> str:
+        """Go's text: `json: cannot unmarshal string into Go struct field File.storage.files.mode of type int`."""
+        what = self.json_kind
+        lit = literal if literal is not None else self.literal
+        if what == "number" and lit is not None:
+            what = f"number {lit}"
+        return f"json: cannot unmarshal {what} into Go struct field {self.go_struct}.{self.field_path} of type {self.go_type}"
+
+
+class _Stop(Exception):
+    def __init__(self, mismatch: TypeMismatch) -> None:
+        self.mismatch = mismatch
+
+
+def json_kind(value: Any) -> str:
+    """Go's name for a JSON value's type in unmarshal errors."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+def _zero(node: Node) -> Any:
+    if node.kind == "string":
+        return ""
+    if node.kind == "integer":
+        return 0
+    if node.kind == "boolean":
+        return False
+    if node.kind == "object":
+        return {}
+    return []
+
+
+Accept = Callable[[dict[str, Any]], bool]
+
+
+class _Decoder:
+    def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = ()) -> None:
+        self.unused: list[Path] = []
+        self.accept = accept or {}
+        self.known = known
+        self.accepted: set[int] = set()
+
+    def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
+        kind = node.kind
+        t = type(value)
+        if kind == "string":
+            if t is str:
+                return value
+        elif kind == "integer":
+            if t is int and INT_MIN <= value <= INT_MAX:
+                return value
+        elif t is bool:
+            return value
+        literal = None
+        if kind == "integer" and t in (int, float):
+            literal = repr(value)
+        raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
+
+    def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
+        """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
+        kind = node.kind
+        if kind == "object":
+            if not isinstance(value, dict):
+                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
+            return self.obj(value, node, path, fpath, into if isinstance(into, dict) else None)
+        if kind == "list":
+            if type(value) is not list:
+                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
+            item = node.item
+            assert item is not None
+            old = into if isinstance(into, list) else ()
+            out: list[Any] = []
+            if item.kind == "object":
+                accept = self.accept.get(id(item))
+                known = self.known if accept is not None and not old else ()
+                for i, v in enumerate(value):
+                    if known and id(v) in known:
+                        out.append(v)  # vouched for by the caller, and listed among `accepted` by decode()
+                        continue
+                    prev = old[i] if i < len(old) else None
+                    if accept is not None and prev is None and type(v) is dict and accept(v):
+                        out.append(v)  # the caller vouches that it decodes to itself: shared, not copied
+                        self.accepted.add(id(v))
+                    elif v is None:
+                        out.append(prev if prev is not None else {})
+                    elif isinstance(v, dict):
+                        out.append(self.obj(v, item, path + (i,), fpath, prev))
+                    else:
+                        raise _Stop(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
+            else:
+                for i, v in enumerate(value):
+                    if v is None:
+                        out.append(old[i] if i < len(old) else _zero(item))
+                    elif type(v) is str and item.kind == "string":
+                        out.append(v)
+                    else:
+                        out.append(self.scalar(v, item, path + (i,), struct, fpath))
+            return out
+        return self.scalar(value, node, path, struct, fpath)
+
+    def obj(
+        self, value: dict[Any, Any], node: Node, path: Path, fpath: str, into: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        fields = node.fields
+        struct = node.go
+        out: dict[str, Any] = dict(into) if into else {}
+        pairs = value.pairs if type(value) is DupDict else value.items()
+        for key, val in pairs:
+            name = key
+            if key not in fields:
+                if type(key) is not str:  # a YAML-built dict can hold int/bool keys; JSON cannot
+                    key = str(key)
+                self.unused.append(path + (key,))
+                matched = node.match(key)
+                if matched is None:
+                    continue
+                name = matched
+            member = fields[name]
+            if val is None:
+                if member.node.kind == "object":
+                    continue  # Go: null on a struct value changes nothing
+                if member.pointer:
+                    out.pop(name, None)
+                elif name not in out:
+                    out[name] = _zero(member.node)
+                continue
+            child = member.node
+            kind = child.kind
+            t = type(val)
+            # well-typed scalars (nearly every value) are stored without building the paths errors would need
+            if (kind == "string" and t is str) or (kind == "boolean" and t is bool) or (
+                    kind == "integer" and t is int and INT_MIN <= val <= INT_MAX):
+                out[name] = val
+                continue
+            sub = f"{fpath}.{name}" if fpath else name
+            if kind == "string":
+                self.scalar(val, child, path + (key,), struct, sub)
+                out[name] = val
+            else:
+                out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub, out.get(name))
+        return out
+
+
+class DupDict(dict):  # type: ignore[type-arg]
+    """A JSON object that repeats a key: `pairs` keeps every (key, value) in document order, as Go sees them."""
+
+    pairs: list[tuple[str, Any]]
+
+
+def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads object_pairs_hook: a plain dict, or a DupDict when a key repeats (Go decodes each in turn)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        dup = DupDict(d)
+        dup.pairs = pairs
+        return dup
+    return d
+
+
+@dataclass
+class Decoded:
+    """The result of decoding: the normalized document, or the type error that stopped Go."""
+
+    doc: dict[str, Any] | None
+    mismatch: TypeMismatch | None
+    unused: list[Path]
+    accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
+
+
+def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None,
+           known: frozenset[int] | set[int] = frozenset()) -> Decoded:
+    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring).
+
+    `accept` maps id(item node) of a list of objects to a test that an item decodes to itself (no nulls,
+    unknown or odd-cased keys, wrong types): such items are put in the result as they are, not copied,
+    and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py). Items whose id()
+    is in `known` are taken as accepted without the test (the caller has seen them pass it); `accepted`
+    then holds those ids too."""
+    dec = _Decoder(accept, known)
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        return Decoded(None, TypeMismatch((), json_kind(doc), "", "", "types.Config"), [])
+    try:
+        out = dec.obj(doc, root(version), (), "")
+    except _Stop as stop:
+        return Decoded(None, stop.mismatch, dec.unused)
+    return Decoded(out, None, dec.unused, frozenset(dec.accepted) | known if known else frozenset(dec.accepted))

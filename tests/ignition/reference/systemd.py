@@ -1,0 +1,75 @@
+"""(Reference copy, see __init__.py.) systemd units and dropins (Ignition `types/unit.go`, `systemd.go`, and the whole-config path conflict rule)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ignition.rules.context import Ctx
+from ignition.rules.paths import go_ext
+from ignition.rules.unitfile import UnitOption, check_unit_contents
+
+_INSTANCE = re.compile(r"(.+?)@(.+?)\.service")  # Go RE2: `.` does not match a newline
+UNIT_EXTENSIONS = frozenset(
+    ".service .socket .device .mount .automount .swap .target .path .timer .snapshot .slice .scope".split()
+)
+
+
+def _has_install(options: list[UnitOption]) -> bool:
+    return any(o.section == "Install" for o in options)
+
+
+def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
+    """Unit.Validate, Dropin.Validate and the template-unit Install warning (Systemd.Validate)."""
+    parsed: dict[str, tuple[bool, bool, bool]] = {}  # name -> (has contents, has [Install], parses)
+    for i, unit in enumerate(units):
+        base = ("systemd", "units", i)
+        name = unit.get("name", "")
+        if go_ext(name) not in UNIT_EXTENSIONS:
+            ctx.error(base + ("name",), "invalid systemd unit extension")
+        contents = unit.get("contents")
+        error, options = check_unit_contents(contents)
+        ctx.error(base + ("contents",), error)
+        has_install = _has_install(options)
+        if unit.get("enabled") is True and contents and error is None and not has_install:
+            ctx.warn(base + ("contents",), f'unit "{name}" is enabled, but has no install section so enable does nothing')
+        parsed[name] = (bool(contents), has_install, error is None)
+        for j, dropin in enumerate(unit.get("dropins") or ()):
+            dbase = base + ("dropins", j)
+            if go_ext(dropin.get("name", "")) != ".conf":
+                ctx.error(dbase + ("name",), "invalid systemd drop-in extension")
+            ctx.error(dbase + ("contents",), check_unit_contents(dropin.get("contents"))[0])
+    for i, unit in enumerate(units):
+        name = unit.get("name", "")
+        match = _INSTANCE.fullmatch(name)
+        if unit.get("enabled") is not True or match is None:
+            continue
+        template = match.group(1) + "@.service"
+        found = parsed.get(template)
+        if found is not None and found[0] and found[2] and not found[1]:
+            ctx.warn(
+                ("systemd", "units", i, "contents"),
+                f'template unit "{template}" for "{name}" doesn\'t have Install section',
+            )
+
+
+def check_systemd_path_conflicts(config: dict[str, Any], ctx: Ctx) -> None:
+    """Config.Validate (Ignition 2.15+, every 3.x spec): no storage node at a unit's or dropin's own path."""
+    units = (config.get("systemd") or {}).get("units") or []
+    storage = config.get("storage") or {}
+    if not units or not storage:
+        return
+    claimed: set[str] = set()
+    for unit in units:
+        name = unit.get("name", "")
+        if unit.get("contents"):
+            claimed.add("/etc/systemd/system/" + name)
+        for dropin in unit.get("dropins") or ():
+            if dropin.get("contents"):
+                claimed.add(f"/etc/systemd/system/{name}.d/{dropin.get('name', '')}")
+    if not claimed:
+        return
+    for kind in ("files", "directories", "links"):
+        for i, node in enumerate(storage.get(kind) or ()):
+            if node.get("path", "") in claimed:
+                ctx.error(("storage", kind, i, "path"), "path conflicts with systemd unit or dropin")
