@@ -47,25 +47,30 @@ def _relevant(node: Node) -> frozenset[str]:
     return cached
 
 
-def _plan(node: Node) -> tuple[dict[str, Node], dict[str, Node], frozenset[str]]:
+# a deeper field: (its node, the fields under which a deduplicated list can occur: of the object itself, or
+# of each item for a list of objects, and then the item node)
+_Deeper = tuple[Node, frozenset[str], "Node | None"]
+
+
+def _plan(node: Node) -> tuple[dict[str, Node], dict[str, _Deeper], frozenset[str]]:
     """(deduplicated list fields, relevant object/list-of-object fields, the names of both) of an object node.
 
     The walk visits the fields an object has, in Go order (alphabetical): lists first, then the deeper ones."""
     cached = _PLANS.get(id(node))
     if cached is None:
         lists = {n: f.node for n, f in node.fields.items() if f.node.kind == "list" and f.node.key is not None}
-        deeper = {}
+        deeper: dict[str, _Deeper] = {}
         for n, f in node.fields.items():
             child = f.node
             if child.kind == "object" and _relevant(child):
-                deeper[n] = child
+                deeper[n] = (child, _relevant(child), None)
             elif child.kind == "list" and child.item is not None and child.item.kind == "object" and _relevant(child.item):
-                deeper[n] = child
+                deeper[n] = (child, _relevant(child.item), child.item)
         cached = _PLANS[id(node)] = (lists, deeper, frozenset(lists) | frozenset(deeper))
     return cached
 
 
-_PLANS: dict[int, tuple[dict[str, Node], dict[str, Node], frozenset[str]]] = {}
+_PLANS: dict[int, tuple[dict[str, Node], dict[str, _Deeper], frozenset[str]]] = {}
 _RELEVANT: dict[int, frozenset[str]] = {}
 
 
@@ -79,8 +84,9 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: fro
     present = names.intersection(obj)
     if not present:
         return
+    order = sorted(present) if len(present) > 1 else present
     spaces: dict[str, set[str]] = {}
-    for name in sorted(present) if len(present) > 1 else present:
+    for name in order:
         lnode = lists.get(name)
         if lnode is None:
             continue
@@ -125,22 +131,19 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: fro
                 if k in seen:
                     ctx.error(path + (name, i), DUPLICATE)
                 seen.add(k)
-    for name in sorted(present) if len(present) > 1 else present:
-        child = deeper.get(name)
-        if child is None:
+    for name in order:
+        step = deeper.get(name)
+        if step is None:
             continue
         value = obj[name]
         if not value:
             continue
-        if child.kind == "object":
-            if not _relevant(child).isdisjoint(value):
+        child, relevant, item_node = step
+        if item_node is None:
+            if not relevant.isdisjoint(value):
                 check_dups(value, child, path + (name,), ctx, plain, whole)
-        else:
-            item_node = child.item
-            assert item_node is not None
-            if id(value) in whole or plain and plain.issuperset(map(id, value)):
-                continue  # every item plain: nothing inside them to deduplicate
-            relevant = _relevant(item_node)
+        elif id(value) not in whole and not (plain and plain.issuperset(map(id, value))):
+            # (a list of plain items only has nothing inside them to deduplicate)
             for i, item in enumerate(value):
                 if plain and id(item) in plain:
                     continue
