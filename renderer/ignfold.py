@@ -23,7 +23,9 @@ Adoption: a caller that already holds its own normalized copy of a list entry (m
 files and directories that validation vouched for, ignition/rules/plain.py) passes its id() in `adopt`, and
 the fold puts that object in the result instead of copying it again (or, when its key is taken, merges it
 in field by field without walking the schema). `trusted()` then names the result entries that are still
-such adopted objects, never merged into: they are exactly an input's plain entry.
+such adopted objects, never merged into: they are exactly an input's plain entry. `merge_adopted_entries`
+takes a pool's later plain files in one pass instead of one child walk each, when nothing else in any child
+shares their key space (merge_mc.py decides; tests/renderer/test_merge_fast.py compares both routes).
 """
 
 from __future__ import annotations
