@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from itertools import compress
+from operator import not_
 from typing import Any
 
 from ignition.report import Path
@@ -106,6 +108,13 @@ class _Decoder:
             literal = repr(value)
         raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
 
+    def _unknown(self, items: list[Any]) -> list[Any]:
+        """The items whose id() the caller did not vouch for (`known`), in order."""
+        known = self.known
+        if not known:
+            return items
+        return list(compress(items, map(not_, map(known.__contains__, map(id, items)))))
+
     def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
         """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
         kind = node.kind
@@ -123,8 +132,10 @@ class _Decoder:
             if item.kind == "object":
                 if not old and value:
                     accept_list = self.accept_lists.get(id(item))
-                    if accept_list is not None and accept_list(value):
-                        self.accepted.update(map(id, value))  # every item is one `accept` would take
+                    rest = self._unknown(value) if accept_list is not None else value
+                    if accept_list is not None and (not rest or accept_list(rest)):
+                        # every item is one `accept` would take (or one the caller vouched for)
+                        self.accepted.update(map(id, value))
                         out = value.copy()
                         self.whole.add(id(out))
                         return out

@@ -126,6 +126,19 @@ def test_validation_with_list_tests_equals_validation_without(files: list[Any], 
     assert config == before  # neither route changes its input
 
 
+@settings(max_examples=800, deadline=None)
+@given(files=FILE_LISTS, version=st.sampled_from(ACCEPTED_VERSIONS), data=st.data())
+def test_entries_the_caller_vouches_for_change_nothing(files: list[Any], version: str, data: st.DataObject) -> None:
+    """`known_plain` naming some plain files (the renderer's trusted merged entries): the list test sees only
+    the others, and the report is the same as without it."""
+    config: dict[str, Any] = {"ignition": {"version": version}, "storage": {"files": files}}
+    plain = [f for f in files if isinstance(f, dict) and plain_file(f)]
+    vouched = data.draw(st.lists(st.sampled_from(plain), unique_by=id) if plain else st.just([]))
+    report = validate_dict(config, version=version, known_plain={id(f) for f in vouched})
+    assert _entries(config, version, False) == (
+        [(e.severity, e.code, tuple(e.path), e.message) for e in report.entries], report.plain)
+
+
 def test_the_common_shape_takes_the_list_route() -> None:
     """A bench-like list of files is accepted whole (and a single odd file sends it down the per-entry route)."""
     files = [{"path": f"/etc/bench/{j}/file.conf", "mode": 0o644, "overwrite": True,
