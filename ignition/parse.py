@@ -223,17 +223,17 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         code = "version-invalid" if problem == MSG_BAD_VERSION else "version-unsupported"
         entry = Entry(ERROR, code, ("ignition", "version"), problem or "")
         return Checked(_positioned(Report([entry]), locator), raw_doc=doc)
-    tests = None
+    tests = list_tests = None
     if validate:  # plain files and directories pass through decoding and skip the per-entry rules
-        from ignition.validate import plain_tests, validate_normalized
+        from ignition.validate import plain_list_tests, plain_tests, validate_normalized
 
-        tests = plain_tests(version)
-    decoded = decode(doc, version, accept=tests)
+        tests, list_tests = plain_tests(version), plain_list_tests(version)
+    decoded = decode(doc, version, accept=tests, accept_lists=list_tests)
     if decoded.mismatch is not None:
         return Checked(Report([_mismatch_entry(decoded.mismatch, locator)]), version=version, raw_doc=doc)
     report = Report()
     if validate:
-        report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted)
+        report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted, whole=decoded.whole)
     for path in decoded.unused:
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
     return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
