@@ -32,26 +32,26 @@ _IGNITION_CHECKED = frozenset({"config", "security", "proxy"})
 _STORAGE_REST = frozenset({"filesystems", "links", "luks", "raid"})
 
 
-@cache
-def plain_tests(version: str) -> Mapping[int, Accept]:
-    """id(item node) -> the plain-entry test, for the lists decode may pass through (ignition/rules/plain.py)."""
-    tests: dict[int, Accept] = {}
-    for path, test in (("storage.files[]", plain_file), ("storage.directories[]", plain_directory)):
+def _by_item_node(version: str, files: Any, directories: Any) -> dict[int, Any]:
+    """id(item node of storage.files / storage.directories) -> the given test, for the nodes `version` has."""
+    tests: dict[int, Any] = {}
+    for path, test in (("storage.files[]", files), ("storage.directories[]", directories)):
         item = node(version, path)
         if item is not None:
             tests[id(item)] = test
     return tests
+
+
+@cache
+def plain_tests(version: str) -> Mapping[int, Accept]:
+    """id(item node) -> the plain-entry test, for the lists decode may pass through (ignition/rules/plain.py)."""
+    return _by_item_node(version, plain_file, plain_directory)
 
 
 @cache
 def plain_list_tests(version: str) -> Mapping[int, AcceptList]:
     """id(item node) -> the whole-list form of `plain_tests`' test (decode's `accept_lists`)."""
-    tests: dict[int, AcceptList] = {}
-    for path, test in (("storage.files[]", plain_files), ("storage.directories[]", plain_directories)):
-        item = node(version, path)
-        if item is not None:
-            tests[id(item)] = test
-    return tests
+    return _by_item_node(version, plain_files, plain_directories)
 
 
 def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozenset[int] | set[int] = frozenset(),
