@@ -124,11 +124,9 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
         return config, frozenset()
     owned: list[int] = []
     new_storage = dict(storage)
-    bulk = None
     if isinstance(files, list) and files and reset and plain and plain.issuperset(map(id, files)):
         # every file plain: the usual MachineConfig
-        bulk = _owned_plain_files_reset(files)
-        new_files = bulk if bulk is not None else [_owned_plain_file_reset(f) for f in files]
+        new_files = _owned_plain_files_reset(files) or [_owned_plain_file_reset(f) for f in files]
         owned.extend(map(id, new_files))
         new_storage["files"] = new_files
     elif isinstance(files, list) and files and (reset or plain):
