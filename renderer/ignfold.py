@@ -23,16 +23,17 @@ Adoption: a caller that already holds its own normalized copy of a list entry (m
 files and directories that validation vouched for, ignition/rules/plain.py) passes its id() in `adopt`, and
 the fold puts that object in the result instead of copying it again (or, when its key is taken, merges it
 in field by field without walking the schema). `trusted()` then names the result entries that are still
-such adopted objects, never merged into: they are exactly an input's plain entry. `merge_adopted_entries`
-takes a pool's later plain files in one pass instead of one child walk each, when nothing else in any child
-shares their key space (merge_mc.py decides; tests/renderer/test_merge_fast.py compares both routes).
+such adopted objects, never merged into: they are exactly an input's plain entry. `keyed_result_list`,
+`adopted` and `merged_into` let a caller merge a pool's later plain files in one loop of its own instead of
+one child walk each, when nothing else in any child shares their key space (merge_mc.py decides;
+tests/renderer/test_merge_fast.py compares both routes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from itertools import compress, repeat
-from operator import and_, eq, not_
+from operator import not_
 from typing import Any
 
 from ignition import schema
@@ -127,40 +128,27 @@ class Fold:
         self._merge_object(self.result, child, self.root)
         self._adopt = ()
 
-    def merge_adopted_entries(self, section: str, name: str, entries: list[dict[str, Any]]) -> None:
-        """Merge adopted entries of the keyed list `section.name` (e.g. storage.files) into the result's
-        list, each as if it were the only entry of its own child config, in order.
-
-        For a caller that took those entries out of its later children (merge_mc.py: a pool's plain files),
-        so that they go in one pass instead of one walk per child. The outcome is `merge` child by child
-        when no key of theirs is ever the key of an entry in a sibling list (directories, links) of any
-        config: the caller's promise. The list must already exist in the result."""
+    def keyed_result_list(self, section: str, name: str) -> tuple[list[Any], dict[_Key, Any]]:
+        """The result's keyed list `section.name` and its index by key, for a caller that merges adopted
+        entries in a loop of its own (merge_mc.py: a pool's later plain files, MCO rules and all, in one
+        pass). The caller appends to the list and the index together, passes what it appended to
+        `adopted` and every entry it merged into to `merged_into`; the list must already exist."""
         parent = self.result.get(section)
         field = self.root.fields[section].node.fields[name]
-        node = field.node
-        if not isinstance(parent, dict) or not isinstance(parent.get(name), list) or node.key is None:
-            raise ValueError(f"merge_adopted_entries: {section}.{name} is not a keyed list of the result")
-        current: list[Any] = parent[name]
-        index = self._index_of(current, node)
+        if not isinstance(parent, dict) or not isinstance(parent.get(name), list) or field.node.key is None:
+            raise ValueError(f"keyed_result_list: {section}.{name} is not a keyed list of the result")
+        items: list[Any] = parent[name]
+        return items, self._index_of(items, field.node)
+
+    def adopted(self, entries: list[Any]) -> None:
+        """Take `entries` (the caller's own normalized copies of plain entries, put into a result list) as
+        adopted: `trusted()` names them until something merges into them."""
         self._adoptable.update(map(id, entries))
-        self._holders.append({name: entries})
-        keys = list(map(_get, entries, repeat(node.key)))
-        if len(set(keys)) == len(keys) and index.keys().isdisjoint(keys):
-            current += entries
-            index.update(zip(keys, entries, strict=True))
-            return
-        # appended: the first entry of each key the result does not hold yet, in order; every other entry
-        # merges into the one holding its key then (merging changes no position, so appending first is the same)
-        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-        appended = list(map(and_, map(eq, map(first.__getitem__, keys), range(len(keys))),
-                            map(not_, map(index.__contains__, keys))))
-        current += compress(entries, appended)
-        index.update(compress(zip(keys, entries, strict=True), appended))
-        touched = self._touched
-        for k, entry in compress(zip(keys, entries, strict=True), map(not_, appended)):
-            existing = index[k]
-            touched.add(id(existing))
-            _merge_adopted(existing, entry)
+        self._holders.append({"adopted": entries})
+
+    def merged_into(self, entry: Any) -> None:
+        """Note that the caller merged something into the result entry `entry` (it is no longer trusted)."""
+        self._touched.add(id(entry))
 
     def trusted(self) -> frozenset[int]:
         """id() of the result's files, directories and links that are adopted objects never merged into."""
@@ -290,7 +278,7 @@ class Fold:
                     for k, entry in compress(zip(keys, child, strict=True), is_taken):
                         existing = index[k]
                         touched.add(id(existing))
-                        _merge_adopted(existing, entry)
+                        merge_adopted(existing, entry)
                     fresh = list(map(not_, is_taken))
                     child, keys = list(compress(child, fresh)), list(compress(keys, fresh))
                 current += child
@@ -303,7 +291,7 @@ class Fold:
                 if _is_map(entry):
                     touched.add(id(existing))
                     if adopt and id(entry) in adopt:
-                        _merge_adopted(existing, entry)
+                        merge_adopted(existing, entry)
                     else:
                         self._merge_object(existing, entry, item)
                 continue
@@ -330,7 +318,7 @@ class Fold:
                     break
 
 
-def _merge_adopted(existing: dict[str, Any], entry: dict[str, Any]) -> None:
+def merge_adopted(existing: dict[str, Any], entry: dict[str, Any]) -> None:
     """`_merge_object` for a child entry the caller handed over as its own normalized copy of a plain entry
     (scalars and objects of scalars, no null, known keys only): the same outcome, without the schema walk.
     The child's inner objects are taken over, as the child copy itself is not used again."""

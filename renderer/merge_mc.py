@@ -31,7 +31,7 @@ from typing import Any
 
 from ignition.errors import IgnitionError
 from ignition.translate import translate
-from renderer.ignfold import Fold, prune_empty
+from renderer.ignfold import Fold, merge_adopted, prune_empty
 from renderer.model import MachineConfig
 from renderer.rendered import MachineConfigSpec
 
@@ -109,6 +109,51 @@ def _owned_plain_files_reset(files: list[dict[str, Any]]) -> list[dict[str, Any]
     copies = list(map(dict.copy, files))
     deque(map(setitem, copies, repeat("contents"), map(or_, contents, repeat(_RESET))), maxlen=0)
     return copies
+
+
+def _merge_batched_files(fold: Fold, batched: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge a pool's later plain files (`_files_batchable`) into the fold in one loop, with the
+    compression reset, `merge_adopted`'s field-by-field merge and `_finish_files` folded in; return the
+    result entries it added that still need `_finish_files`.
+
+    The same result, key order included, as resetting each file, merging it child by child and finishing
+    the result: a file in the usual shape (contents without compression, no owners) whose path is new is
+    put in final at once (the reset's `""` would only be dropped again; `overwrite: true` beside a
+    source). If a later file takes its path, it is first turned back into its reset copy, then merged
+    into like any other entry."""
+    items, index = fold.keyed_result_list("storage", "files")
+    appended: list[dict[str, Any]] = []
+    unfinished: list[dict[str, Any]] = []
+    made_final: dict[str, dict[str, Any]] = {}  # path -> the input file of an entry put in final form
+    for f in batched:
+        path = f["path"]
+        contents = f.get("contents")
+        usual = type(contents) is dict and "compression" not in contents and "user" not in f and "group" not in f
+        existing = index.get(path)
+        if existing is None:
+            if usual:
+                new = f.copy()
+                new["contents"] = contents.copy()  # type: ignore[union-attr]  # usual: a dict
+                if contents.get("source") is not None and new.get("overwrite") is None:  # type: ignore[union-attr]
+                    new["overwrite"] = True
+                made_final[path] = f
+            else:
+                new = _owned_plain_file_reset(f)
+                unfinished.append(new)
+            items.append(new)
+            index[path] = new
+            appended.append(new)
+            continue
+        original = made_final.pop(path, None)
+        if original is not None:  # back to the reset copy the child-by-child route would hold
+            existing.clear()
+            existing.update(_owned_plain_file_reset(original))
+            unfinished.append(existing)
+        fold.merged_into(existing)
+        merge_adopted(existing, {**f, "contents": {**contents, "compression": ""}} if usual  # type: ignore[dict-item]
+                       else _owned_plain_file_reset(f))
+    fold.adopted(appended)
+    return unfinished
 
 
 def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *,
@@ -211,11 +256,13 @@ def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozens
 
 
 def _finish_files(config: dict[str, Any]) -> None:
-    """Drop `compression: ""` and default `overwrite` to true on every file that has contents.
+    """Drop `compression: ""` and default `overwrite` to true on every file that has contents."""
+    _finish_file_list((config.get("storage") or {}).get("files") or ())
 
-    In C-level passes over the list when every file is a dict with a contents object (the usual merged
-    result); file by file otherwise."""
-    files = (config.get("storage") or {}).get("files") or ()
+
+def _finish_file_list(files: Sequence[Any]) -> None:
+    """`_finish_files` for a list of files: in C-level passes when every file is a dict with a contents
+    object (the usual merged result); file by file otherwise."""
     if not files:
         return
     contents: list[Any] | None = list(map(_get, files, repeat("contents"))) \
@@ -277,12 +324,12 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
         child, owned = _owned_copies(config, plain, reset=True)
         fold.merge(child, owned)
         files_seen = files_seen or bool(files)
-    if fold is not None and batched:
-        copies = _owned_plain_files_reset(batched)
-        fold.merge_adopted_entries("storage", "files", copies if copies is not None else
-                                   [_owned_plain_file_reset(f) for f in batched])
     result = fold.result if fold is not None else {"ignition": {"version": IGNITION_VERSION}}
-    _finish_files(result)
+    if fold is not None and batched:
+        before = list(_files(result))
+        _finish_file_list(before + _merge_batched_files(fold, batched))
+    else:
+        _finish_files(result)
     pruned = fold is None or fold.may_have_empties
     out = prune_empty(result) if pruned else result
     out.setdefault("ignition", {})["version"] = IGNITION_VERSION
