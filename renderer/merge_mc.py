@@ -223,10 +223,65 @@ def _with_plain_entries(original: Mapping[str, Any], translated: Mapping[str, An
     return {**translated, "storage": {**storage, **kept}} if kept else translated
 
 
-def _without_files(config: Mapping[str, Any]) -> dict[str, Any]:
-    """`config` without `storage.files` (and without `storage` if nothing else was in it), keys in order."""
-    storage = {k: v for k, v in config["storage"].items() if k != "files"}
-    return {k: storage if k == "storage" else v for k, v in config.items() if k != "storage" or storage}
+def _without(config: Mapping[str, Any], files: bool, units: bool) -> dict[str, Any] | None:
+    """`config` without `storage.files` (when `files`) and `systemd.units` (when `units`), and without a
+    section left empty, keys in order; None when only an `ignition` of nothing but a version is left (the
+    caller merges the batched parts itself, and that version is the fold's own: merging it changes nothing)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if (key == "storage" and files) or (key == "systemd" and units):
+            drop = "files" if key == "storage" else "units"
+            value = {k: v for k, v in value.items() if k != drop}
+            if not value:
+                continue
+        out[key] = value
+    if len(out) == 1 and type(out.get("ignition")) is dict and len(out["ignition"]) == 1 \
+            and out["ignition"].get("version") == IGNITION_VERSION:
+        return None
+    return out
+
+
+def _simple_units(units: Any) -> bool:
+    """A list of units that merge as flat dicts: each a dict holding only `name`, `contents`, `enabled` and
+    `mask`, none null (no dropins): copy_known copies such a unit as it is, and merging one into another is
+    `dict.update`."""
+    return type(units) is list and all(type(u) is dict and _SIMPLE_UNIT_KEYS.issuperset(u) and None not in u.values()
+                                       for u in units)
+
+
+_SIMPLE_UNIT_KEYS = frozenset(("name", "contents", "enabled", "mask"))
+
+
+def _units_batchable(configs: Sequence[Mapping[str, Any] | None]) -> bool:
+    """Every config's `systemd` is absent or holds only simple units (`_simple_units`): units share their key
+    space with nothing, so the pool may merge its later children's units in one loop at the end."""
+    for config in configs:
+        systemd = config.get("systemd") if config is not None else None
+        if systemd is None:
+            continue
+        if type(systemd) is not dict or not systemd.keys() <= {"units"} or not _simple_units(systemd.get("units", [])):
+            return False
+    return True
+
+
+def _merge_batched_units(fold: Fold, batched: list[dict[str, Any]]) -> None:
+    """Merge a pool's later simple units (`_units_batchable`) into the fold, in order, in one loop."""
+    items, index = fold.keyed_result_list("systemd", "units")
+    for unit in batched:
+        name = unit.get("name")
+        existing = index.get(name)
+        if existing is None:
+            new = unit.copy()
+            items.append(new)
+            index[name] = new
+        else:
+            existing.update(unit)
+
+
+def _units(config: Mapping[str, Any]) -> list[Any]:
+    systemd = config.get("systemd")
+    units = systemd.get("units") if isinstance(systemd, Mapping) else None
+    return units if isinstance(units, list) else []
 
 
 def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozenset[int] | set[int]) -> bool:
@@ -290,8 +345,8 @@ def _finish_files_one_by_one(files: Sequence[Any]) -> None:
             f["overwrite"] = True
 
 
-def merge_configs_traced(configs: Sequence[MachineConfig],
-                         plain: Collection[int] = ()) -> tuple[dict[str, Any], frozenset[int]]:
+def merge_configs_traced(configs: Sequence[MachineConfig], plain: Collection[int] = (), *,
+                         one_pass: bool = True) -> tuple[dict[str, Any], frozenset[int]]:
     """Rule 1: the merged Ignition config of MachineConfigs in merge order, plus the id()s of the result's
     entries that are copies of one input's plain entry.
 
@@ -302,28 +357,39 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
     plain = plain if isinstance(plain, (set, frozenset)) else frozenset(plain)
     translated = [(mc, _with_plain_entries(mc.spec.config, to_render_version(mc.spec.config, name=mc.name), plain)
                    if mc.has_config else None) for mc in configs]
-    batching = bool(plain) and _files_batchable([c for _mc, c in translated], plain)
+    configs_in = [c for _mc, c in translated]
+    batching = one_pass and bool(plain) and _files_batchable(configs_in, plain)
+    batching_units = one_pass and _units_batchable(configs_in)
     batched: list[dict[str, Any]] = []  # later children's plain files, merged in one pass at the end
-    files_seen = False
+    batched_units: list[dict[str, Any]] = []  # and simple units
+    files_seen = units_seen = False  # the result holds files / units already (so its key order is set)
     fold: Fold | None = None
     for _mc, config in translated:
         if fold is None:
             base = config if config is not None else {"ignition": {"version": IGNITION_VERSION}}
             base, owned = _owned_copies(base, plain, reset=False) if plain else (base, frozenset())
             fold = Fold(base, IGNITION_VERSION, owned)
-            files_seen = bool(_files(base))
+            files_seen, units_seen = bool(_files(base)), bool(_units(base))
             continue
         if config is None:
             continue
-        files = _files(config)
-        if batching and files_seen and files:
-            batched += files
-            child, owned = _owned_copies(_without_files(config), plain, reset=True)
+        files, units = _files(config), _units(config)
+        take_files = batching and files_seen and bool(files)
+        take_units = batching_units and units_seen and bool(units)
+        if take_files or take_units:
+            batched += files if take_files else ()
+            batched_units += units if take_units else ()
+            rest = _without(config, take_files, take_units)
+            if rest is not None:
+                child, owned = _owned_copies(rest, plain, reset=True)
+                fold.merge(child, owned)
+        else:
+            child, owned = _owned_copies(config, plain, reset=True)
             fold.merge(child, owned)
-            continue
-        child, owned = _owned_copies(config, plain, reset=True)
-        fold.merge(child, owned)
         files_seen = files_seen or bool(files)
+        units_seen = units_seen or bool(units)
+    if fold is not None and batched_units:
+        _merge_batched_units(fold, batched_units)
     result = fold.result if fold is not None else {"ignition": {"version": IGNITION_VERSION}}
     if fold is not None and batched:
         before = list(_files(result))
@@ -338,15 +404,19 @@ def merge_configs_traced(configs: Sequence[MachineConfig],
 
 
 def merge_machine_configs(configs: Sequence[MachineConfig], *, default_os_image: str = "",
-                          default_extensions_image: str = "") -> MachineConfigSpec:
-    """Rules 1-7: one MachineConfigSpec from MachineConfigs in merge order."""
+                          default_extensions_image: str = "", one_pass: bool = True) -> MachineConfigSpec:
+    """Rules 1-7: one MachineConfigSpec from MachineConfigs in merge order.
+
+    `one_pass=False` merges every child through the fold, never a pool's later files and units in one loop
+    at the end: the same result, slower (the reference route tests/renderer/test_merge_fast.py compares with)."""
     return merge_machine_configs_traced(configs, default_os_image=default_os_image,
-                                        default_extensions_image=default_extensions_image)[0]
+                                        default_extensions_image=default_extensions_image, one_pass=one_pass)[0]
 
 
 def merge_machine_configs_traced(configs: Sequence[MachineConfig], *, default_os_image: str = "",
                                  default_extensions_image: str = "",
-                                 plain: Collection[int] = ()) -> tuple[MachineConfigSpec, frozenset[int]]:
+                                 plain: Collection[int] = (),
+                                 one_pass: bool = True) -> tuple[MachineConfigSpec, frozenset[int]]:
     """Rules 1-7, plus the plain result entries of `merge_configs_traced`."""
     kernel_type = "default"
     os_image, ext_image = default_os_image, default_extensions_image
@@ -365,7 +435,7 @@ def merge_machine_configs_traced(configs: Sequence[MachineConfig], *, default_os
                 os_image = spec.os_image_url
             if spec.base_os_extensions_container_image:
                 ext_image = spec.base_os_extensions_container_image
-    config, trusted = merge_configs_traced(configs, plain)
+    config, trusted = merge_configs_traced(configs, plain, one_pass=one_pass)
     return MachineConfigSpec(config=config, os_image_url=os_image,
                              base_os_extensions_container_image=ext_image, kernel_arguments=tuple(kargs),
                              extensions=tuple(extensions), fips=fips, kernel_type=kernel_type), trusted

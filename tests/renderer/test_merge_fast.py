@@ -77,6 +77,25 @@ def test_a_pools_later_files_in_one_loop_change_nothing(configs: list[dict[str, 
     _assert_fast_route_changes_nothing(configs)
 
 
+_SIMPLE_UNIT = st.fixed_dictionaries({"name": st.sampled_from(["a.service", "b.service", "c.service"])}, optional={
+    "enabled": st.booleans(), "mask": st.booleans(), "contents": st.sampled_from(["[Unit]\n", "[Service]\n"])})
+_UNIT = st.one_of(_SIMPLE_UNIT, _SIMPLE_UNIT, _SIMPLE_UNIT, _SIMPLE_UNIT.map(
+    lambda u: {**u, "dropins": [{"name": "10-x.conf", "contents": "[Unit]\n"}]}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(lambda files, units, passwd, timeout: {
+    "ignition": {"version": "3.5.0", **({"timeouts": {"httpTotal": timeout}} if timeout else {})},
+    **({"storage": {"files": files}} if files else {}),
+    **({"systemd": {"units": units}} if units is not None else {}),
+    **({"passwd": {"users": [{"name": "core"}]}} if passwd else {})},
+    st.lists(_USUAL_FILE, max_size=2, unique_by=lambda f: f["path"]),
+    st.none() | st.lists(_UNIT, max_size=3, unique_by=lambda u: u["name"]), st.booleans(),
+    st.sampled_from([0, 0, 0, 10, 20])), min_size=2, max_size=7))
+def test_a_pools_later_units_in_one_loop_change_nothing(configs: list[dict[str, Any]]) -> None:
+    _assert_fast_route_changes_nothing(configs)
+
+
 @pytest.mark.parametrize("later", [
     # a new path, taken once by a later usual file, then by one with an owner, then with a compression
     [[{"path": "/etc/b", "mode": 420, "contents": {"source": "data:,1"}}],
@@ -104,7 +123,7 @@ def _assert_fast_route_changes_nothing(configs: list[dict[str, Any]]) -> None:
     for m in mcs:
         plain.update(check_machine_config(m, allowed_extensions=()).plain)
     fast, trusted = merge_machine_configs_traced(mcs, plain=plain)
-    slow = merge_machine_configs(mcs)
+    slow = merge_machine_configs(mcs, one_pass=False)
     assert fast == slow
     assert json.dumps(fast.config) == json.dumps(slow.config)  # the same key order too (YAML output keeps it)
     assert configs == before  # the inputs are never written to
