@@ -122,7 +122,7 @@ def _merge_batched_files(fold: Fold, batched: list[dict[str, Any]]) -> list[dict
     source). If a later file takes its path, it is first turned back into its reset copy, then merged
     into like any other entry."""
     items, index = fold.keyed_result_list("storage", "files")
-    appended: list[dict[str, Any]] = []
+    start, append = len(items), items.append
     unfinished: list[dict[str, Any]] = []
     made_final: dict[str, dict[str, Any]] = {}  # path -> the input file of an entry put in final form
     for f in batched:
@@ -140,9 +140,8 @@ def _merge_batched_files(fold: Fold, batched: list[dict[str, Any]]) -> list[dict
             else:
                 new = _owned_plain_file_reset(f)
                 unfinished.append(new)
-            items.append(new)
+            append(new)
             index[path] = new
-            appended.append(new)
             continue
         original = made_final.pop(path, None)
         if original is not None:  # back to the reset copy the child-by-child route would hold
@@ -152,7 +151,7 @@ def _merge_batched_files(fold: Fold, batched: list[dict[str, Any]]) -> list[dict
         fold.merged_into(existing)
         merge_adopted(existing, {**f, "contents": {**contents, "compression": ""}} if usual  # type: ignore[dict-item]
                        else _owned_plain_file_reset(f))
-    fold.adopted(appended)
+    fold.adopted(items[start:])  # what the loop appended
     return unfinished
 
 
