@@ -226,6 +226,14 @@ def _without(config: Mapping[str, Any], files: bool, units: bool) -> dict[str, A
     """`config` without `storage.files` (when `files`) and `systemd.units` (when `units`), and without a
     section left empty, keys in order; None when only an `ignition` of nothing but a version is left (the
     caller merges the batched parts itself, and that version is the fold's own: merging it changes nothing)."""
+    ignition = config.get("ignition")
+    if type(ignition) is dict and len(ignition) == 1 and ignition.get("version") == IGNITION_VERSION:
+        for key, value in config.items():  # the usual child: nothing but its version and the batched lists?
+            if not (key == "ignition" or (((key == "storage" and files) or (key == "systemd" and units))
+                                          and len(value) == 1)):  # batched: a dict holding that list
+                break
+        else:
+            return None
     out: dict[str, Any] = {}
     for key, value in config.items():
         if (key == "storage" and files) or (key == "systemd" and units):
