@@ -32,7 +32,7 @@ tests/renderer/test_merge_fast.py compares both routes).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import not_
 from typing import Any
 
@@ -155,10 +155,10 @@ class Fold:
         storage = self.result.get("storage")
         if not isinstance(storage, dict) or not self._adoptable:
             return frozenset()
-        present: set[int] = set()
-        for name in ("files", "directories", "links"):
-            present.update(map(id, storage.get(name) or ()))
-        return frozenset((present & self._adoptable) - self._touched)
+        entries = chain.from_iterable(storage.get(name) or () for name in ("files", "directories", "links"))
+        found = self._adoptable.intersection(map(id, entries))  # one lookup per entry, no set of them built
+        found -= self._touched
+        return frozenset(found)
 
     def _index_of(self, items: list[Any], node: schema.Node) -> dict[_Key, Any]:
         found = self._index.get(id(items))
