@@ -294,7 +294,7 @@ def _units(config: Mapping[str, Any]) -> list[Any]:
 def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozenset[int] | set[int]) -> bool:
     """Every config's files are plain, and no file path is the path of a directory or link of any config:
     then no merge of one child's files interacts with another part of any child (key-space drops), and
-    the pool may merge its later children's files in one pass (`Fold.merge_adopted_entries`)."""
+    the pool may merge its later children's files in one pass (`_merge_batched_files`)."""
     file_lists: list[list[Any]] = []
     other_paths: set[Any] = set()
     for config in configs:
