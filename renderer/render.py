@@ -273,7 +273,7 @@ def load_inputs(cluster_dir: Path) -> Inputs:
     for path, inner in manifest_files(cluster_dir / MANIFESTS_DIR):
         rel = f"{MANIFESTS_DIR}/{inner}"
         if inner.endswith(BUTANE_SUFFIXES):
-            _butane(path, rel, cluster_dir, inputs)
+            _butane(Path(path), rel, cluster_dir, inputs)
             continue
         docs, problems = load_file(path, rel)
         inputs.problems.extend((_ALL, p) for p in problems)
