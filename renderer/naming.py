@@ -47,7 +47,9 @@ def reference_spec_bytes(data: object) -> bytes:
 
 def spec_hash(spec: MachineConfigSpec, data: bytes | None = None) -> str:
     """32 hex digits: MD5 over the salt and the canonical spec (`data`: its `spec_bytes`, if already made)."""
-    return hashlib.md5(SALT + (spec_bytes(spec) if data is None else data), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(SALT, usedforsecurity=False)
+    digest.update(spec_bytes(spec) if data is None else data)  # (no copy of a big pool's bytes behind the salt)
+    return digest.hexdigest()
 
 
 def rendered_name(pool: str, spec: MachineConfigSpec, data: bytes | None = None) -> str:
