@@ -49,6 +49,9 @@ class Document:
     data: Any
     text: str = field(default="", repr=False)
     _node: Node | None = field(default=None, repr=False)
+    # the first line of each entry key value (path, name, device) in `text`, once provenance asked
+    # (renderer/provenance.py): kept with the document, so it lives exactly as long as the document
+    key_lines: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     def node_at(self, path: Sequence[str | int]) -> Node | None:
         """The deepest node on `path` that exists (the document root if nothing matches)."""

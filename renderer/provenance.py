@@ -51,18 +51,18 @@ def _line(mc: MachineConfig, path: tuple[str | int, ...], key_value: str | None)
 # Possessive: the same matches as `"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"` (a value splits
 # into its characters and escapes one way only, so backtracking never finds another) at a third of the cost.
 _STRING = re.compile(r'"(?:path|name|device)"\s*:\s*"([^"\\\n]*+(?:\\.[^"\\\n]*+)*+)"')
-_lines_cache: dict[int, tuple[Any, dict[str, int]]] = {}
 _start, _group = re.Match.start, re.Match.group
 
 
 def _string_lines(doc: Any) -> dict[str, int]:
-    """First line of every entry key value (path, name, device) of a JSON manifest (one pass, cached).
+    """First line of every entry key value (path, name, device) of a JSON manifest (one pass, kept on the
+    document as `key_lines`: a module-level memo would keep documents, and their data, alive past a render).
 
     Starts, values and line numbers are taken from the matches with `map`/`accumulate` (no Python code
     per match); a value with an escape is decoded as before, one by one."""
-    cached = _lines_cache.get(id(doc))
-    if cached is not None and cached[0] is doc:
-        return cached[1]
+    cached: dict[str, int] | None = doc.key_lines
+    if cached is not None:
+        return cached
     text = doc.text
     matches = list(_STRING.finditer(text))
     starts = [0, *map(_start, matches)]
@@ -81,9 +81,7 @@ def _string_lines(doc: Any) -> dict[str, int]:
                 except ValueError:
                     continue
             table.setdefault(raw, line + 1)
-    if len(_lines_cache) > 4096:
-        _lines_cache.clear()
-    _lines_cache[id(doc)] = (doc, table)
+    doc.key_lines = table
     return table
 
 

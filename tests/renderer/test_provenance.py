@@ -289,6 +289,7 @@ def test_the_layouts_are_exercised() -> None:
 class _Text:
     def __init__(self, text: str) -> None:
         self.text = text
+        self.key_lines: dict[str, int] | None = None
 
 
 # near-misses of `"path": "value"`: whitespace with newlines, values with raw newlines, escapes, stray quotes
