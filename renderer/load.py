@@ -306,8 +306,7 @@ def _find_duplicate(text: str, key: str) -> tuple[int, int] | None:
 def load_file(path: FsPath | str, source: str) -> tuple[list[Document], list[Problem]]:
     """Every document of a manifest file on disk."""
     try:
-        with open(path, "rb") as fh:  # (a third cheaper than read_text, and than pathlib's, for many small files)
-            data = fh.read()
+        data = _read_bytes(path)
         text = data.decode("utf-8")
         raw: bytes | None = data
         if "\r" in text:  # what read_text's universal newlines do
@@ -318,6 +317,30 @@ def load_file(path: FsPath | str, source: str) -> tuple[list[Document], list[Pro
     except OSError as exc:
         return [], [Problem("io", f"cannot read: {exc.strerror or exc}", source)]
     return load_text(text, source, encoded=raw)
+
+
+def _read_bytes(path: FsPath | str) -> bytes:
+    """The whole content of the file at `path`, by os.open/os.read/os.close: no file object is built, which
+    halves the cost per small file against open(..., "rb").read() (1,000 manifests: ~8.5 -> ~4.7 ms CPU).
+
+    Reads until os.read returns b"" (end of file), as FileIO.readall does, so a short read (a pipe, a
+    file growing) never cuts the content; errors are the same OSErrors (a directory: EISDIR on read)."""
+    fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
+    try:
+        data = os.read(fd, _FIRST_READ)
+        if not data:
+            return data
+        chunks = [data]
+        while chunk := os.read(fd, _NEXT_READ):
+            chunks.append(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)  # as open() does: no descriptor leaks into a child process
+_FIRST_READ = 1 << 16  # most manifests fit; a bigger buffer costs more to allocate than a second read
+_NEXT_READ = 1 << 20
 
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")

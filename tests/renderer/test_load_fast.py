@@ -110,3 +110,19 @@ def test_load_file_reads_as_read_text_did(tmp_path_factory: pytest.TempPathFacto
 def test_load_file_missing_is_the_same_problem(tmp_path: Path) -> None:
     path = tmp_path / "gone.json"
     assert load.load_file(path, "manifests/gone.json") == _load_file_read_text(path, "manifests/gone.json")
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, (1 << 20) + (1 << 16) + 7])
+def test_load_file_reads_every_byte_across_read_sizes(tmp_path: Path, size: int) -> None:
+    """_read_bytes reads in 64 KiB then 1 MiB chunks: files at and around those sizes come back whole."""
+    body = json.dumps({"a": "x" * max(0, size - 10)})[:size] if size else ""
+    path = tmp_path / "big.json"
+    path.write_text(body, encoding="utf-8")
+    assert load._read_bytes(path) == path.read_bytes()
+    assert _seen(load.load_file(path, "manifests/big.json")) == _seen(_load_file_read_text(path, "manifests/big.json"))
+
+
+def test_load_file_on_a_directory_is_the_same_problem(tmp_path: Path) -> None:
+    (tmp_path / "d.json").mkdir()
+    assert load.load_file(tmp_path / "d.json", "manifests/d.json") == \
+        _load_file_read_text(tmp_path / "d.json", "manifests/d.json")
