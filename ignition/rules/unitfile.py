@@ -6,8 +6,8 @@ the Go lexer peeks 2048 bytes whenever at least that much is buffered and fails 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 LINE_MAX = 2048
 _BUF = 4096
@@ -17,9 +17,9 @@ class UnitParseError(ValueError):
     """The lexer's error; its text follows `invalid unit content: `."""
 
 
-@dataclass(frozen=True)
-class UnitOption:
-    """One `Name=Value` line and the section it is in."""
+class UnitOption(NamedTuple):
+    """One `Name=Value` line and the section it is in (a named tuple: a unit makes a few of them, and a
+    tuple is built in a fifth of a frozen dataclass's time)."""
 
     section: str
     name: str
