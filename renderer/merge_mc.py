@@ -242,9 +242,6 @@ def _without(config: Mapping[str, Any], files: bool, units: bool) -> dict[str, A
             if not value:
                 continue
         out[key] = value
-    if len(out) == 1 and type(out.get("ignition")) is dict and len(out["ignition"]) == 1 \
-            and out["ignition"].get("version") == IGNITION_VERSION:
-        return None
     return out
 
 
