@@ -154,9 +154,19 @@ def check_filters(config: dict[str, Any], ctx: Context) -> None:
         _error(ctx, ("storage", "links"), m.ERR_LINKS)
 
 
+# Butane's result.Spec field order (KernelArguments, Extensions, FIPS, KernelType): CheckForElidedFields walks
+# the struct, so the raw-mode warnings come in this order, not in the alphabetical order of the output keys.
+_SPEC_STRUCT_ORDER = (
+    ("kernelArguments", "kernel_arguments"),
+    ("extensions", "extensions"),
+    ("fips", "fips"),
+    ("kernelType", "kernel_type"),
+)
+
+
 def elided_warnings(fields: dict[str, Any], ctx: Context) -> None:
     """Raw mode: every `openshift` spec field that will not be written gets `field ignored in raw mode`."""
-    for json_name, yaml_name in _SPEC_FIELDS:
+    for json_name, yaml_name in _SPEC_STRUCT_ORDER:
         if json_name in fields:
             ctx.problems.warn(("openshift", yaml_name), m.ERR_FIELD_ELIDED)
 
