@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
+from ignition.common_shape import common_shape_report
 from ignition.decode import Accept, AcceptList, decode
 from ignition.parse import match_version
 from ignition.report import ERROR, WARNING, Entry, Report
@@ -103,8 +104,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
 
     `known_plain`: id()s of files and directories in `config` the caller knows to be plain (ignition/rules/
     plain.py) -- e.g. the renderer's copies of entries an earlier validation found plain; they skip the test.
-    `per_entry`: test entries one at a time, never a whole list at once (the reference route the tests
-    compare the whole-list tests with; same verdict, slower)."""
+    `per_entry`: test entries one at a time, never a whole list at once, and never take the common-shape
+    route (ignition/common_shape.py): the reference route the tests compare both with (same verdict, slower)."""
     if version is None:
         ign = config.get("ignition") if isinstance(config, Mapping) else None
         raw_version = ign.get("version") if isinstance(ign, Mapping) else None
@@ -116,6 +117,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
     known = known_plain if isinstance(known_plain, (set, frozenset)) else frozenset(known_plain)
+    if not per_entry and (common := common_shape_report(config, version, known)) is not None:
+        return common  # the usual MachineConfig: the same report without the schema walk
     decoded = decode(dict(config), version, accept=plain_tests(version), known=known,
                      accept_lists=None if per_entry else plain_list_tests(version))
     if decoded.mismatch is not None:

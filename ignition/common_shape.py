@@ -1,0 +1,94 @@
+"""The verdict on a config of the commonest shape, without the schema walk (`validate_dict`'s fast route).
+
+Nearly every MachineConfig holds nothing but its version, plain files (and directories: ignition/rules/
+plain.py) and flat systemd units. For such a config decoding changes nothing and finds no unused key, no
+duplicate-free list needs walking, and of all the rules only the unit rules, the systemd path conflict and
+duplicate detection can say anything. `common_shape_report` recognises the shape in a few type tests and runs
+exactly those rules, in the order `validate_normalized` runs them; for anything else -- another section, a
+key of another case, a null, an entry that is not plain, a duplicate -- it answers None and the full route
+decides (tests/ignition/test_common_shape.py compares the two on generated configs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import chain, repeat
+from typing import Any
+
+from ignition.report import Report
+from ignition.rules.context import Ctx
+from ignition.rules.plain import plain_directories, plain_files
+from ignition.rules.systemd import check_systemd_path_conflicts, check_units
+
+_ROOT_KEYS = frozenset({"ignition", "storage", "systemd"})
+_STORAGE_KEYS = frozenset({"files", "directories"})
+_UNIT_KEYS = frozenset({"name", "contents", "enabled", "mask"})
+# a flat unit's members and the one type each may have (bool for the flags: no null, no number)
+_UNIT_TYPES = {"name": str, "contents": str, "enabled": bool, "mask": bool}
+_get: Callable[[dict[str, Any], str], Any] = dict.get
+
+
+def _plain_list(entries: Any, test: Callable[[list[Any]], bool], known: frozenset[int] | set[int]) -> bool:
+    """A list whose entries are all plain: vouched for by the caller (`known`) or passing `test` together."""
+    if type(entries) is not list:
+        return False
+    if not entries:
+        return True
+    rest = [e for e in entries if id(e) not in known] if known else entries
+    return not rest or test(rest)
+
+
+def _flat_units(units: Any) -> bool:
+    """Units that decode to themselves and hold no list: members among name/contents/enabled/mask, a name,
+    each member of its one JSON type."""
+    if type(units) is not list:
+        return False
+    for unit in units:
+        if type(unit) is not dict or "name" not in unit or not _UNIT_KEYS.issuperset(unit):
+            return False
+        for key, value in unit.items():
+            if type(value) is not _UNIT_TYPES[key]:
+                return False
+    return True
+
+
+def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int]) -> Report | None:
+    """The Report `validate_dict` gives for `config` (of spec `version`, already matched), when the config
+    has the common shape and no duplicate; None otherwise. `known`: ids of entries vouched to be plain."""
+    if type(config) is not dict or not _ROOT_KEYS.issuperset(config):
+        return None
+    ignition = config.get("ignition")
+    if type(ignition) is not dict or len(ignition) != 1 or type(ignition.get("version")) is not str:
+        return None
+    storage = config.get("storage")
+    files: list[Any] = []
+    directories: list[Any] = []
+    if storage is not None:
+        if type(storage) is not dict or not _STORAGE_KEYS.issuperset(storage):
+            return None
+        files = storage.get("files", files)
+        directories = storage.get("directories", directories)
+        if not _plain_list(files, plain_files, known) or not _plain_list(directories, plain_directories, known):
+            return None
+    systemd = config.get("systemd")
+    units: list[Any] = []
+    if systemd is not None:
+        if type(systemd) is not dict or not systemd.keys() <= {"units"}:
+            return None
+        units = systemd.get("units", units)
+        if not _flat_units(units):
+            return None
+    # duplicates: files and directories share one key space (paths), units have theirs (names)
+    paths = list(map(_get, chain(files, directories), repeat("path")))
+    names = list(map(_get, units, repeat("name")))
+    if len(set(paths)) != len(paths) or len(set(names)) != len(names):
+        return None  # the full route reports which entry, in Go's order
+    ctx = Ctx(version)
+    if units:
+        check_units(units, ctx)
+        if storage:
+            check_systemd_path_conflicts(config, ctx)
+    report = Report(ctx.entries)
+    accepted = frozenset(map(id, chain(files, directories)))
+    report.plain = accepted | known if known else accepted
+    return report
