@@ -59,6 +59,9 @@ def unknown_version(variant: str, version: str) -> str:
 
 
 ERR_UNKNOWN_LAYOUT = "layout must be one of: aarch64, ppc64le, s390x-eckd, s390x-virt, s390x-zfcp, x86_64"
+# fcos 1.3-1.5 (and the openshift specs built on them) keep the text from before the s390x layouts.
+ERR_UNKNOWN_LAYOUT_LEGACY = "layout must be one of: aarch64, ppc64le, x86_64"
+ERR_MIRROR_REQUIRES_LAYOUT = "boot_device.layout should be specified when boot_device.mirror is specified"
 ERR_TOO_FEW_MIRRORS = "mirroring requires at least two devices"
 ERR_NO_LUKS_DEVICE = "device is required for layouts: s390x-eckd, s390x-zfcp"
 ERR_MIRROR_NOT_SUPPORTED = "mirroring not supported on layouts: s390x-eckd, s390x-zfcp, s390x-virt"

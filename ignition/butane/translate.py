@@ -243,38 +243,58 @@ ROOT_DISK = "/dev/disk/by-id/coreos-boot-disk"
 
 
 def _validate_boot_device(value: dict[str, Any], node: BNode, path: YPath, problems: Problems) -> None:
+    """Butane's BootDevice.Validate (fcos v1_3..v1_7), in its order: mirror without layout, the layout switch,
+    s390x mirroring, CEX, then the mirror's own check; BootDeviceLuks.Validate (v1_7+) runs after, when the
+    walker reaches `luks`. Every layout error is reported at `layout` (s390x layout names are values, not paths)."""
     layout = value.get("layout")
     luks = value.get("luks") or {}
     mirrors = (value.get("mirror") or {}).get("devices") or []
     s390 = "device" in node.fields["luks"].node.fields  # fcos 1.6+ knows the s390x layouts
+    minor = _minor_of(node)
+    if mirrors and layout is None:
+        # A warning in the stable specs that had boot_device before the check existed; an error from v1_7.
+        if minor >= 7:
+            problems.error(path + ("mirror",), m.ERR_MIRROR_REQUIRES_LAYOUT)
+        else:
+            problems.warn(path + ("mirror",), m.ERR_MIRROR_REQUIRES_LAYOUT)
     if layout is not None:
         if layout in ("aarch64", "ppc64le", "x86_64"):
             pass
         elif s390 and layout in ("s390x-eckd", "s390x-zfcp"):
             pattern = _DASD if layout == "s390x-eckd" else _SD
             if not luks.get("device"):
-                problems.error(path + (layout,), m.ERR_NO_LUKS_DEVICE)
+                problems.error(path + ("layout",), m.ERR_NO_LUKS_DEVICE)
             elif not pattern.search(luks["device"]):
-                problems.error(path + (layout,), m.ERR_LUKS_DEVICE_NAME)
+                problems.error(path + ("layout",), m.ERR_LUKS_DEVICE_NAME)
         elif s390 and layout == "s390x-virt":
             pass
         else:
-            problems.error(path + ("layout",), m.ERR_UNKNOWN_LAYOUT)
-        if s390 and layout in ("s390x-eckd", "s390x-zfcp", "s390x-virt") and mirrors:
-            problems.error(path + (layout,), m.ERR_MIRROR_NOT_SUPPORTED)
-    if len(mirrors) == 1:
-        problems.error(path + ("mirror", "devices"), m.ERR_TOO_FEW_MIRRORS)
+            problems.error(path + ("layout",), m.ERR_UNKNOWN_LAYOUT if s390 else m.ERR_UNKNOWN_LAYOUT_LEGACY)
+        if s390 and layout.startswith("s390x") and mirrors:
+            problems.error(path + ("layout",), m.ERR_MIRROR_NOT_SUPPORTED)
     cex = (luks.get("cex") or {}).get("enabled") is True
     clevis = luks.get("tpm2") is True or bool(luks.get("tang"))
     if s390 and cex:
-        if clevis:
-            problems.error(path + ("luks",), m.ERR_CEX_WITH_CLEVIS)
         if layout is None:
             problems.error(path + ("luks", "cex"), m.ERR_CEX_ARCHITECTURE)
-        elif not layout.startswith("s390x-"):
+        elif not layout.startswith("s390x"):
             problems.error(path + ("layout",), m.ERR_CEX_ARCHITECTURE)
-    if _minor_of(node) >= 7 and luks.get("device") and not (cex or clevis):
-        problems.error(path + ("luks",), m.ERR_NO_LUKS_METHOD)
+        if clevis:
+            problems.error(path + ("luks",), m.ERR_CEX_WITH_CLEVIS)
+    if len(mirrors) == 1:
+        problems.error(path + ("mirror", "devices"), m.ERR_TOO_FEW_MIRRORS)
+    # BootDeviceLuks.Validate counts a tang entry only when it differs from the zero Tang struct.
+    tang_set = any(_tang_set(t) for t in luks.get("tang") or [])
+    if minor >= 7 and luks.get("device") and not (cex or tang_set or luks.get("tpm2") is True):
+        # BootDeviceLuks.Validate appends "luks" to its own path.
+        problems.error(path + ("luks", "luks"), m.ERR_NO_LUKS_METHOD)
+
+
+def _tang_set(entry: Any) -> bool:
+    """Whether a tang entry is not Go's zero Tang{} (url "" is the zero URL; the other fields are pointers)."""
+    if not isinstance(entry, dict):
+        return False
+    return bool(entry.get("url")) or any(entry.get(k) is not None for k in ("thumbprint", "advertisement"))
 
 
 def _minor(node: BNode, field: str) -> int:
