@@ -3,7 +3,9 @@
 Second step of the pipeline. Values are plain dicts/lists/scalars keyed by the YAML (snake_case) names; a
 field that is absent or YAML `null` is simply missing from its dict (Go's nil pointer / zero value).
 Type mismatches are collected with go-yaml v3's wording (`line 5: cannot unmarshal !!str `abc` into int`),
-unknown keys become `Unused key <k>` warnings exactly as Ignition's unused-key check words them.
+unknown keys become `unused key <k>` warnings exactly as the Ignition library vendored by Butane 0.29 words them
+(Ignition 2.14 and Butane releases before it capitalised `Unused key`; Butane's own tests for every spec expect
+the lower-case text).
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ class Decoder:
                 self._pairs(source.target, target, path, out, seen)
 
     def check_unused(self, node: YNode | None, target: BNode, path: YPath = ()) -> None:
-        """`Unused key` warnings, a mapping's own keys before its children's, children in schema order."""
+        """`unused key` warnings, a mapping's own keys before its children's, children in schema order."""
         if node is None:
             return
         if node.alias is not None and target.kind == "object":
@@ -193,7 +195,7 @@ class Decoder:
         values: dict[str, YNode] = {}
         for key, value in node.pairs:
             if key.text not in target.fields:
-                self.problems.warn(path + (KeyStep(key.text),), f"Unused key {key.text}")
+                self.problems.warn(path + (KeyStep(key.text),), f"unused key {key.text}")
             else:
                 values[key.text] = value
         for name, member in target.fields.items():

@@ -65,8 +65,8 @@ CODES: dict[str, str] = {
 
 
 def code_for(message: str, default: str = "butane") -> str:
-    """The stable code of a message (`Unused key x` -> `unused-key`)."""
-    if message.startswith("Unused key "):
+    """The stable code of a message (`unused key x` -> `unused-key`)."""
+    if message.startswith("unused key "):
         return "unused-key"
     if message.startswith("fields other than"):
         return "unsupported-user-field"
