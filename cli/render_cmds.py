@@ -103,6 +103,7 @@ def _table(result: RenderResult) -> str:
 def document(rendered: RenderedConfig, output: str) -> str:
     """The rendered MachineConfig as YAML or JSON text."""
     data = rendered.to_dict()
+    data["provenance"] = dict(sorted(data["provenance"].items()))  # (kept in merge order by the render)
     if output == "json":
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 30)

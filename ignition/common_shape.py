@@ -12,7 +12,8 @@ decides (tests/ignition/test_common_shape.py compares the two on generated confi
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
+from operator import not_
 from typing import Any
 
 from ignition.report import Report
@@ -34,8 +35,9 @@ def _plain_list(entries: Any, test: Callable[[list[Any]], bool], known: frozense
         return False
     if not entries:
         return True
-    rest = [e for e in entries if id(e) not in known] if known else entries
-    return not rest or test(rest)
+    if known:  # the others, in order (C-level passes: the merged result's lists hold thousands)
+        entries = list(compress(entries, map(not_, map(known.__contains__, map(id, entries)))))
+    return not entries or test(entries)
 
 
 def _flat_units(units: Any) -> bool:

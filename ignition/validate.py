@@ -107,8 +107,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
     `per_entry`: test entries one at a time, never a whole list at once, and never take the common-shape
     route (ignition/common_shape.py): the reference route the tests compare both with (same verdict, slower)."""
     if version is None:
-        ign = config.get("ignition") if isinstance(config, Mapping) else None
-        raw_version = ign.get("version") if isinstance(ign, Mapping) else None
+        ign = config.get("ignition") if type(config) is dict or isinstance(config, Mapping) else None
+        raw_version = ign.get("version") if type(ign) is dict or isinstance(ign, Mapping) else None
         if not isinstance(raw_version, str):
             return Report([Entry(ERROR, "version-invalid", ("ignition", "version"), "invalid config version (couldn't parse)")])
         found, problem = _match_version(raw_version)

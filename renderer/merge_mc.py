@@ -50,11 +50,10 @@ class MergeError(Exception):
 
 def to_render_version(config: Mapping[str, Any], *, name: str = "") -> Mapping[str, Any]:
     """The config in the render version (translated up or down with ignition.translate if needed)."""
-    version = (config.get("ignition") or {}).get("version") if isinstance(config.get("ignition"), Mapping) else None
+    ignition = config.get("ignition")
+    version = ignition.get("version") if type(ignition) is dict or isinstance(ignition, Mapping) else None
     if version == IGNITION_VERSION:
         return config
-
-
     try:
         return translate(config, IGNITION_VERSION)
     except IgnitionError as exc:
@@ -160,7 +159,7 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
     """`config` with the fold's own copies of its plain files and directories (and, when `reset`, every
     file's unset `contents.compression` made `""`); the copies' id()s are what the fold may adopt."""
     storage = config.get("storage")
-    if not isinstance(storage, Mapping):
+    if not (type(storage) is dict or isinstance(storage, Mapping)):
         return config, frozenset()
     files = storage.get("files")
     dirs = storage.get("directories")
@@ -200,7 +199,7 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
 
 def _files(config: Mapping[str, Any]) -> list[Any]:
     storage = config.get("storage")
-    files = storage.get("files") if isinstance(storage, Mapping) else None
+    files = storage.get("files") if type(storage) is dict or isinstance(storage, Mapping) else None
     return files if isinstance(files, list) else []
 
 
@@ -284,7 +283,7 @@ def _merge_batched_units(fold: Fold, batched: list[dict[str, Any]]) -> None:
 
 def _units(config: Mapping[str, Any]) -> list[Any]:
     systemd = config.get("systemd")
-    units = systemd.get("units") if isinstance(systemd, Mapping) else None
+    units = systemd.get("units") if type(systemd) is dict or isinstance(systemd, Mapping) else None
     return units if isinstance(units, list) else []
 
 

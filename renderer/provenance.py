@@ -238,7 +238,8 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
 
 
 def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
-    """Provenance of every entry of the merged result of `configs` (in merge order).
+    """Provenance of every entry of the merged result of `configs` (in merge order), keys in the order they
+    are first set (not sorted: the stored JSON and `explain` sort them anyway).
 
     Every (key, setter) in order goes into two flat lists; one dict of them keeps each key's last setter,
     and only the keys set more than once (a Counter finds them) get their setters listed."""
@@ -260,9 +261,7 @@ def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str 
             else:
                 out[key] = f"{listed[-1]}; overrode {', '.join(reversed(listed[:-1]))}"
     out.setdefault("osImageURL", f"{default_source} (default)")
-    ordered = dict.fromkeys(sorted(out), "")
-    ordered.update(out)  # the values into the sorted keys' places
-    return ordered
+    return out  # keys in merge order: whoever shows or stores them sorts them (explain, to_json_bytes)
 
 
 def _names(key: str) -> list[str]:

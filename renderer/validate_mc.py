@@ -52,7 +52,7 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
     """(severity, path, code, message) of Ignition's verdict on a config dict, plus the id()s of the
     config's plain files and directories (`Report.plain`); `known_plain` as in `ignition.validate_dict`."""
     ignition = config.get("ignition")
-    version = ignition.get("version") if isinstance(ignition, Mapping) else None
+    version = ignition.get("version") if type(ignition) is dict or isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
         return [("error", ("ignition", "version"), "invalid-version",
                  "parsing Ignition config failed: invalid version. Supported spec versions: "
@@ -77,7 +77,7 @@ def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path,
     """Modes above 0777 (plain entries, whose ids are in `plain`, have none)."""
     out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
-    if not isinstance(storage, Mapping):
+    if not (type(storage) is dict or isinstance(storage, Mapping)):
         return out
     for kind in ("files", "directories"):
         entries = storage.get(kind) or ()

@@ -247,7 +247,7 @@ def outcome(fn: Any, configs: list[MachineConfig]) -> tuple[str, str]:
     """("ok", the JSON text of the result) or ("raised", the exception type): a junk config must fail
     the same way in both."""
     try:
-        return "ok", json.dumps(fn(configs), ensure_ascii=False)
+        return "ok", json.dumps(fn(configs), ensure_ascii=False, sort_keys=True)
     except Exception as exc:  # noqa: BLE001 - the type is what is compared
         return "raised", type(exc).__name__
 
@@ -273,7 +273,7 @@ def test_the_layouts_are_exercised() -> None:
     for layout in LAYOUTS:
         configs = machine_configs(data, layout, [True, False] * 5) * 2
         got = compute_provenance(configs)
-        assert json.dumps(got) == json.dumps(reference_provenance(configs)), layout
+        assert json.dumps(got, sort_keys=True) == json.dumps(reference_provenance(configs), sort_keys=True), layout
         assert "overrode" in got["storage.files[/etc/a]"]
         assert "also from" in got["kernelArguments[nosmt]"]
     yaml_configs = machine_configs(data, "yaml", [])
@@ -321,7 +321,7 @@ def test_example_cluster(cluster: Path, role: str | None) -> None:
     configs = [m for m in inputs.machine_configs if role is None or m.role == role]
     selected = merge_order(configs) if role else configs
     assert selected
-    assert json.dumps(compute_provenance(selected)) == json.dumps(reference_provenance(selected))
+    assert json.dumps(compute_provenance(selected), sort_keys=True) == json.dumps(reference_provenance(selected), sort_keys=True)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -347,4 +347,4 @@ def test_generated_cluster_like_the_bench(configs: int, files: int, share: int) 
         configs_.append(mc)
     for role in ("worker", "master"):
         selected = merge_order(m for m in configs_ if m.role == role)
-        assert json.dumps(compute_provenance(selected)) == json.dumps(reference_provenance(selected))
+        assert json.dumps(compute_provenance(selected), sort_keys=True) == json.dumps(reference_provenance(selected), sort_keys=True)
