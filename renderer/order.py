@@ -9,13 +9,20 @@ plain name order. Later wins.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 
-from renderer.model import MachineConfig
+from renderer.model import ROLE_LABEL, MachineConfig
+
+# Code point order is UTF-8 byte order (Go's string order), so names sort as they are.
+_NAME = attrgetter("name")
 
 
 def merge_order(configs: Iterable[MachineConfig]) -> list[MachineConfig]:
     """Worker-role MachineConfigs by name, then the rest by name."""
-    configs = list(configs)
-    workers = sorted((c for c in configs if c.role == "worker"), key=lambda c: c.name.encode())
-    others = sorted((c for c in configs if c.role != "worker"), key=lambda c: c.name.encode())
+    workers: list[MachineConfig] = []
+    others: list[MachineConfig] = []
+    for c in configs:
+        (workers if c.labels.get(ROLE_LABEL) == "worker" else others).append(c)
+    workers.sort(key=_NAME)
+    others.sort(key=_NAME)
     return workers + others

@@ -361,7 +361,7 @@ def _rfc3339(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str, Verdict],
+def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[int, Verdict],
                 current: RenderedConfig | None = None, overrides: Sequence[str] = ()) -> _Outcome:
     """Select, order, validate, merge and name one pool's rendered config (no store writes)."""
     own = [p for owner, p in inputs.problems if _owned_by(owner, pool)]
@@ -393,10 +393,9 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[str,
     allowed = inputs.cluster.extensions_allow_list
     plain: set[int] = set()
     for mc in selected:
-        key = f"{mc.name}\0{mc.origin}"
-        if key not in validated:
-            validated[key] = check_machine_config(mc, allowed_extensions=allowed)
-        verdict = validated[key]
+        verdict = validated.get(id(mc))  # (every MachineConfig lives in `inputs` for the whole render)
+        if verdict is None:
+            verdict = validated[id(mc)] = check_machine_config(mc, allowed_extensions=allowed)
         for p in verdict.problems:
             (errors if p.severity == "error" else warnings).append(p)
         plain.update(verdict.plain)
@@ -521,7 +520,7 @@ def _render_cluster(cluster_dir: Path, *, store: Store, clock: Callable[[], date
     clock = clock or (lambda: datetime.now(UTC))
     inputs = load_inputs(Path(cluster_dir))
     now = _rfc3339(clock)
-    validated: dict[str, Verdict] = {}
+    validated: dict[int, Verdict] = {}  # id(MachineConfig) -> its verdict: each is validated once
     overrides = _overrides(inputs)
     outcomes: list[tuple[_Outcome, PoolRecord | None, RenderedConfig | None]] = []
     try:

@@ -60,8 +60,8 @@ class LabelSelector:
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether an object with `labels` is selected (an empty selector matches nothing here)."""
-        if self.is_empty:
-            return False
+        if not self.match_expressions:  # the usual pool: labels only (and an empty selector matches nothing)
+            return bool(self.match_labels) and all(labels.get(k) == v for k, v in self.match_labels.items())
         for key, value in self.match_labels.items():
             if labels.get(key) != value:
                 return False

@@ -31,6 +31,16 @@ def test_order_worker_configs_first_then_others_by_name() -> None:
     assert [c.name for c in merge_order(configs)] == ["00-worker", "99-worker-x", "10-infra", "50-infra"]
 
 
+@pytest.mark.parametrize("names", [
+    ["b", "a", "B", "_", "-", "10", "9"],
+    ["é", "z", "\U0001f600", "\uffff", "\x7f", "e\u0301"],  # byte order of the UTF-8, as Go compares strings
+])
+def test_order_is_go_byte_order(names: list[str]) -> None:
+    configs = [mc(n) for n in names] + [mc(n, "master") for n in names]
+    expected = sorted(names, key=str.encode)
+    assert [c.name for c in merge_order(configs)] == expected + expected
+
+
 def _merged(*configs: MachineConfig, **kw: str) -> MachineConfigSpec:
     return merge_machine_configs(merge_order(configs), **kw)
 
