@@ -17,8 +17,8 @@ from ignition.butane import messages as m
 from ignition.butane.files import LocalFileError, make_data_url, read_local
 from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
-from ignition.butane.variants import Spec
-from ignition.errors import IgnitionError
+from ignition.butane.variants import Spec, parse_semver
+from ignition.gojson import syntax_error
 from ignition.merge import CHILD, merge_with_transcript
 from ignition.validate import validate_dict
 
@@ -148,28 +148,69 @@ def _typical_mode(mode: int, directory: bool) -> bool:
     return True
 
 
-def check_embedded_config(raw: bytes, version: str, path: YPath, field: str, problems: Problems) -> None:
-    """A merged/replaced Ignition config given inline or locally is validated as Ignition (Butane 0.24+): one
-    of another spec version is skipped with a warning, one of this spec gets Ignition's problems."""
-    try:
-        config = json.loads(raw)
-    except ValueError:
-        return
+def _go_json_kind(value: Any) -> str:
+    """The JSON kind Go's UnmarshalTypeError names for a top-level value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array"
+
+
+def _embedded_parse_error(raw: bytes, config: Any, version: str) -> str | None:
+    """Go's json.Unmarshal error for an embedded config read into this spec's types.Config, or None."""
+    if config is _UNPARSABLE:
+        found = syntax_error(raw)
+        return found[0] if found is not None else "unexpected end of JSON input"
+    if config is None:  # `null` unmarshals into a struct as a no-op
+        return None
     if not isinstance(config, dict):
+        return f"json: cannot unmarshal {_go_json_kind(config)} into Go value of type types.Config"
+    for entry in validate_dict(config, version=version).entries:
+        if entry.code == "json-type":
+            return entry.message
+    return None
+
+
+_UNPARSABLE = object()
+
+
+def check_embedded_config(
+    raw: bytes, version: str, path: YPath, field: str, problems: Problems, *, translated: bool = False
+) -> None:
+    """A merged/replaced Ignition config given inline (Resource.Validate) or locally (translateResource, base
+    v0_7+) is checked as Butane's ValidateIgnitionConfig does (Butane 0.24+).
+
+    It is first unmarshalled into this spec's types.Config: a JSON or type error is reported at the config's
+    root (plus `config is not valid` at the field, for inline). An `unsupported config version` skips the rest
+    with a warning; any other version problem does not. Ignition's own report is then merged as it comes: for
+    inline, Resource.Validate merges it without a prefix, so its paths are the embedded config's own
+    (`$.storage.files.0.path`); for local, the translator prefixes it with the resource's path."""
+    prefix: YPath = path if translated else ()
+    try:
+        config: Any = json.loads(raw)
+    except ValueError:
+        config = _UNPARSABLE
+    parse_error = _embedded_parse_error(raw, config, version)
+    if parse_error is not None:
+        problems.error(prefix, parse_error)
+        if not translated:
+            problems.error(path + (field,), "config is not valid")
         return
-    embedded = (
-        (config.get("ignition") or {}).get("version") if isinstance(config.get("ignition"), dict) else None
-    )
-    if embedded != version:
-        version_path = path + ("version",) if field == "inline" else path + (field, "version")
+    ign = config.get("ignition") if isinstance(config, dict) else None
+    embedded = ign.get("version") if isinstance(ign, dict) else None
+    canonical = parse_semver(embedded) if isinstance(embedded, str) else None
+    if canonical is not None and canonical != parse_semver(version):
+        version_path = path + ("version",) if not translated else path + (field, "version")
         problems.warn(version_path, m.ERR_UNKNOWN_IGNITION_VERSION)
         return
-    try:
-        entries = validate_dict(config, version=version).entries
-    except IgnitionError as exc:  # wrong JSON types: the validator's report says where
-        entries = exc.report.entries
+    entries = list(validate_dict(config or {}, version=version).entries)
+    if canonical is None:  # Ignition.Validate: ErrInvalidVersion, reported first, and validation goes on
+        problems.error(prefix + ("ignition", "version"), "invalid config version (couldn't parse)")
     for entry in entries:
-        where = path + (field,) + tuple(entry.path)
+        where = prefix + tuple(entry.path)
         if entry.severity == "error":
             problems.error(where, entry.message, code=entry.code)
         else:
@@ -361,8 +402,10 @@ def _resource(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: J
             except LocalFileError as exc:
                 ctx.problems.error(ypath + ("local",), str(exc))
                 return
-            if jpath[:2] == ("ignition", "config"):
-                check_embedded_config(data, ctx.spec.ignition, ypath, "local", ctx.problems)
+            # Before base v0_7, translateResource tests `$.local` for the `$.ignition.config` prefix, which
+            # never matches: local merge/replace configs are not validated.
+            if jpath[:2] == ("ignition", "config") and ctx.spec.base >= 7:
+                check_embedded_config(data, ctx.spec.ignition, ypath, "local", ctx.problems, translated=True)
         else:
             data = value["inline"].encode("utf-8", "surrogateescape")
         url, compression = make_data_url(data, out.get("compression"), ctx.allow_compression)
