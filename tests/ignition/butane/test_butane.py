@@ -355,3 +355,29 @@ def test_cli_bad_flag_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["butane", "--no-such-flag", str(tmp_path / "x.bu")])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"xyzzy", "invalid character 'x' looking for beginning of value"),
+        (b"", "unexpected end of JSON input"),
+        (b"[1]", "json: cannot unmarshal array into Go value of type types.Config"),
+        (b'"s"', "json: cannot unmarshal string into Go value of type types.Config"),
+        (b"null", None),
+        (b'{"ignition":{"version":"3.5.0"}}', None),
+        (
+            b'{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/a","mode":"420"}]}}',
+            "json: cannot unmarshal string into Go struct field File.storage.files.mode of type int",
+        ),
+    ],
+)
+def test_embedded_config_parse_errors(raw: bytes, message: str | None) -> None:
+    """ValidateIgnitionConfig first unmarshals into the spec's types.Config: Go's error text, or none."""
+    from ignition.butane.translate import _UNPARSABLE, _embedded_parse_error
+
+    try:
+        config = json.loads(raw)
+    except ValueError:
+        config = _UNPARSABLE
+    assert _embedded_parse_error(raw, config, "3.5.0") == message
