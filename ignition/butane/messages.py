@@ -88,5 +88,8 @@ ERR_UNKNOWN_IGNITION_VERSION = (
     "skipping validation for the merge/replace ignition config due to an unkown version"
 )
 ERR_CEX_WITH_CLEVIS = "cannot use cex with clevis"
+ERR_MISSING_CEX_KARG = (
+    "'rd.luks.key=/etc/luks/cex.key' must be set as kernel argument when CEX is enabled for the boot device"
+)
 ERR_CEX_ARCHITECTURE = "when using cex the targeted architecture must match s390x"
 ERR_NO_LUKS_METHOD = "no method specified for luks"

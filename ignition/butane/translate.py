@@ -266,6 +266,8 @@ def validate(
         if not value.get("password_hash"):
             problems.error(path + ("password_hash",), m.ERR_GRUB_PASSWORD)
     elif kind == "Config" and "boot_device" in node.fields:
+        if _minor(node, "metadata") >= 19:
+            _validate_openshift_cex(value, path, problems)
         _validate_fcos_root(value, node, path, problems)
     for key, member in node.fields.items():
         if key in value:
@@ -329,6 +331,25 @@ def _validate_boot_device(value: dict[str, Any], node: BNode, path: YPath, probl
     if minor >= 7 and luks.get("device") and not (cex or tang_set or luks.get("tpm2") is True):
         # BootDeviceLuks.Validate appends "luks" to its own path.
         problems.error(path + ("luks", "luks"), m.ERR_NO_LUKS_METHOD)
+
+
+_CEX_KARG = "rd.luks.key=/etc/luks/cex.key"
+
+
+def _validate_openshift_cex(value: dict[str, Any], path: YPath, problems: Problems) -> None:
+    """openshift 4.19+ Config.Validate: CEX on the boot device, or on a storage.luks volume named root, needs
+    the key-file kernel argument in openshift.kernel_arguments. The two checks are independent, so both set
+    give the error twice (as Butane does)."""
+    kargs = (value.get("openshift") or {}).get("kernel_arguments") or []
+    if _CEX_KARG in kargs:
+        return
+    boot_luks = (value.get("boot_device") or {}).get("luks") or {}
+    if ((boot_luks.get("cex") or {}).get("enabled")) is True:
+        problems.error(path + ("openshift", "kernel_arguments"), m.ERR_MISSING_CEX_KARG)
+    luks = (value.get("storage") or {}).get("luks") or []
+    if any(isinstance(v, dict) and v.get("name") == "root" and (v.get("cex") or {}).get("enabled") is True
+           for v in luks):  # fmt: skip
+        problems.error(path + ("openshift", "kernel_arguments"), m.ERR_MISSING_CEX_KARG)
 
 
 def _tang_set(entry: Any) -> bool:
