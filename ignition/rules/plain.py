@@ -164,8 +164,19 @@ def _plain_sources(sources: list[Any]) -> bool:
     return _PLAIN_SOURCE_LINES.fullmatch(joined) is not None
 
 
+# Up to this many entries the per-entry test is quicker than the list's ~30 passes (1 file: ~1.4 vs ~5 us)
+_FEW = 4
+
+
 def plain_files(entries: list[Any]) -> bool:
-    """True only when `plain_file` holds for every entry (all dicts); False: test them one by one.
+    """True only when `plain_file` holds for every entry (all dicts); False: test them one by one."""
+    if len(entries) <= _FEW:
+        return all([type(e) is dict and plain_file(e) for e in entries])
+    return files_together(entries)
+
+
+def files_together(entries: list[Any]) -> bool:
+    """`plain_files` by C-level passes over the whole list, whatever its length.
 
     Files without contents, or contents without a source, are left to the per-entry test (the overwrite
     rule then depends on the entry); so are sources or paths holding a newline."""
@@ -195,6 +206,13 @@ def plain_files(entries: list[Any]) -> bool:
 
 def plain_directories(entries: list[Any]) -> bool:
     """True only when `plain_directory` holds for every entry (all dicts); False: test them one by one."""
+    if len(entries) <= _FEW:
+        return all([type(e) is dict and plain_directory(e) for e in entries])
+    return directories_together(entries)
+
+
+def directories_together(entries: list[Any]) -> bool:
+    """`plain_directories` by C-level passes over the whole list, whatever its length."""
     if not entries:
         return True
     if set(map(type, entries)) != _DICT:

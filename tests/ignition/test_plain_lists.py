@@ -1,4 +1,5 @@
-"""The whole-list plain tests (ignition/rules/plain.py `plain_files`, `plain_directories`) against the
+"""The whole-list plain tests (ignition/rules/plain.py `files_together`, `directories_together`, and `plain_files`,
+`plain_directories` which use them on lists of more than four) against the
 per-entry ones, and validation with them against validation without them (`validate_dict(per_entry=True)`).
 
 Their promise: True only when the per-entry test holds for every entry (a False just sends decode to the
@@ -13,7 +14,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ignition.rules.plain import plain_directories, plain_directory, plain_file, plain_files
+from ignition.rules.plain import (
+    directories_together,
+    files_together,
+    plain_directories,
+    plain_directory,
+    plain_file,
+    plain_files,
+)
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS
 from tests.ignition.test_plain import DIRECTORIES, FILES, GOOD_FILES, PATHS, SOURCES
@@ -88,7 +96,8 @@ def _newline_free(entry: dict[str, Any]) -> bool:
 @given(entries=FILE_LISTS)
 def test_the_file_list_test_is_true_only_when_every_file_is_plain(entries: list[Any]) -> None:
     every = all(type(e) is dict and plain_file(e) for e in entries)
-    if plain_files(entries):
+    assert plain_files(entries) is (every if len(entries) <= 4 else files_together(entries))  # short: one by one
+    if files_together(entries):
         assert every
     elif every:
         # a False on plain files is allowed only where the list test defers on purpose
@@ -100,7 +109,8 @@ def test_the_file_list_test_is_true_only_when_every_file_is_plain(entries: list[
 @given(entries=DIRECTORY_LISTS)
 def test_the_directory_list_test_is_true_only_when_every_directory_is_plain(entries: list[Any]) -> None:
     every = all(type(e) is dict and plain_directory(e) for e in entries)
-    if plain_directories(entries):
+    assert plain_directories(entries) is (every if len(entries) <= 4 else directories_together(entries))
+    if directories_together(entries):
         assert every
     elif every:
         assert not all(_newline_free(e) for e in entries), entries
@@ -153,5 +163,5 @@ def test_the_common_shape_takes_the_list_route() -> None:
     for odd in odds:  # unhashable or not a str: refused, not a TypeError
         assert not plain_files([*files, {"path": "/etc/b", "contents": {"source": "", "compression": odd}}])
         assert plain_files([*files, {"path": "/etc/b", "mode": odd, "contents": {"source": ""}}]) is (odd == 0 and odd is not False)
-    assert plain_directories([{"path": "/etc/a"}, {"path": "/var/.b", "mode": 0o755, "group": {"id": 0}}])
-    assert not plain_directories([{"path": "/etc/a"}, {"path": "/var/./b"}])
+    assert directories_together([{"path": "/etc/a"}, {"path": "/var/.b", "mode": 0o755, "group": {"id": 0}}])
+    assert not directories_together([{"path": "/etc/a"}, {"path": "/var/./b"}])
