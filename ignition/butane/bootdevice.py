@@ -165,17 +165,34 @@ def render_grub(users: list[dict[str, Any]], ctx: Context, src: Context) -> dict
 
 
 def partition_warnings(config: dict[str, Any], ctx: Context) -> None:
-    """Warn for partitions carrying a reserved label with another number (tables that are not wiped)."""
+    """Butane's per-partition checks after boot_device (fcos 1.3+ ToIgn3_xUnvalidated), in its order.
+
+    A partition labelled `root` that fills the free space (no or zero size) is constrained when any *other*
+    partition of the disk is auto-positioned (no or zero start): Butane 0.29 looks at every other partition, not
+    only the later ones. A smaller explicit size than 8 GiB is too small; that warning's path names the YAML
+    field `size_mib` directly, so it keeps the output's indexes. Then, on disks whose table is not wiped, a
+    reserved label with another partition number is warned about."""
     for i, disk in enumerate((config.get("storage") or {}).get("disks") or []):
-        if disk.get("wipeTable") is True:
-            continue
-        for p, part in enumerate(disk.get("partitions") or []):
+        parts = disk.get("partitions") or []
+        for p, part in enumerate(parts):
             label = part.get("label")
-            if label in _RESERVED_NUMBERS and part.get("number", 0) != _RESERVED_NUMBERS[label]:
-                ctx.problems.warn(
-                    ctx.to_yaml(("storage", "disks", i, "partitions", p, "label")),
-                    m.ERR_WRONG_PARTITION_NUMBER,
-                )
+            if label is None:
+                continue
+            if label == "root":
+                if not part.get("sizeMiB"):
+                    if any(not other.get("startMiB") for o, other in enumerate(parts) if o != p):
+                        ctx.problems.warn(
+                            ctx.to_yaml(("storage", "disks", i, "partitions", p, "label")),
+                            m.ERR_ROOT_CONSTRAINED,
+                        )
+                elif part["sizeMiB"] < 8192:
+                    ctx.problems.warn(("storage", "disks", i, "partitions", p, "size_mib"), m.ERR_ROOT_TOO_SMALL)
+            if disk.get("wipeTable") is not True and label in _RESERVED_NUMBERS:
+                if part.get("number", 0) != _RESERVED_NUMBERS[label]:
+                    ctx.problems.warn(
+                        ctx.to_yaml(("storage", "disks", i, "partitions", p, "label")),
+                        m.ERR_WRONG_PARTITION_NUMBER,
+                    )
 
 
 def apply(butane: dict[str, Any], config: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -75,6 +75,11 @@ ERR_REUSE_BY_LABEL = (
 ERR_WRONG_PARTITION_NUMBER = (
     "incorrect partition number; a new partition will be created using reserved label"
 )
+ERR_ROOT_TOO_SMALL = "root should have 8GiB of space assigned"
+ERR_ROOT_CONSTRAINED = (
+    "root partition cannot expand; it is set to fill available space but is followed by an auto-positioned "
+    "partition"
+)
 ERR_MOUNT_POINT_FORBIDDEN = "path must be under /etc or /var if with_mount_unit is true"
 ERR_GRUB_USER_NAME = 'field "name" is required'
 ERR_GRUB_PASSWORD = 'field "password_hash" is required'
