@@ -1,9 +1,9 @@
 """The verdict on a config of the commonest shape, without the schema walk (`validate_dict`'s fast route).
 
 Nearly every MachineConfig holds nothing but its version, plain files (and directories: ignition/rules/
-plain.py) and flat systemd units. For such a config decoding changes nothing and finds no unused key, no
-duplicate-free list needs walking, and of all the rules only the unit rules, the systemd path conflict and
-duplicate detection can say anything. `common_shape_report` recognises the shape in a few type tests and runs
+plain.py), flat systemd units and users with SSH keys. For such a config decoding changes nothing and finds
+no unused key, no duplicate-free list needs walking, and of all the rules only the unit rules, the systemd
+path conflict and duplicate detection can say anything. `common_shape_report` recognises the shape in a few type tests and runs
 exactly those rules, in the order `validate_normalized` runs them; for anything else -- another section, a
 key of another case, a null, an entry that is not plain, a duplicate -- it answers None and the full route
 decides (tests/ignition/test_common_shape.py compares the two on generated configs).
@@ -21,7 +21,9 @@ from ignition.rules.context import Ctx
 from ignition.rules.plain import plain_directories, plain_files
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
 
-_ROOT_KEYS = frozenset({"ignition", "storage", "systemd"})
+_ROOT_KEYS = frozenset({"ignition", "passwd", "storage", "systemd"})
+_USER_KEYS = frozenset({"name", "sshAuthorizedKeys"})
+_STR = frozenset({str})
 _STORAGE_KEYS = frozenset({"files", "directories"})
 _UNIT_KEYS = frozenset({"name", "contents", "enabled", "mask"})
 # a flat unit's members and the one type each may have (bool for the flags: no null, no number)
@@ -54,6 +56,20 @@ def _flat_units(units: Any) -> bool:
     return True
 
 
+def _key_users(users: Any) -> bool:
+    """Users holding only a name and distinct SSH keys (the MCO's `core`): no rule but duplicates reads them."""
+    if type(users) is not list:
+        return False
+    for user in users:
+        if type(user) is not dict or type(user.get("name")) is not str or not _USER_KEYS.issuperset(user):
+            return False
+        if "sshAuthorizedKeys" in user:
+            keys = user["sshAuthorizedKeys"]
+            if type(keys) is not list or not _STR.issuperset(map(type, keys)) or len(set(keys)) != len(keys):
+                return False
+    return True
+
+
 def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int]) -> Report | None:
     """The Report `validate_dict` gives for `config` (of spec `version`, already matched), when the config
     has the common shape and no duplicate; None otherwise. `known`: ids of entries vouched to be plain."""
@@ -80,10 +96,19 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         units = systemd.get("units", units)
         if not _flat_units(units):
             return None
-    # duplicates: files and directories share one key space (paths), units have theirs (names)
+    passwd = config.get("passwd")
+    users: list[Any] = []
+    if passwd is not None:
+        if type(passwd) is not dict or not passwd.keys() <= {"users"}:
+            return None
+        users = passwd.get("users", users)
+        if not _key_users(users):
+            return None
+    # duplicates: files and directories share one key space (paths), units and users have theirs (names)
     paths = list(map(_get, chain(files, directories), repeat("path")))
     names = list(map(_get, units, repeat("name")))
-    if len(set(paths)) != len(paths) or len(set(names)) != len(names):
+    user_names = list(map(_get, users, repeat("name")))
+    if len(set(paths)) != len(paths) or len(set(names)) != len(names) or len(set(user_names)) != len(user_names):
         return None  # the full route reports which entry, in Go's order
     ctx = Ctx(version)
     if units:

@@ -44,6 +44,16 @@ STORAGE = st.one_of(
         "links": st.just([{"path": "/etc/l", "target": "/x"}]), "Files": st.just([]),
         "disks": st.just([{"device": "/dev/sda"}])}),
     st.sampled_from([None, {}, [], {"files": None}, {"files": {}}]))
+KEYS = st.lists(st.sampled_from(["ssh-ed25519 AAAA a", "ssh-rsa BBBB b", "ssh-ed25519 AAAA a "]), max_size=3)
+USERS = st.lists(st.one_of(
+    st.fixed_dictionaries({"name": st.sampled_from(["core", "admin", "core"])}, optional={"sshAuthorizedKeys": KEYS}),
+    # one step out: another member, a null, a key of another type, no name
+    st.fixed_dictionaries({"name": st.sampled_from(["core", "core", None, 1])}, optional={
+        "sshAuthorizedKeys": st.sampled_from([None, [None], ["k", 1], "k", []]), "passwordHash": st.just("x"),
+        "groups": st.just(["wheel"]), "SSHAuthorizedKeys": st.just(["k"])}),
+    st.sampled_from([None, 1, {}])), max_size=3)
+PASSWD = st.one_of(st.builds(lambda u: {"users": u}, USERS),
+                   st.sampled_from([None, {}, {"users": None}, {"groups": [{"name": "g"}]}, {"users": [], "x": 1}]))
 IGNITION_SECTIONS = st.one_of(st.just(None), st.sampled_from([
     {"version": "3.5.0", "timeouts": {}}, {"version": None}, {"Version": "3.5.0"}, {}, [],
     {"version": "3.5.0", "config": {"merge": [{"source": "data:,x"}, {"source": "data:,x"}]}}]))
@@ -60,8 +70,10 @@ def _config(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         config["systemd"] = draw(st.one_of(st.builds(lambda u: {"units": u}, UNITS),
                                            st.sampled_from([None, {}, {"units": None}, {"units": [], "x": 1}])))
+    if draw(st.booleans()):
+        config["passwd"] = draw(PASSWD)
     if draw(st.integers(0, 9)) == 0:
-        config[draw(st.sampled_from(["passwd", "kernelArguments", "Storage", "extra"]))] = {}
+        config[draw(st.sampled_from(["kernelArguments", "Storage", "extra", "Passwd"]))] = {}
     return config
 
 
@@ -126,7 +138,13 @@ def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     (_with(("systemd", "units", 0, "dropins"), []), False),
     (_with(("systemd", "units", 0, "enabled"), None), False),
     (_with(("ignition", "timeouts"), {}), False),
-    (_with(("passwd",), {"users": [{"name": "core"}]}), False),
+    (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 A", "ssh-rsa B"]}]}), True),
+    (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 A", "ssh-ed25519 A"]}]}), False),
+    (_with(("passwd",), {"users": [{"name": "core"}, {"name": "core"}]}), False),
+    (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-rsa B", 1]}]}), False),
+    (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": [None]}]}), False),
+    (_with(("passwd",), {"users": [{"name": "core", "passwordHash": "x"}]}), False),
+    (_with(("passwd",), {"groups": [{"name": "g"}]}), False),
     (_with(("storage", "links"), []), False),
 ])
 def test_which_configs_take_the_common_route(config: dict[str, Any], taken: bool) -> None:
