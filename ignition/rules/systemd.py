@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from itertools import repeat
-from operator import attrgetter
 from typing import Any
 
 from ignition.rules.context import Ctx
 from ignition.rules.paths import go_ext
-from ignition.rules.unitfile import UnitOption, check_unit_contents
+from ignition.rules.unitfile import unit_verdict
 
 _INSTANCE = re.compile(r"(.+?)@(.+?)\.service")  # Go RE2: `.` does not match a newline
 UNIT_EXTENSIONS = frozenset(
@@ -18,11 +17,6 @@ UNIT_EXTENSIONS = frozenset(
 
 
 _UNIT_SUFFIXES = tuple(UNIT_EXTENSIONS)  # a name ending in one has it as its go_ext (one dot, no "/")
-_SECTION = attrgetter("section")
-
-
-def _has_install(options: list[UnitOption]) -> bool:
-    return "Install" in map(_SECTION, options)
 
 
 def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
@@ -34,10 +28,9 @@ def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
         if not name.endswith(_UNIT_SUFFIXES) and go_ext(name) not in UNIT_EXTENSIONS:
             ctx.error(("systemd", "units", i, "name"), "invalid systemd unit extension")
         contents = unit.get("contents")
-        error, options = check_unit_contents(contents)
+        error, has_install = unit_verdict(contents) if contents is not None else (None, False)
         if error is not None:
             ctx.error(("systemd", "units", i, "contents"), error)
-        has_install = _has_install(options)
         enabled = unit.get("enabled") is True
         if enabled and contents and error is None and not has_install:
             ctx.warn(("systemd", "units", i, "contents"),
@@ -50,7 +43,9 @@ def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
                 dbase = ("systemd", "units", i, "dropins", j)
                 if go_ext(dropin.get("name", "")) != ".conf":
                     ctx.error(dbase + ("name",), "invalid systemd drop-in extension")
-                ctx.error(dbase + ("contents",), check_unit_contents(dropin.get("contents"))[0])
+                text = dropin.get("contents")
+                if text is not None:
+                    ctx.error(dbase + ("contents",), unit_verdict(text)[0])
     if not templated:
         return  # the warning below is about enabled template instances (`x@y.service`) only
     for i, unit in enumerate(units):

@@ -6,6 +6,7 @@ the Go lexer peeks 2048 bytes whenever at least that much is buffered and fails 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -306,6 +307,33 @@ def _check_unit_contents(contents: str) -> tuple[str | None, list[UnitOption]]:
         return f"invalid unit content: {exc}", []
 
 
+# --- what validation needs of a unit: its error and whether it has an [Install] option -----------------------
+# A unit text that is ASCII, shorter than LINE_MAX, without a carriage return or a backslash (no continued
+# line, no escape) is read by `deserialize_lines` without error exactly when it is made of these lines:
+# blank, comment, `[Section]` with only blanks after it, and -- once a section began -- `Name=value`.
+_WS = r"[ \t\x0b\x0c\x1c-\x1f]"  # what str.lstrip strips from an ASCII line
+_BLANK_OR_COMMENT = rf"{_WS}*(?:[#;][^\n]*)?"
+_HEADER = rf"{_WS}*\[[^\]\n]*\][ \t\x0b\x0c]*"
+_OPTION = rf"{_WS}*(?:=|[^#;\[\n= \t\x0b\x0c\x1c-\x1f][^=\n]*=)[^\n]*"
+_PLAIN_UNIT = re.compile(rf"(?:{_BLANK_OR_COMMENT}\n)*(?:{_BLANK_OR_COMMENT}|{_HEADER}"
+                         rf"(?:\n(?:{_HEADER}|{_OPTION}|{_BLANK_OR_COMMENT}))*)")
+# an [Install] header followed, before any other header, by an option (a bare header gives no option)
+_INSTALL_OPTION = re.compile(rf"(?m)^{_WS}*\[Install\][ \t\x0b\x0c]*\n(?:{_BLANK_OR_COMMENT}\n)*{_OPTION}")
+
+
+@lru_cache(maxsize=4096)
+def unit_verdict(contents: str) -> tuple[str | None, bool]:
+    """(`check_unit_contents`' error, whether an option is in the `Install` section): all that Ignition's
+    unit rules read of a unit's text. Plain text (see above) is answered by two regex matches; anything
+    else by the lexer (tests/ignition/test_unitfile.py checks the two agree)."""
+    if (len(contents) < LINE_MAX and contents.isascii() and "\r" not in contents and "\\" not in contents
+            and _PLAIN_UNIT.fullmatch(contents) is not None):
+        return None, _INSTALL_OPTION.search(contents) is not None
+    error, options = check_unit_contents(contents)
+    return error, any(option.section == "Install" for option in options)
+
+
 def clear_cache() -> None:
-    """Empty the check_unit_contents memo (see ignition/rules/caches.py)."""
+    """Empty the unit memos (see ignition/rules/caches.py)."""
     _check_unit_contents_cached.cache_clear()
+    unit_verdict.cache_clear()

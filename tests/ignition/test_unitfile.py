@@ -1,6 +1,8 @@
-"""The unit-file lexer's line-by-line path (`deserialize_lines`) against the rune-by-rune port it skips.
+"""The unit-file lexer's line-by-line path (`deserialize_lines`) against the rune-by-rune port it skips, and
+validation's two-regex reading (`unit_verdict`) against the lexer.
 
-Whatever the input, `deserialize` must give what the port gives: the same options, or the same error text.
+Whatever the input, `deserialize` must give what the port gives: the same options, or the same error text;
+`unit_verdict` the lexer's error and whether an option sits in [Install].
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ignition.rules.unitfile import (
     deserialize,
     deserialize_lines,
     deserialize_runes,
+    unit_verdict,
 )
 
 SPACE = st.sampled_from(["", " ", "  ", "\t", "\x0b", "\x0c", "\x1c", " \t"])
@@ -82,3 +85,45 @@ def test_table(text: str, expected: list[tuple[str, str, str]]) -> None:
                                   "[Unit]\r\nA=b\r\n", "[Unit]\n# c \\\nA=b\n", "[Ünit]\nA=b\n"])
 def test_what_the_line_path_leaves_to_the_rune_lexer(text: str) -> None:
     assert deserialize_lines(text) is None
+
+
+def _lexer_verdict(text: str) -> tuple[str | None, bool]:
+    try:
+        options = deserialize_runes(text)
+    except UnitParseError as exc:
+        return f"invalid unit content: {exc}", False
+    return None, any(o.section == "Install" for o in options)
+
+
+# unit texts near the regexes' edges: headers named Install or not, bare, with blanks or garbage after them
+INSTALLISH = st.builds(lambda s, w, t: f"{s}[{w}]{t}", st.one_of(SPACE, st.just("\r")),
+                       st.sampled_from(["Install", "install", "Install ", "X"]),
+                       st.sampled_from(["", " ", "\t", "x", "\x1c", " ]"]))
+VERDICT_UNIT = st.builds(lambda lines, end: "\n".join(lines) + end,
+                         st.lists(st.one_of(LINE, INSTALLISH, INSTALLISH), max_size=8),
+                         st.sampled_from(["", "\n", "\n\n", "\r\n", "\\"]))
+
+
+@settings(max_examples=4000, deadline=None)
+@given(text=st.one_of(UNIT, VERDICT_UNIT, st.builds(lambda a, b: f"[Unit]\n{a}\n{b}", VERDICT_UNIT, UNIT), LONG_UNIT))
+def test_the_unit_verdict_is_the_lexers(text: str) -> None:
+    unit_verdict.cache_clear()
+    assert unit_verdict(text) == _lexer_verdict(text)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("[Unit]\nA=b\n[Install]\nWantedBy=x\n", (None, True)),
+    ("[Unit]\nA=b\n[Install]\n", (None, False)),  # a bare [Install] holds no option
+    ("[Install]\n# c\n\n  W=x", (None, True)),
+    ("[Install]\n[Unit]\nA=b\n", (None, False)),
+    ("A=b\n[Unit]\n", (None, False)),  # text before the first section is skipped by the lexer
+    ("[Unit] junk\nA=b\n", ("invalid unit content: found garbage after section name : \"junk\"", False)),
+    ("", (None, False)),
+    ("[Unit]\nA=b\\\n[Install]\nW=x\n", (None, False)),  # a continued value swallows the next line
+    ("[Unit]\n# c \\\n[Install]\nW=x\n", (None, False)),  # so does a continued comment
+    ("[Unit]\n\r[Install]x=1\n", ("invalid unit content: found garbage after section name : \"x=1\"", False)),
+    ("[Unit]\n\xa0[Install]x=1\n", ("invalid unit content: found garbage after section name : \"x=1\"", False)),
+    ("[Unit]\n\x85[Install]\nW=1\n", (None, True)),  # (the lexer's spaces beyond ASCII)
+])
+def test_unit_verdict_table(text: str, verdict: tuple[str | None, bool]) -> None:
+    assert unit_verdict(text) == verdict == _lexer_verdict(text)
