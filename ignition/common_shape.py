@@ -70,9 +70,11 @@ def _key_users(users: Any) -> bool:
     return True
 
 
-def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int]) -> Report | None:
+def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int], *,
+                        plain_ids: bool = True) -> Report | None:
     """The Report `validate_dict` gives for `config` (of spec `version`, already matched), when the config
-    has the common shape and no duplicate; None otherwise. `known`: ids of entries vouched to be plain."""
+    has the common shape and no duplicate; None otherwise. `known`: ids of entries vouched to be plain;
+    `plain_ids=False` leaves `Report.plain` empty (the caller does not read it)."""
     if type(config) is not dict or not _ROOT_KEYS.issuperset(config):
         return None
     ignition = config.get("ignition")
@@ -116,6 +118,7 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         if storage:
             check_systemd_path_conflicts(config, ctx)
     report = Report(ctx.entries)
-    accepted = frozenset(map(id, chain(files, directories)))
-    report.plain = accepted | known if known else accepted
+    if plain_ids:
+        accepted = frozenset(map(id, chain(files, directories)))
+        report.plain = accepted | known if known else accepted
     return report

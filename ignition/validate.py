@@ -99,13 +99,15 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
 
 
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
-                  known_plain: Collection[int] = (), per_entry: bool = False) -> Report:
+                  known_plain: Collection[int] = (), per_entry: bool = False, plain_ids: bool = True) -> Report:
     """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
 
     `known_plain`: id()s of files and directories in `config` the caller knows to be plain (ignition/rules/
     plain.py) -- e.g. the renderer's copies of entries an earlier validation found plain; they skip the test.
     `per_entry`: test entries one at a time, never a whole list at once, and never take the common-shape
-    route (ignition/common_shape.py): the reference route the tests compare both with (same verdict, slower)."""
+    route (ignition/common_shape.py): the reference route the tests compare both with (same verdict, slower).
+    `plain_ids=False`: the caller will not read `Report.plain`, which the common-shape route may then leave
+    empty instead of collecting thousands of ids."""
     if version is None:
         ign = config.get("ignition") if type(config) is dict or isinstance(config, Mapping) else None
         raw_version = ign.get("version") if type(ign) is dict or isinstance(ign, Mapping) else None
@@ -117,7 +119,7 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
     known = known_plain if isinstance(known_plain, (set, frozenset)) else frozenset(known_plain)
-    if not per_entry and (common := common_shape_report(config, version, known)) is not None:
+    if not per_entry and (common := common_shape_report(config, version, known, plain_ids=plain_ids)) is not None:
         return common  # the usual MachineConfig: the same report without the schema walk
     decoded = decode(dict(config), version, accept=plain_tests(version), known=known,
                      accept_lists=None if per_entry else plain_list_tests(version))

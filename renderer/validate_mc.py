@@ -47,7 +47,7 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
     return (*mc.config_path, *inner)
 
 
-def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (),
+def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (), *, plain_ids: bool = True,
                       ) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
     """(severity, path, code, message) of Ignition's verdict on a config dict, plus the id()s of the
     config's plain files and directories (`Report.plain`); `known_plain` as in `ignition.validate_dict`."""
@@ -63,7 +63,7 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
                  + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
     plain: frozenset[int] = frozenset()
     try:
-        report = validate_dict(config, known_plain=known_plain)
+        report = validate_dict(config, known_plain=known_plain, plain_ids=plain_ids)
         entries, plain = list(report.entries), report.plain
     except IgnitionError as exc:
         failed = getattr(exc, "report", None)
@@ -146,7 +146,7 @@ def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *
                                        message))
         else:
             problems.append(Problem("kernel-devel", message, path=("spec", "extensions")))
-    for severity, path, code, message in _ignition_verdict(spec.config, plain or ())[0]:
+    for severity, path, code, message in _ignition_verdict(spec.config, plain or (), plain_ids=False)[0]:
         if severity == "error":
             problems.append(Problem(code, f"merged config of pool {pool}: {message}",
                                     path=("spec", "config", *path)))

@@ -90,7 +90,9 @@ def _report(config: dict[str, Any], version: str, **kwargs: Any) -> tuple[list[A
 def test_the_common_route_gives_the_full_routes_report(case: tuple[str, dict[str, Any]]) -> None:
     version, config = case
     before = copy.deepcopy(config)
-    assert _report(config, version) == _report(config, version, per_entry=True)
+    full = _report(config, version, per_entry=True)
+    assert _report(config, version) == full
+    assert _report(config, version, plain_ids=False)[0] == full[0]  # (ids left out, the same entries)
     assert config == before  # neither route changes its input
 
 
