@@ -3,10 +3,10 @@
 Nearly every MachineConfig holds nothing but its version, plain files (and directories: ignition/rules/
 plain.py), flat systemd units and users with SSH keys. For such a config decoding changes nothing and finds
 no unused key, no duplicate-free list needs walking, and of all the rules only the unit rules, the systemd
-path conflict and duplicate detection can say anything. `common_shape_report` recognises the shape in a few type tests and runs
-exactly those rules, in the order `validate_normalized` runs them; for anything else -- another section, a
-key of another case, a null, an entry that is not plain, a duplicate -- it answers None and the full route
-decides (tests/ignition/test_common_shape.py compares the two on generated configs).
+path conflict and duplicate detection can say anything. `common_shape_report` recognises the shape in a few
+type tests and runs exactly those rules, in the order `validate_normalized` runs them; for anything else --
+another section, a key of another case, a null, an entry that is not plain, a duplicate -- it answers None
+and the full route decides (tests/ignition/test_common_shape.py compares the two on generated configs).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from ignition.rules.plain import plain_directories, plain_files
 from ignition.rules.systemd import check_systemd_path_conflicts, check_units
 
 _ROOT_KEYS = frozenset({"ignition", "passwd", "storage", "systemd"})
+_STORAGE_KEYS = frozenset({"files", "directories"})
 _USER_KEYS = frozenset({"name", "sshAuthorizedKeys"})
 _STR = frozenset({str})
-_STORAGE_KEYS = frozenset({"files", "directories"})
 _UNIT_KEYS = frozenset({"name", "contents", "enabled", "mask"})
 # a flat unit's members and the one type each may have (bool for the flags: no null, no number)
 _UNIT_TYPES = {"name": str, "contents": str, "enabled": bool, "mask": bool}

@@ -60,12 +60,13 @@ class LabelSelector:
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether an object with `labels` is selected (an empty selector matches nothing here)."""
-        if not self.match_expressions:  # the usual pool: labels only (and an empty selector matches nothing)
-            return bool(self.match_labels) and all(labels.get(k) == v for k, v in self.match_labels.items())
+        expressions = self.match_expressions
+        if not self.match_labels and not expressions:
+            return False
         for key, value in self.match_labels.items():
             if labels.get(key) != value:
                 return False
-        return all(req.matches(labels) for req in self.match_expressions)
+        return not expressions or all(req.matches(labels) for req in expressions)  # (most pools: labels only)
 
     def describe(self) -> str:
         """kubectl's string form: `machineconfiguration.openshift.io/role=worker,env in (a,b)`."""
