@@ -310,6 +310,8 @@ JSON_OK = [
     p
     for p in CASE_DIRS
     if (p / "expected.rc").read_text().strip() == "0" and (p / "expected.out").read_text().startswith("{")
+    # s390x boot_device layouts (and the CEX they allow) exist only from fcos 1.6: no 1.4.0 re-target
+    and "layout: s390x" not in (p / "input.bu").read_text()
 ]
 
 
