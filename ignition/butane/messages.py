@@ -24,6 +24,13 @@ ERR_DECIMAL_MODE = (
     "unreasonable mode would be reasonable if specified in octal; remember to add a leading zero"
 )
 ERR_TOO_MANY_SYSTEMD_SOURCES = "only one of the following can be set: contents, contents_local"
+# Quadlet checks (base v0_8_exp). The two texts below are not in the stored copies of Butane read for this
+# port (only their Go names, ErrQuadletBadExtension and ErrTemplateInstanceCannotHaveContents): the conditions
+# and paths are Butane's, the wording is ours.
+ERR_QUADLET_BAD_EXTENSION = (
+    "quadlet name must end in one of: .container, .volume, .network, .kube, .image, .build, .pod, .artifact"
+)
+ERR_TEMPLATE_INSTANCE_CONTENTS = "template instance quadlets cannot have contents; they link to their template"
 ERR_MOUNT_UNIT_NO_PATH = "path is required if with_mount_unit is true and format is not swap"
 ERR_MOUNT_UNIT_NO_FORMAT = "format is required if with_mount_unit is true"
 

@@ -37,6 +37,8 @@ CODES: dict[str, str] = {
     "unreasonable mode would be reasonable if specified in octal; remember to add a leading zero": "decimal-mode",
     "only one of the following can be set: contents, contents_local": "too-many-systemd-sources",
     "path is required if with_mount_unit is true and format is not swap": "mount-unit-no-path",
+    "quadlet name must end in one of: .container, .volume, .network, .kube, .image, .build, .pod, .artifact": "quadlet-bad-extension",
+    "template instance quadlets cannot have contents; they link to their template": "quadlet-template-contents",
     "format is required if with_mount_unit is true": "mount-unit-no-format",
     "field ignored in raw mode": "field-elided",
     "skipping validation for the merge/replace ignition config due to an unkown version": "embedded-unknown-version",

@@ -3,7 +3,7 @@
 Built from `ignition.schema` (the Go types of each Ignition spec) so the two never drift: every Ignition
 field `fooBar` becomes the Butane field `foo_bar` (Butane's `Snake()`: `sizeMiB` -> `size_mib`), then the sugar
 of the base version is added (`inline`/`local` on resources, `storage.trees`, `with_mount_unit`,
-`contents_local`, `ssh_authorized_keys_local`) and the variant's own sections (`openshift`, `metadata`).
+`contents_local`, `ssh_authorized_keys_local`, `systemd.quadlets`) and the variant's own sections (`openshift`, `metadata`).
 """
 
 from __future__ import annotations
@@ -176,6 +176,13 @@ def butane_root(spec: Spec) -> BNode:
         user = passwd.fields["users"].node.item
         assert user is not None
         user.add("ssh_authorized_keys_local", BNode("list", "[]string", item=STRING))
+    if spec.base >= 8:  # base v0_8_exp (Butane 0.28): systemd.quadlets, Podman Quadlet files
+        quadlet = BNode("object", f"{pkg}.Quadlet")
+        quadlet.add("contents", STRING)
+        quadlet.add("contents_local", STRING)
+        quadlet.add("name", STRING, pointer=False)
+        quadlet.add("rootful", BOOLEAN, pointer=False)
+        systemd.add("quadlets", BNode("list", f"[]{pkg}.Quadlet", item=quadlet))
     if spec.fcos_minor >= 3:
         root.fields["boot_device"] = BField("boot_device", _boot_device(spec), False)
     if spec.fcos_minor >= 5:

@@ -246,6 +246,8 @@ def validate(
         problems.error(path, m.ERR_TREE_NO_LOCAL)
     elif kind in ("Unit", "Dropin") and "contents" in value and "contents_local" in value:
         problems.error(path + ("contents_local",), m.ERR_TOO_MANY_SYSTEMD_SOURCES)
+    elif kind == "Quadlet":
+        _validate_quadlet(value, path, problems)
     elif kind == "Filesystem" and value.get("with_mount_unit") is True:
         if not value.get("format"):
             problems.error(path + ("format",), m.ERR_MOUNT_UNIT_NO_FORMAT)
@@ -272,6 +274,32 @@ def validate(
     for key, member in node.fields.items():
         if key in value:
             validate(value[key], member.node, path + (key,), problems, spec_version)
+
+
+QUADLET_EXTENSIONS = (".container", ".volume", ".network", ".kube", ".image", ".build", ".pod", ".artifact")
+
+
+def quadlet_template(name: str) -> str | None:
+    """The template a quadlet instance name links to (`sleepy@100.container` -> `sleepy@.container`), or None.
+
+    Butane's quadletBaseTemplate: the first `@` and the first `.` of the name, whatever their order; an `@`
+    right before the `.` is the template itself."""
+    at, dot = name.find("@"), name.find(".")
+    if at == -1 or at + 1 == dot:
+        return None
+    return f"{name[:at]}@.{name[dot + 1 :]}"
+
+
+def _validate_quadlet(value: dict[str, Any], path: YPath, problems: Problems) -> None:
+    """Butane's Quadlet.Validate (base v0_8_exp): one contents source, no contents on a template instance (it
+    becomes a link), and an extension podman-systemd.unit knows."""
+    if "contents" in value and "contents_local" in value:
+        problems.error(path + ("contents_local",), m.ERR_TOO_MANY_SYSTEMD_SOURCES)
+    name = value.get("name", "")
+    if quadlet_template(name) is not None and ("contents" in value or "contents_local" in value):
+        problems.error(path, m.ERR_TEMPLATE_INSTANCE_CONTENTS)
+    if not name.endswith(QUADLET_EXTENSIONS):
+        problems.error(path + ("name",), m.ERR_QUADLET_BAD_EXTENSION)
 
 
 def _swap_units(filesystem: BNode) -> bool:

@@ -22,6 +22,7 @@ from ignition.butane import messages as m
 from ignition.butane.decode import Decoder, Positions
 from ignition.butane.errors import ButaneError
 from ignition.butane.output import go_json, go_order, go_yaml, ignition_json_value
+from ignition.butane.quadlets import process_quadlets
 from ignition.butane.report import Problems
 from ignition.butane.schema import BNode, butane_root
 from ignition.butane.systemd import add_mount_units
@@ -195,6 +196,7 @@ def transpile(
     storage = value.get("storage") or {}
     add_mount_units(storage, config, ctx)
     process_trees(storage.get("trees") or [], config, ctx)
+    process_quadlets((value.get("systemd") or {}).get("quadlets") or [], config, ctx)
     config = bootdevice.apply(value, config, ctx)
     fields: dict[str, Any] = {}
     if spec.is_openshift:

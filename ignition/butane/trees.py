@@ -20,7 +20,7 @@ from ignition.butane.files import LocalFileError, ensure_within, go_error, join,
 from ignition.butane.translate import Context
 
 
-class _Tracker:
+class Tracker:
     """Index of the config's files, directories and links by path (Butane's nodeTracker)."""
 
     def __init__(self, config: dict[str, Any]) -> None:
@@ -88,7 +88,7 @@ def process_trees(trees: list[dict[str, Any]], config: dict[str, Any], ctx: Cont
     """Expand every tree into `config` (errors at `$.storage.trees.N`)."""
     if not trees:
         return
-    tracker = _Tracker(config)
+    tracker = Tracker(config)
     for i, tree in enumerate(trees):
         ypath = ("storage", "trees", i)
         if not ctx.files_dir:
@@ -114,7 +114,7 @@ def process_trees(trees: list[dict[str, Any]], config: dict[str, Any], ctx: Cont
         del config["storage"]
 
 
-def _expand(src: str, dest: str, tree: dict[str, Any], tracker: _Tracker, ypath: tuple, ctx: Context) -> None:
+def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: tuple, ctx: Context) -> None:
     custom_dirs = "dir_mode" in tree or bool(_owner(tree, "user")) or bool(_owner(tree, "group"))
     walk_problems: list[str] = []
     entries = _walk(src, walk_problems)
