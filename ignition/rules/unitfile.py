@@ -321,11 +321,17 @@ _PLAIN_UNIT = re.compile(rf"(?:{_BLANK_OR_COMMENT}\n)*(?:{_BLANK_OR_COMMENT}|{_H
 _INSTALL_OPTION = re.compile(rf"(?m)^{_WS}*\[Install\][ \t\x0b\x0c]*\n(?:{_BLANK_OR_COMMENT}\n)*{_OPTION}")
 
 
-@lru_cache(maxsize=4096)
 def unit_verdict(contents: str) -> tuple[str | None, bool]:
     """(`check_unit_contents`' error, whether an option is in the `Install` section): all that Ignition's
     unit rules read of a unit's text. Plain text (see above) is answered by two regex matches; anything
-    else by the lexer (tests/ignition/test_unitfile.py checks the two agree)."""
+    else by the lexer (tests/ignition/test_unitfile.py checks the two agree). Memoised like
+    `check_unit_contents`, texts longer than 64 KiB excepted."""
+    if len(contents) > _CACHED_UNIT_LENGTH:
+        return _unit_verdict(contents)
+    return _unit_verdict_cached(contents)
+
+
+def _unit_verdict(contents: str) -> tuple[str | None, bool]:
     if (len(contents) < LINE_MAX and contents.isascii() and "\r" not in contents and "\\" not in contents
             and _PLAIN_UNIT.fullmatch(contents) is not None):
         return None, _INSTALL_OPTION.search(contents) is not None
@@ -333,7 +339,10 @@ def unit_verdict(contents: str) -> tuple[str | None, bool]:
     return error, any(option.section == "Install" for option in options)
 
 
+_unit_verdict_cached = lru_cache(maxsize=4096)(_unit_verdict)
+
+
 def clear_cache() -> None:
     """Empty the unit memos (see ignition/rules/caches.py)."""
     _check_unit_contents_cached.cache_clear()
-    unit_verdict.cache_clear()
+    _unit_verdict_cached.cache_clear()

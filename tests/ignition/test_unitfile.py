@@ -15,6 +15,7 @@ from ignition.rules.unitfile import (
     LINE_MAX,
     UnitOption,
     UnitParseError,
+    clear_cache,
     deserialize,
     deserialize_lines,
     deserialize_runes,
@@ -107,7 +108,7 @@ VERDICT_UNIT = st.builds(lambda lines, end: "\n".join(lines) + end,
 @settings(max_examples=4000, deadline=None)
 @given(text=st.one_of(UNIT, VERDICT_UNIT, st.builds(lambda a, b: f"[Unit]\n{a}\n{b}", VERDICT_UNIT, UNIT), LONG_UNIT))
 def test_the_unit_verdict_is_the_lexers(text: str) -> None:
-    unit_verdict.cache_clear()
+    clear_cache()
     assert unit_verdict(text) == _lexer_verdict(text)
 
 
