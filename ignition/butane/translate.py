@@ -18,6 +18,7 @@ from ignition.butane.files import LocalFileError, make_data_url, read_local
 from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
 from ignition.butane.variants import Spec, parse_semver
+from ignition.dataurl import escape
 from ignition.gojson import syntax_error
 from ignition.merge import CHILD, merge_with_transcript
 from ignition.validate import validate_dict
@@ -457,17 +458,18 @@ def _resource(value: dict[str, Any], out: dict[str, Any], ypath: YPath, jpath: J
                 check_embedded_config(data, ctx.spec.ignition, ypath, "local", ctx.problems, translated=True)
         else:
             data = value["inline"].encode("utf-8", "surrogateescape")
+        if ctx.spec.base == 1:
+            # base v0_1 (fcos 1.0) has only file `inline`, written as a plain URL-escaped data URL: the
+            # smallest-encoding choice and the explicit `compression: ""` came with fcos 1.1's MakeDataURL.
+            out["source"] = "data:," + escape(data)
+            ctx.translated(jpath + ("source",), ypath + (name,))
+            continue
         url, compression = make_data_url(data, out.get("compression"), ctx.allow_compression)
         out["source"] = url
         ctx.translated(jpath + ("source",), ypath + (name,))
-        if compression is not None and _has_compression(ctx, jpath):
+        if compression is not None:
             out["compression"] = compression
             ctx.translated(jpath + ("compression",), ypath + (name,))
-
-
-def _has_compression(ctx: Context, jpath: JPath) -> bool:
-    """Spec 3.0 CA references have no `compression` field; everything else does."""
-    return not (ctx.spec.base == 1 and "certificateAuthorities" in jpath)
 
 
 def _contents_local(

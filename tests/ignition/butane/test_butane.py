@@ -312,6 +312,8 @@ JSON_OK = [
     if (p / "expected.rc").read_text().strip() == "0" and (p / "expected.out").read_text().startswith("{")
     # s390x boot_device layouts (and the CEX they allow) exist only from fcos 1.6: no 1.4.0 re-target
     and "layout: s390x" not in (p / "input.bu").read_text()
+    # keys unused in an older spec take effect once re-targeted at 1.4.0
+    and "unused key" not in (p / "expected.err").read_text()
 ]
 
 
