@@ -1,7 +1,7 @@
 """The verdict on a config of the commonest shape, without the schema walk (`validate_dict`'s fast route).
 
 Nearly every MachineConfig holds nothing but its version, plain files (and directories: ignition/rules/
-plain.py), flat systemd units and users with SSH keys. For such a config decoding changes nothing and finds
+plain.py), systemd units and their dropins, and users with SSH keys. For such a config decoding changes nothing and finds
 no unused key, no duplicate-free list needs walking, and of all the rules only the unit rules, the systemd
 path conflict and duplicate detection can say anything. `common_shape_report` recognises the shape in a few
 type tests and runs exactly those rules, in the order `validate_normalized` runs them; for anything else --
@@ -25,9 +25,10 @@ _ROOT_KEYS = frozenset({"ignition", "passwd", "storage", "systemd"})
 _STORAGE_KEYS = frozenset({"files", "directories"})
 _USER_KEYS = frozenset({"name", "sshAuthorizedKeys"})
 _STR = frozenset({str})
-_UNIT_KEYS = frozenset({"name", "contents", "enabled", "mask"})
-# a flat unit's members and the one type each may have (bool for the flags: no null, no number)
-_UNIT_TYPES = {"name": str, "contents": str, "enabled": bool, "mask": bool}
+_UNIT_KEYS = frozenset({"name", "contents", "enabled", "mask", "dropins"})
+# a unit's members and the one type each may have (bool for the flags: no null, no number)
+_UNIT_TYPES = {"name": str, "contents": str, "enabled": bool, "mask": bool, "dropins": list}
+_DROPIN_KEYS = frozenset({"name", "contents"})
 _get: Callable[[dict[str, Any], str], Any] = dict.get
 
 
@@ -42,9 +43,9 @@ def _plain_list(entries: Any, test: Callable[[list[Any]], bool], known: frozense
     return not entries or test(entries)
 
 
-def _flat_units(units: Any) -> bool:
-    """Units that decode to themselves and hold no list: members among name/contents/enabled/mask, a name,
-    each member of its one JSON type."""
+def _plain_units(units: Any) -> bool:
+    """Units that decode to themselves: members among name/contents/enabled/mask/dropins, a name, each member
+    of its one JSON type; dropins with a name and maybe contents (strings), distinct names within the unit."""
     if type(units) is not list:
         return False
     for unit in units:
@@ -53,6 +54,14 @@ def _flat_units(units: Any) -> bool:
         for key, value in unit.items():
             if type(value) is not _UNIT_TYPES[key]:
                 return False
+        dropins = unit.get("dropins")
+        if dropins:
+            for dropin in dropins:
+                if type(dropin) is not dict or type(dropin.get("name")) is not str \
+                        or not _DROPIN_KEYS.issuperset(dropin) or type(dropin.get("contents", "")) is not str:
+                    return False
+            if len({d["name"] for d in dropins}) != len(dropins):
+                return False  # a duplicate: the full route names it
     return True
 
 
@@ -96,7 +105,7 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         if type(systemd) is not dict or not systemd.keys() <= {"units"}:
             return None
         units = systemd.get("units", units)
-        if not _flat_units(units):
+        if not _plain_units(units):
             return None
     passwd = config.get("passwd")
     users: list[Any] = []

@@ -91,6 +91,9 @@ class _Decoder:
         self.known = known
         self.accepted: set[int] = set()
         self.whole: set[int] = set()
+        # the lists named in `whole`, kept alive until decode returns: a list a later key replaces (Go reads
+        # `Files` into `files`) is freed, and a list decoded after it could take its id (and its "whole" mark)
+        self.whole_lists: list[list[Any]] = []
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
         kind = node.kind
@@ -138,6 +141,7 @@ class _Decoder:
                         self.accepted.update(map(id, value))
                         out = value.copy()
                         self.whole.add(id(out))
+                        self.whole_lists.append(out)
                         return out
                 accept = self.accept.get(id(item))
                 known = self.known if accept is not None and not old else ()

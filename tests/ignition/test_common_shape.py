@@ -1,7 +1,7 @@
 """The common-shape route of `validate_dict` (ignition/common_shape.py) against the full route.
 
-Its promise: on a config of the common shape (version, plain files and directories, flat units, no
-duplicate) the very report the schema walk gives, entries in the same order and the same plain ids; on
+Its promise: on a config of the common shape (version, plain files and directories, units and dropins,
+users with SSH keys, no duplicate) the very report the schema walk gives, entries in the same order and the same plain ids; on
 anything else None, so the full route decides. Configs are generated in that shape and one step out of it.
 """
 
@@ -23,14 +23,21 @@ from tests.ignition.test_plain_lists import DIRECTORY_LISTS, FILE_LISTS, MOSTLY_
 GOOD_UNIT = "[Unit]\nDescription=x\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
 UNIT_NAMES = ["a.service", "b.socket", "x@.service", "x@y.service", "a.conf", "noext", "", "a.service"]
 UNIT_CONTENTS = [GOOD_UNIT, "[Unit]\nDescription=no install\n", "", "garbage", "[Unit\n", "[Service]\nA=b \\\n c\n"]
-FLAT_UNIT = st.fixed_dictionaries({"name": st.sampled_from(UNIT_NAMES)}, optional={
-    "contents": st.sampled_from(UNIT_CONTENTS), "enabled": st.booleans(), "mask": st.booleans()})
-UNITS: st.SearchStrategy[list[Any]] = st.one_of(st.lists(FLAT_UNIT, max_size=4), st.lists(st.one_of(
-    FLAT_UNIT,
-    # one step out of the flat shape: a null, another type, a dropin, an odd-cased or unknown key, no name
+DROPIN_NAMES = ["10-a.conf", "20-b.conf", "10-a.conf", "x.txt", ""]
+DROPINS = st.lists(st.one_of(
+    st.fixed_dictionaries({"name": st.sampled_from(DROPIN_NAMES)}, optional={"contents": st.sampled_from(UNIT_CONTENTS)}),
+    # one step out: a null, another type, an odd-cased key, no name
+    st.fixed_dictionaries({"name": st.sampled_from(["10-a.conf", None, 1])}, optional={
+        "contents": st.sampled_from([None, 1]), "Contents": st.just("[X]\n")}),
+    st.sampled_from([None, 1, {}])), max_size=3)
+PLAIN_UNIT = st.fixed_dictionaries({"name": st.sampled_from(UNIT_NAMES)}, optional={
+    "contents": st.sampled_from(UNIT_CONTENTS), "enabled": st.booleans(), "mask": st.booleans(), "dropins": DROPINS})
+UNITS: st.SearchStrategy[list[Any]] = st.one_of(st.lists(PLAIN_UNIT, max_size=4), st.lists(st.one_of(
+    PLAIN_UNIT,
+    # one step out of the shape: a null, another type, an odd-cased or unknown key, no name
     st.fixed_dictionaries({"name": st.sampled_from(UNIT_NAMES)}, optional={
         "contents": st.sampled_from([None, 1, GOOD_UNIT]), "enabled": st.sampled_from([None, 0, 1, "yes", True]),
-        "mask": st.sampled_from([None, False]), "dropins": st.just([{"name": "a.conf", "contents": "[X]\n"}]),
+        "mask": st.sampled_from([None, False]), "dropins": st.sampled_from([None, {}, "a.conf"]),
         "Enabled": st.just(True), "other": st.just(1)}),
     st.just({"contents": GOOD_UNIT}), st.sampled_from([None, 1, "x.service", []])), max_size=4))
 # plain files and directories, some at a unit's own path (the systemd path conflict)
@@ -137,7 +144,11 @@ def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     (_with(("storage", "directories", 0, "path"), "/etc/b/0.conf"), False),  # one key space with files
     (_with(("systemd", "units", 1, "name"), "b.service"), False),
     (_with(("storage", "files", 0, "mode"), 0o4755), False),  # not plain
-    (_with(("systemd", "units", 0, "dropins"), []), False),
+    (_with(("systemd", "units", 0, "dropins"), []), True),
+    (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf", "contents": "[Service]\nA=b\n"}]), True),
+    (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf"}, {"name": "10-a.conf"}]), False),
+    (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf", "contents": None}]), False),
+    (_with(("systemd", "units", 0, "dropins"), None), False),
     (_with(("systemd", "units", 0, "enabled"), None), False),
     (_with(("ignition", "timeouts"), {}), False),
     (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 A", "ssh-rsa B"]}]}), True),
@@ -160,3 +171,15 @@ def test_a_path_conflict_with_a_unit_is_reported_on_the_common_route() -> None:
     assert report is not None
     assert [(e.path, e.message) for e in report.entries] == [
         (("storage", "files", 0, "path"), "path conflicts with systemd unit or dropin")]
+
+
+def test_a_list_replaced_by_a_later_key_lends_its_mark_to_no_other() -> None:
+    """`Files` replaces `files` (Go matches keys case-insensitively): the whole-plain copy decode made first is
+    dropped, and the next list built (here the users) used to take over its id and its "skip me" mark, hiding
+    the repeated SSH key from the duplicate check (found by the hypothesis test above)."""
+    config = {"ignition": {"version": "3.0.0"},
+              "storage": {"files": [{"path": "/etc/a", "contents": {"source": "data:,x"}}], "Files": []},
+              "passwd": {"users": [{"name": "core", "sshAuthorizedKeys": ["k", "k"]}]}}
+    entries = _report(config, "3.0.0")[0]
+    assert ("error", "duplicate", ("passwd", "users", 0, "sshAuthorizedKeys", 1), "duplicate entry defined") in entries
+    assert entries == _report(config, "3.0.0", per_entry=True)[0]
