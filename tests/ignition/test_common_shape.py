@@ -149,6 +149,8 @@ def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf"}, {"name": "10-a.conf"}]), False),
     (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf", "contents": None}]), False),
     (_with(("systemd", "units", 0, "dropins"), None), False),
+    (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf", "Contents": "[X]\n"}]), False),  # Go reads it
+    (_with(("systemd", "units", 0, "dropins"), [{"name": "10-a.conf", "x": 1}]), False),  # an unused key
     (_with(("systemd", "units", 0, "enabled"), None), False),
     (_with(("ignition", "timeouts"), {}), False),
     (_with(("passwd",), {"users": [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 A", "ssh-rsa B"]}]}), True),
