@@ -19,6 +19,7 @@ from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode, snake
 from ignition.butane.variants import Spec, parse_semver
 from ignition.dataurl import escape
+from ignition.decode import json_kind
 from ignition.gojson import syntax_error
 from ignition.merge import CHILD, merge_with_transcript
 from ignition.validate import validate_dict
@@ -149,17 +150,6 @@ def _typical_mode(mode: int, directory: bool) -> bool:
     return True
 
 
-def _go_json_kind(value: Any) -> str:
-    """The JSON kind Go's UnmarshalTypeError names for a top-level value."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array"
-
-
 def _embedded_parse_error(raw: bytes, config: Any, version: str) -> str | None:
     """Go's json.Unmarshal error for an embedded config read into this spec's types.Config, or None."""
     if config is _UNPARSABLE:
@@ -168,7 +158,7 @@ def _embedded_parse_error(raw: bytes, config: Any, version: str) -> str | None:
     if config is None:  # `null` unmarshals into a struct as a no-op
         return None
     if not isinstance(config, dict):
-        return f"json: cannot unmarshal {_go_json_kind(config)} into Go value of type types.Config"
+        return f"json: cannot unmarshal {json_kind(config)} into Go value of type types.Config"
     for entry in validate_dict(config, version=version).entries:
         if entry.code == "json-type":
             return entry.message
