@@ -216,100 +216,57 @@ def _sorted_keys(keys: list[str]) -> list[str]:
     return sorted(keys, key=functools.cmp_to_key(_compare_keys))
 
 
-def _printable(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        o in (0x9, 0xA, 0xD)
-        or 0x20 <= o <= 0x7E
-        or o == 0x85
-        or 0xA0 <= o <= 0xD7FF
-        or 0xE000 <= o <= 0xFFFD
-        and o != 0xFEFF
-        or 0x10000 <= o <= 0x10FFFF
-    )
+# Character classes of yamlprivateh.go, on code points (Go works on UTF-8 bytes; the classes are the same).
+# is_printable: LF, 0x20-0x7E, 0xA0-0xD7FF, 0xE000-0xFFFD but not the BOM; so TAB, CR, NEL, C1 controls,
+# U+FEFF and everything above U+FFFF (emoji) are *not* printable.
+_BREAKS = "\r\n\x85\u2028\u2029"
+# analyze_scalar's special_characters: not printable (TAB is counted separately as tab_characters).
+_SPECIAL = re.compile(r"[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+# write_double_quoted_scalar escapes: not printable, a break, `"` or `\`.
+_DQ_ESCAPED = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+_ANY_BREAK = re.compile(r"[\r\n\x85\u2028\u2029]")
+_BREAK_SPACE = re.compile(r"[\r\n\x85\u2028\u2029] ")
+_SPACE_BREAK = re.compile(r" [\r\n\x85\u2028\u2029]")
+# Block indicators after the first character: `:` followed by a blank or the end, `#` after is_blankz.
+_INNER_BLOCK_IND = re.compile(r"(?s).:(?:[ \t]|\Z)|[ \t\r\n\x85\u2028\u2029\x00]#")
+_FIRST_BLOCK_IND = "#,[]{}&*!|>'\"%@`"
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_LITERAL_SPLIT = re.compile(r"([\r\n\x85\u2028\u2029])")
+
+_PLAIN, _SINGLE, _DOUBLE, _LITERAL = "plain", "single", "double", "literal"
 
 
-def _analyze(value: str) -> dict[str, bool]:
-    """libyaml's yaml_emitter_analyze_scalar: which styles a scalar allows."""
-    if not value:
-        return {"multiline": False, "flow_plain": False, "block_plain": True, "single": True, "block": False}
-    block_ind = flow_ind = line_breaks = special = False
-    leading_space = leading_break = trailing_space = trailing_break = False
-    break_space = space_break = previous_space = previous_break = False
-    tabs = False
-    if value.startswith("---") or value.startswith("..."):
-        block_ind = flow_ind = True
-    preceded_ws = True
-    n = len(value)
-    for i, ch in enumerate(value):
-        followed_ws = i + 1 >= n or value[i + 1] in " \t\r\n\x85\u2028\u2029"
-        if i == 0:
-            if ch in "#,[]{}&*!|>'\"%@`":
-                flow_ind = block_ind = True
-            elif ch in "?:":
-                flow_ind = True
-                if followed_ws:
-                    block_ind = True
-            elif ch == "-" and followed_ws:
-                flow_ind = block_ind = True
-        else:
-            if ch in ",?[]{}":
-                flow_ind = True
-            elif ch == ":":
-                flow_ind = True
-                if followed_ws:
-                    block_ind = True
-            elif ch == "#" and preceded_ws:
-                flow_ind = block_ind = True
-        if ch == "\t":
-            tabs = True
-        elif not _printable(ch) or (ch == "\ufeff"):
-            special = True
-        if ch in "\r\n\x85\u2028\u2029":
-            line_breaks = True
-        if ch == " ":
-            if i == 0:
-                leading_space = True
-            if i == n - 1:
-                trailing_space = True
-            if previous_break:
-                break_space = True
-            previous_space, previous_break = True, False
-        elif ch in "\r\n\x85\u2028\u2029":
-            if i == 0:
-                leading_break = True
-            if i == n - 1:
-                trailing_break = True
-            if previous_space:
-                space_break = True
-            previous_space, previous_break = False, True
-        else:
-            previous_space = previous_break = False
-        preceded_ws = ch in " \t\r\n\x85\u2028\u2029"
-    flow_plain = block_plain = single = block = True
-    if leading_space or leading_break or trailing_space or trailing_break:
-        flow_plain = block_plain = False
-    if trailing_space:
-        block = False
-    if break_space:
-        flow_plain = block_plain = single = False
-    if space_break or tabs or special:
-        flow_plain = block_plain = single = False
-    if space_break or special:
-        block = False
-    if line_breaks:
-        flow_plain = block_plain = False
-    if flow_ind:
-        flow_plain = False
-    if block_ind:
-        block_plain = False
-    return {
-        "multiline": line_breaks,
-        "flow_plain": flow_plain,
-        "block_plain": block_plain,
-        "single": single,
-        "block": block,
-    }
+class _Analysis:
+    """yaml_emitter_analyze_scalar's verdict on a scalar (emitterc.go), for the block context only: the
+    encoder never puts a scalar inside a flow collection (only empty `{}`/`[]` are flow)."""
+
+    __slots__ = ("multiline", "block_plain", "single", "block")
+
+    def __init__(self, value: str) -> None:
+        if not value:
+            self.multiline, self.block_plain, self.single, self.block = False, True, True, False
+            return
+        first, last = value[0], value[-1]
+        block_ind = value.startswith(("---", "..."))
+        if first in _FIRST_BLOCK_IND:
+            block_ind = True
+        elif first in "?:-" and (len(value) == 1 or value[1] in " \t"):
+            block_ind = True
+        if not block_ind and _INNER_BLOCK_IND.search(value):
+            block_ind = True
+        line_breaks = _ANY_BREAK.search(value) is not None
+        special = _SPECIAL.search(value) is not None
+        tabs = "\t" in value
+        leading = first == " " or first in _BREAKS
+        trailing_space = last == " "
+        trailing = trailing_space or last in _BREAKS
+        break_space = line_breaks and _BREAK_SPACE.search(value) is not None
+        space_break = line_breaks and _SPACE_BREAK.search(value) is not None
+        self.multiline = line_breaks
+        self.block_plain = not (leading or trailing or break_space or space_break or tabs or special)
+        self.block_plain = self.block_plain and not line_breaks and not block_ind
+        self.single = not (break_space or space_break or tabs or special)
+        self.block = not (trailing_space or space_break or special)
 
 
 def _resolves_to_str(text: str) -> bool:
@@ -337,51 +294,248 @@ _DQ = {
 }
 
 
-def _double_quoted(text: str) -> str:
-    out = ['"']
-    for ch in text:
-        if ch in _DQ:
-            out.append("\\" + _DQ[ch])
-        elif not _printable(ch) or ch == "\ufeff":
-            o = ord(ch)
-            out.append(f"\\x{o:02X}" if o <= 0xFF else (f"\\u{o:04X}" if o <= 0xFFFF else f"\\U{o:08X}"))
+def _dq_escape(ch: str) -> str:
+    """One escape of write_double_quoted_scalar (hex digits upper-case, width by code point)."""
+    if ch in _DQ:
+        return "\\" + _DQ[ch]
+    o = ord(ch)
+    return f"\\x{o:02X}" if o <= 0xFF else (f"\\u{o:04X}" if o <= 0xFFFF else f"\\U{o:08X}")
+
+
+def _requested_style(text: str) -> str:
+    """encode.go stringv: literal if the string holds a `\n`, plain if it would read back as the same
+    string (not a YAML 1.2 bool/int/float/null/timestamp, not a YAML 1.1 base-60 float or yes/no/on/off
+    bool), else double-quoted."""
+    if "\n" in text:
+        return _LITERAL
+    if _resolves_to_str(text) and not _BASE60.match(text) and text not in _OLD_BOOL:
+        return _PLAIN
+    return _DOUBLE
+
+
+def _select_style(requested: str, a: _Analysis, text: str, simple_key: bool) -> str:
+    """yaml_emitter_select_scalar_style in the block context (flow_level 0, implicit tags)."""
+    style = requested
+    if simple_key and a.multiline:
+        style = _DOUBLE
+    if style == _PLAIN and (not a.block_plain or (not text and simple_key)):
+        style = _SINGLE
+    if style == _SINGLE and not a.single:
+        style = _DOUBLE
+    if style == _LITERAL and (not a.block or simple_key):
+        style = _DOUBLE
+    return style
+
+
+class _Emitter:
+    """The parts of go-yaml v3's emitter (emitterc.go) that a JSON-shaped value reaches, with its column,
+    `whitespace` and `indention` bookkeeping, so line breaks and indentation land where Go puts them.
+    best_indent is 2 (Butane calls SetIndent(2)); best_width is unlimited (v3's yaml_emitter_initialize
+    sets -1), so no scalar is ever folded."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.column = 0
+        self.whitespace = True
+        self.indention = True
+        self.indent = -1
+        self.indents: list[int] = []
+
+    # -- low-level writers (put, put_break, write, write_break, write_indent, write_indicator) --
+    def put(self, text: str) -> None:
+        self.out.append(text)
+        self.column += len(text)
+
+    def put_break(self) -> None:
+        self.out.append("\n")
+        self.column = 0
+        self.indention = True
+
+    def write_break(self, ch: str) -> None:
+        if ch == "\n":
+            self.put_break()
         else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+            self.out.append(ch)
+            self.column = 0
+            self.indention = True
+
+    def write_indent(self) -> None:
+        indent = max(self.indent, 0)
+        if not self.indention or self.column > indent or (self.column == indent and not self.whitespace):
+            self.put_break()
+        if self.column < indent:
+            self.put(" " * (indent - self.column))
+        self.whitespace = True
+
+    def write_indicator(
+        self, indicator: str, need_whitespace: bool, is_whitespace: bool, is_indention: bool
+    ) -> None:
+        if need_whitespace and not self.whitespace:
+            self.put(" ")
+        self.put(indicator)
+        self.whitespace = is_whitespace
+        self.indention = self.indention and is_indention
+
+    def increase_indent(self, flow: bool) -> None:
+        self.indents.append(self.indent)
+        if self.indent < 0:
+            self.indent = 2 if flow else 0
+        else:
+            self.indent += 2
+
+    def pop_indent(self) -> None:
+        self.indent = self.indents.pop()
+
+    # -- nodes --
+    def node(self, value: Any, simple_key: bool = False) -> None:
+        if isinstance(value, dict) and value:
+            self.block_mapping(value)
+        elif isinstance(value, list) and value:
+            self.block_sequence(value)
+        elif isinstance(value, (dict, list)):
+            self.write_indicator("{" if isinstance(value, dict) else "[", True, True, False)
+            self.write_indicator("}" if isinstance(value, dict) else "]", False, False, False)
+        elif isinstance(value, str):
+            self.scalar(value, _requested_style(value), simple_key)
+        else:
+            self.scalar(_plain_text(value), _PLAIN, simple_key)
+
+    def block_mapping(self, value: dict[str, Any]) -> None:
+        self.increase_indent(False)
+        for key in _sorted_keys(list(value)):
+            self.write_indent()
+            a = _Analysis(key)
+            if not a.multiline and len(key.encode("utf-8")) <= 128:  # yaml_emitter_check_simple_key
+                self.scalar(key, _requested_style(key), True, a)
+                self.write_indicator(":", False, False, False)
+            else:
+                self.write_indicator("?", True, False, True)
+                self.scalar(key, _requested_style(key), False, a)
+                self.write_indent()
+                self.write_indicator(":", True, False, True)
+            self.node(value[key])
+        self.pop_indent()
+
+    def block_sequence(self, value: list[Any]) -> None:
+        self.increase_indent(False)
+        for item in value:
+            self.write_indent()
+            self.write_indicator("-", True, False, True)
+            self.node(item)
+        self.pop_indent()
+
+    def scalar(self, text: str, requested: str, simple_key: bool, a: _Analysis | None = None) -> None:
+        if a is None:
+            a = _Analysis(text)
+        style = _select_style(requested, a, text, simple_key)
+        self.increase_indent(True)
+        if style == _PLAIN:
+            if text and not self.whitespace:
+                self.put(" ")
+            self.put(text)
+            if text:
+                self.whitespace = False
+            self.indention = False
+        elif style == _SINGLE:
+            self.single_quoted(text)
+        elif style == _DOUBLE:
+            self.double_quoted(text)
+        else:
+            self.literal(text)
+        self.pop_indent()
+
+    def single_quoted(self, text: str) -> None:
+        """write_single_quoted_scalar: `'` doubled; a break (only U+2028/9 get here) is written as is and
+        the next character starts at the indentation."""
+        self.write_indicator("'", True, False, False)
+        breaks = False
+        for chunk in _LITERAL_SPLIT.split(text):
+            if not chunk:
+                continue
+            if chunk in _BREAKS:
+                if not breaks and chunk == "\n":
+                    self.put_break()
+                self.write_break(chunk)
+                breaks = True
+                continue
+            if breaks:
+                self.write_indent()
+            self.put(chunk.replace("'", "''"))
+            self.indention = False
+            breaks = False
+        self.write_indicator("'", False, False, False)
+        self.whitespace = False
+        self.indention = False
+
+    def double_quoted(self, text: str) -> None:
+        """write_double_quoted_scalar. is_bom() looks at the start of the whole value, so a value that
+        starts with U+FEFF has every character escaped."""
+        self.write_indicator('"', True, False, False)
+        if text.startswith("\ufeff"):
+            body = "".join(_dq_escape(ch) for ch in text)
+        else:
+            body = _DQ_ESCAPED.sub(lambda m: _dq_escape(m.group()), text)
+        self.put(body)
+        self.write_indicator('"', False, False, False)
+        self.whitespace = False
+        self.indention = False
+
+    def literal(self, text: str) -> None:
+        """write_literal_scalar with write_block_scalar_hints. v3 writes no line break after the header
+        (only its line comment, of which there is none), so the first content line's write_indent, or the
+        value's own leading break, ends the header line."""
+        self.write_indicator("|", True, False, False)
+        if text[:1] == " " or text[:1] in _BREAKS:
+            self.write_indicator("2", False, False, False)
+        last = text[-1:]
+        if not last or last not in _BREAKS:
+            self.write_indicator("-", False, False, False)
+        elif len(text) == 1 or text[-2] in _BREAKS:
+            self.write_indicator("+", False, False, False)
+        self.whitespace = True
+        breaks = True
+        for chunk in _LITERAL_SPLIT.split(text):
+            if not chunk:
+                continue
+            if chunk in _BREAKS:
+                self.write_break(chunk)
+                breaks = True
+                continue
+            if breaks:
+                self.write_indent()
+            self.put(chunk)
+            self.indention = False
+            breaks = False
+
+
+def _plain_text(value: Any) -> str:
+    """floatv/boolv/nil of encode.go; JSON numbers are float64 once Butane re-reads them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return go_format_g(float(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return go_format_g(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
 
 
 def _scalar(text: str, indent: int, simple_key: bool) -> str:
-    """One string scalar in go-yaml v3's chosen style; block scalars include their leading newline."""
-    plain_ok = _resolves_to_str(text) and not _BASE60.match(text) and text not in _OLD_BOOL
-    a = _analyze(text)
-    if "\n" in text and not simple_key:
-        if a["block"]:
-            return _literal(text, indent)
-        return _double_quoted(text)
-    if plain_ok and text:
-        if a["block_plain"]:
-            return text
-        if a["single"]:
-            return "'" + text.replace("'", "''") + "'"
-        return _double_quoted(text)
-    return _double_quoted(text)
-
-
-def _literal(text: str, indent: int) -> str:
-    hints = ""
-    if text[:1] in (" ", "\n"):
-        hints += "2"
-    if not text.endswith("\n"):
-        hints += "-"
-    elif text == "\n" or text.endswith("\n\n"):
-        hints += "+"
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines = lines[:-1]
-    pad = " " * indent
-    body = "\n".join((pad + line) if line else "" for line in lines)
-    return "|" + hints + "\n" + body
+    """One string scalar as go-yaml v3 writes it as a mapping value (or key, when simple_key) whose own
+    indentation is `indent`; a block scalar ending in a line break is shown without that last break (the
+    break that the next line would start with)."""
+    e = _Emitter()
+    e.indent = indent - 2
+    e.column, e.whitespace, e.indention = max(indent - 2, 0) + 2, False, False
+    e.scalar(_SURROGATE.sub("\ufffd", text), _requested_style(text), simple_key)
+    out = "".join(e.out)
+    out = out[1:] if out.startswith(" ") else out
+    return out[:-1] if out.endswith("\n") else out
 
 
 def go_format_g(value: float) -> str:
@@ -403,61 +557,22 @@ def go_format_g(value: float) -> str:
     return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
-def _yaml_scalar(value: Any, indent: int, simple_key: bool = False) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return go_format_g(float(value))  # JSON numbers are float64 once re-read, as Butane re-reads them
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return go_format_g(value)
-    return _scalar(str(value), indent, simple_key)
-
-
-def _yaml_block(value: Any, indent: int) -> list[str]:
-    """Lines of a mapping or sequence whose entries start at column `indent`."""
-    pad = " " * indent
-    lines: list[str] = []
+def _json_strings(value: Any) -> Any:
+    """The value after Butane's json.Marshal + json.Unmarshal: lone surrogates (never valid UTF-8) come
+    back as U+FFFD, as go_json writes them."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if isinstance(value, dict):
-        for key in _sorted_keys(list(value)):
-            item = value[key]
-            k = _yaml_scalar(key, indent, simple_key=True)
-            if isinstance(item, dict) and item:
-                lines.append(f"{pad}{k}:")
-                lines.extend(_yaml_block(item, indent + 2))
-            elif isinstance(item, list) and item:
-                lines.append(f"{pad}{k}:")
-                lines.extend(_yaml_block(item, indent + 2))
-            else:
-                lines.append(f"{pad}{k}: {_inline(item, indent + 2)}")
-        return lines
-    for item in value:
-        if isinstance(item, dict) and item:
-            sub = _yaml_block(item, indent + 2)
-            sub[0] = pad + "- " + sub[0][indent + 2 :]
-            lines.extend(sub)
-        elif isinstance(item, list) and item:
-            sub = _yaml_block(item, indent + 2)
-            sub[0] = pad + "- " + sub[0][indent + 2 :]
-            lines.extend(sub)
-        else:
-            lines.append(f"{pad}- {_inline(item, indent + 2)}")
-    return lines
-
-
-def _inline(value: Any, indent: int) -> str:
-    if isinstance(value, dict):
-        return "{}"
+        return {_json_strings(k): _json_strings(v) for k, v in value.items()}
     if isinstance(value, list):
-        return "[]"
-    return _yaml_scalar(value, indent)
+        return [_json_strings(v) for v in value]
+    return value
 
 
 def go_yaml(value: dict[str, Any]) -> str:
-    """go-yaml v3 (indent 2) of a JSON-shaped mapping, without a trailing newline."""
-    return "\n".join(_yaml_block(value, 0))
+    """go-yaml v3 (indent 2) of a JSON-shaped mapping, as Butane's TranslateBytesYAML prints it: the
+    encoder's output with the surrounding newlines trimmed (bytes.Trim(..., "\n"))."""
+    e = _Emitter()
+    e.node(_json_strings(value))
+    e.write_indent()  # yaml_emitter_emit_document_end
+    return "".join(e.out).strip("\n")
