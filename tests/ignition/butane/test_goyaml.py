@@ -255,12 +255,14 @@ def _reread(text: str) -> object:
 
 _PRINTABLE_TEXT = st.text(
     alphabet=st.characters(
-        blacklist_categories=("Cs",),
+        codec="utf-8",
         blacklist_characters="\ufeff\x85\u2028\u2029\r",
         min_codepoint=0x20,
         max_codepoint=0xFFFD,
     )
-    | st.sampled_from(["\n", "\t", " ", ":", "#", "-", "'", '"']),
+    | st.sampled_from(
+        ["\n", "\t", " ", ":", "#", "-", "'", '"', "\r", "\x85", "\ufeff", "\U0001f600", "\x07", "\xa0"]
+    ),
     max_size=30,
 )
 
@@ -268,7 +270,8 @@ _PRINTABLE_TEXT = st.text(
 @given(_PRINTABLE_TEXT)
 def test_output_reads_back(text: str) -> None:
     """Whatever style is chosen, a YAML parser reads the same string back, except v3's known loss of a
-    leading line break in a literal (go-yaml/yaml#701), which this accounts for."""
+    leading line break in a literal (go-yaml/yaml#701), which this accounts for. (U+2028/9 are left out:
+    a single-quoted U+2028 followed by indentation folds away the indentation when read.)"""
     out = go_yaml({"k": text, "z": "end"})
     expected = text
     if "\n" in text and out.startswith("k: |") and text.startswith("\n"):
