@@ -4,7 +4,11 @@ Last step of the pipeline. Butane marshals Go structs, so key order is the Go fi
 fields sorted by Go name, the embedded node fields `group, overwrite, path, user` first), nil pointers,
 empty lists and empty structs are omitted (`omitempty`, with empty structs omitted too), and strings are
 escaped as `encoding/json` does (`<`, `>`, `&`, U+2028/9 as `\\u` escapes). The MachineConfig YAML is that
-JSON re-read into maps (so keys sort the go-yaml way) and emitted with a two-space indent.
+JSON re-read into maps (so keys sort the go-yaml way) and emitted with a two-space indent: Butane's
+config/util/util.go TranslateBytesYAML json.Unmarshals into interface{} (numbers become float64) and uses
+`yaml.NewEncoder` + `SetIndent(2)` from gopkg.in/yaml.v3 v3.0.1 (its go.mod), then trims the newlines around
+the result. The YAML side is a port of the v3 emitter's scalar analysis, style choice and writers, so that
+quoting, escapes and block-scalar headers come out byte for byte.
 """
 
 from __future__ import annotations
