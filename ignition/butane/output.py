@@ -358,11 +358,13 @@ def _is_go_timestamp(text: str) -> bool:
 
 
 def _requested_style(text: str) -> str:
-    """encode.go stringv: literal if the string holds a `\n`, plain if it would read back as the same
+    """encode.go stringv: literal if the string holds a line feed, plain if it would read back as the same
     string (not a YAML 1.2 bool/int/float/null, not a timestamp, not a YAML 1.1 base-60 float or yes/no/on/off
     bool), else double-quoted."""
     if "\n" in text:
         return _LITERAL
+    if text == "<<":  # resolve.go's resolveMap gives it the merge tag: not a plain string
+        return _DOUBLE
     if (
         _resolves_to_str(text)
         and not _is_go_timestamp(text)

@@ -108,6 +108,8 @@ SCALARS = [
     ("plus", "+1", '"+1"'),
     ("date", "2015-02-24", '"2015-02-24"'),
     ("base60-long", "190:20:30.15", '"190:20:30.15"'),
+    ("merge-key", "<<", '"<<"'),  # resolve.go resolveMap: the merge tag
+    ("merge-key-like", "<<x", "<<x"),
     ("semver", "3.4.0", "3.4.0"),
     ("semver-exp", "1.8.0-experimental", "1.8.0-experimental"),
     ("url", "data:,a%20b", "data:,a%20b"),
