@@ -175,13 +175,21 @@ _OLD_BOOL = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "N
 _BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
 
 
+def _wrap64(n: int) -> int:
+    """Go int64 arithmetic wraps around."""
+    n &= (1 << 64) - 1
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
 def _key_less(a: str, b: str) -> bool:
-    """go-yaml v3's key order (natural order: digit runs compare as numbers, letters before others)."""
+    """go-yaml v3's keyList.Less (sorter.go): natural order, digit runs compare as numbers, letters before
+    others. Digits are unicode.IsDigit (category Nd, Python's isdecimal) and a run's value is the int64
+    sum of `rune - '0'`, as Go computes it, so a non-ASCII digit counts as its code point minus 48."""
     ar, br = a, b
     digits = False
     for i in range(min(len(ar), len(br))):
         if ar[i] == br[i]:
-            digits = ar[i].isdigit()
+            digits = ar[i].isdecimal()
             continue
         al, bl = ar[i].isalpha(), br[i].isalpha()
         if al and bl:
@@ -191,18 +199,18 @@ def _key_less(a: str, b: str) -> bool:
         an = bn = 0
         if ar[i] == "0" or br[i] == "0":
             j = i - 1
-            while j >= 0 and ar[j].isdigit():
+            while j >= 0 and ar[j].isdecimal():
                 if ar[j] != "0":
                     an = bn = 1
                     break
                 j -= 1
         ai = i
-        while ai < len(ar) and ar[ai].isdigit():
-            an = an * 10 + int(ar[ai])
+        while ai < len(ar) and ar[ai].isdecimal():
+            an = _wrap64(an * 10 + ord(ar[ai]) - 48)
             ai += 1
         bi = i
-        while bi < len(br) and br[bi].isdigit():
-            bn = bn * 10 + int(br[bi])
+        while bi < len(br) and br[bi].isdecimal():
+            bn = _wrap64(bn * 10 + ord(br[bi]) - 48)
             bi += 1
         if an != bn:
             return an < bn

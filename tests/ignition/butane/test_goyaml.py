@@ -310,3 +310,22 @@ TIMESTAMPS = [
 @pytest.mark.parametrize(("text", "is_timestamp"), TIMESTAMPS, ids=[t for t, _ in TIMESTAMPS])
 def test_timestamp_like_strings(text: str, is_timestamp: bool) -> None:
     assert _scalar(text, 2, simple_key=False) == (f'"{text}"' if is_timestamp else text)
+
+
+# sorter.go keyList.Less on non-ASCII: unicode.IsDigit is category Nd (a superscript two is neither digit
+# nor letter), and a digit run is summed as `rune - '0'` in int64, so U+0663 (Arabic-Indic three) counts
+# as 0x663 - 0x30 = 1587 and a run past 2**63 - 1 wraps around.
+KEY_PAIRS = [
+    ("a\u00b2", "a1"),  # `²` is no digit: run value 0 < 1
+    ("a5", "a\u0663"),  # 5 < 1587
+    ("a\u0663", "a1588"),
+    ("b9223372036854775808", "b2"),  # 2**63 wraps to -2**63
+    ("x", "\u00e9"),  # both letters: code point order
+    ("1a", "a"),  # a digit is not a letter; not after a digit run: the letter side sorts later
+]
+
+
+@pytest.mark.parametrize(("first", "second"), KEY_PAIRS, ids=[f"{a}<{b}" for a, b in KEY_PAIRS])
+def test_key_order_non_ascii(first: str, second: str) -> None:
+    assert _sorted_keys([second, first]) == [first, second]
+    assert _sorted_keys([first, second]) == [first, second]
