@@ -90,6 +90,8 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
     if type(ignition) is not dict or len(ignition) != 1 or type(ignition.get("version")) is not str:
         return None
     storage = config.get("storage")
+    if storage is None and "storage" in config:
+        return None  # Go warns of a null section ("context tree does not match"): the full route says so
     files: list[Any] = []
     directories: list[Any] = []
     if storage is not None:
@@ -100,6 +102,8 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         if not _plain_list(files, plain_files, known) or not _plain_list(directories, plain_directories, known):
             return None
     systemd = config.get("systemd")
+    if systemd is None and "systemd" in config:
+        return None  # Go warns of a null section ("context tree does not match"): the full route says so
     units: list[Any] = []
     if systemd is not None:
         if type(systemd) is not dict or not systemd.keys() <= {"units"}:
@@ -108,6 +112,8 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         if not _plain_units(units):
             return None
     passwd = config.get("passwd")
+    if passwd is None and "passwd" in config:
+        return None  # Go warns of a null section ("context tree does not match"): the full route says so
     users: list[Any] = []
     if passwd is not None:
         if type(passwd) is not dict or not passwd.keys() <= {"users"}:

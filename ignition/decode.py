@@ -12,8 +12,8 @@ UnmarshalTypeError: only the first one is reported), warns about keys the versio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import not_
 from typing import Any
@@ -86,6 +86,9 @@ class _Decoder:
     def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = (),
                  accept_lists: Mapping[int, AcceptList] | None = None) -> None:
         self.unused: list[Path] = []
+        # set when the document has what makes Go's unused-key walk differ from a walk of the JSON: a repeated
+        # or odd-cased key, a null on a struct value or list item (decode() then redoes the walk Go's way)
+        self.odd = False
         self.accept = accept or {}
         self.accept_lists = accept_lists or {}
         self.known = known
@@ -154,6 +157,7 @@ class _Decoder:
                         out.append(v)  # the caller vouches that it decodes to itself: shared, not copied
                         self.accepted.add(id(v))
                     elif v is None:
+                        self.odd = True
                         out.append(prev if prev is not None else {})
                     elif isinstance(v, dict):
                         out.append(self.obj(v, item, path + (i,), fpath, prev))
@@ -176,7 +180,12 @@ class _Decoder:
         members = _members(node)
         struct = node.go
         out: dict[str, Any] = dict(into) if into else {}
-        pairs = value.pairs if type(value) is DupDict else value.items()
+        pairs: Iterable[tuple[Any, Any]]
+        if type(value) is DupDict:
+            self.odd = True
+            pairs = value.pairs
+        else:
+            pairs = value.items()
         for key, val in pairs:
             name = key
             member = members.get(key)
@@ -187,6 +196,7 @@ class _Decoder:
                 matched = node.match(key)
                 if matched is None:
                     continue
+                self.odd = True
                 name = matched
                 member = members[name]
             field, child, kind, scalar_type = member
@@ -197,6 +207,7 @@ class _Decoder:
                 continue
             if val is None:
                 if kind == "object":
+                    self.odd = True
                     continue  # Go: null on a struct value changes nothing
                 if field.pointer:
                     out.pop(name, None)
@@ -207,12 +218,12 @@ class _Decoder:
             if kind == "object" and isinstance(val, dict):
                 # (what `value` does for an object, without the call)
                 prev = out.get(name)
-                out[name] = self.obj(val, child, path + (name,), sub, prev if isinstance(prev, dict) else None)
+                out[name] = self.obj(val, child, path + (key,), sub, prev if isinstance(prev, dict) else None)
             elif kind == "string":
                 self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val
             else:
-                out[name] = self.value(val, child, path + (key if child.is_scalar else name,), struct, sub, out.get(name))
+                out[name] = self.value(val, child, path + (key,), struct, sub, out.get(name))
         return out
 
 
@@ -253,6 +264,8 @@ class Decoded:
     doc: dict[str, Any] | None
     mismatch: TypeMismatch | None
     unused: list[Path]
+    # paths of struct values whose JSON is not an object (a null): Go's "context tree" warning
+    context: list[Path] = field(default_factory=list)
     accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
     whole: frozenset[int] = frozenset()  # id() of the lists in `doc` whose items `accept_lists` vouched for
 
@@ -279,5 +292,48 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
         out = dec.obj(doc, root(version), (), "")
     except _Stop as stop:
         return Decoded(None, stop.mismatch, dec.unused)
-    return Decoded(out, None, dec.unused, frozenset(dec.accepted) | known if known else frozenset(dec.accepted),
-                   frozenset(dec.whole))
+    unused, context = dec.unused, list[Path]()
+    if dec.odd:
+        unused = []
+        _go_unused(doc, root(version), out, (), version, unused, context)
+    accepted = frozenset(dec.accepted) | known if known else frozenset(dec.accepted)
+    return Decoded(out, None, unused, context, accepted, frozenset(dec.whole))
+
+
+CONTEXT_MISMATCH = ("context tree does not match content tree at {}. Line and column reporting may be inconsistent."
+                    " Unused keys may not be reported.")
+_MISSING = object()
+
+
+def _go_unused(raw: Any, node: Node, decoded: Mapping[str, Any], path: Path, version: str,
+               unused: list[Path], context: list[Path]) -> None:
+    """Ignition's ValidateUnusedKeys, for documents where it differs from a walk of the JSON.
+
+    Go walks every struct of the *decoded* config (pointers only when set, list items only up to the decoded
+    length) and looks its JSON up by exact keys, the last of a repeated key winning: keys of that object
+    the struct lacks are unused (an odd-cased key too, though it was decoded); a struct whose JSON is not an
+    object (a null) gets the context-tree warning; a struct with no JSON at that path (reached only through
+    an odd-cased key) is not looked at, so nothing under such a key is ever reported."""
+    if raw is _MISSING:
+        return
+    if not isinstance(raw, dict):
+        context.append(path)
+        return
+    fields = node.fields
+    for key in raw:
+        if key not in fields:
+            unused.append(path + (key if type(key) is str else str(key),))
+    for name, f in fields.items():
+        child = f.node
+        if child.kind == "object":
+            if name not in decoded and version == "3.2.0" and name in ("clevis", "custom"):
+                continue  # 3.2's *Clevis and *Custom: a nil pointer is not walked
+            sub = decoded.get(name)
+            _go_unused(raw.get(name, _MISSING), child, sub if isinstance(sub, dict) else {}, path + (name,), version,
+                       unused, context)
+        elif child.kind == "list" and child.item is not None and child.item.kind == "object":
+            items = decoded.get(name) or ()
+            raw_items = raw.get(name, _MISSING)
+            for i, item in enumerate(items):
+                r = raw_items[i] if type(raw_items) is list and i < len(raw_items) else _MISSING
+                _go_unused(r, child.item, item, path + (name, i), version, unused, context)

@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ignition import gojson
-from ignition.decode import DupDict, TypeMismatch, decode, pairs_hook
+from ignition.decode import CONTEXT_MISMATCH, DupDict, TypeMismatch, decode, pairs_hook
 from ignition.locate import Locator
-from ignition.report import ERROR, WARNING, Entry, Report
+from ignition.report import ERROR, WARNING, Entry, Report, path_str
 from ignition.versions import ACCEPTED_VERSIONS
 
 if TYPE_CHECKING:
@@ -82,10 +82,10 @@ def match_version(text: str) -> tuple[str | None, str | None]:
     return version, None
 
 
-def _fold_all(obj: dict[str, Any], name: str) -> list[Any]:
-    """Every value Go's case-insensitive field lookup feeds into field `name`, in document order."""
+def _fold_all(obj: dict[str, Any], name: str) -> list[tuple[str, Any]]:
+    """Every (key, value) Go's case-insensitive field lookup feeds into field `name`, in document order."""
     pairs = obj.pairs if type(obj) is DupDict else obj.items()
-    return [val for key, val in pairs if key == name or (isinstance(key, str) and key.lower() == name)]
+    return [(key, val) for key, val in pairs if key == name or (isinstance(key, str) and key.lower() == name)]
 
 
 @dataclass
@@ -171,24 +171,25 @@ def _version_stub(doc: Any) -> tuple[str | None, Entry | None]:
         kind = _go_kind(doc)
         return None, Entry(ERROR, "json-type", (), f"json: cannot unmarshal {kind} into Go value of type util.versionStub")
     version = ""
-    for ign in _fold_all(doc, "ignition"):  # a repeated key decodes into the same struct, as in Go
+    # a repeated key decodes into the same struct, as in Go; a type error is located at the key as spelt
+    for ign_key, ign in _fold_all(doc, "ignition"):
         if ign is None:
             continue
         if not isinstance(ign, dict):
             return None, Entry(
                 ERROR,
                 "json-type",
-                ("ignition",),
+                (ign_key,),
                 f"json: cannot unmarshal {_go_kind(ign)} into Go struct field versionStub.ignition of type struct",
             )
-        for value in _fold_all(ign, "version"):
+        for key, value in _fold_all(ign, "version"):
             if value is None:
                 continue
             if type(value) is not str:
                 return None, Entry(
                     ERROR,
                     "json-type",
-                    ("ignition", "version"),
+                    (ign_key, key),
                     f"json: cannot unmarshal {_go_kind(value)} into Go struct field .Ignition.Version of type string",
                 )
             version = value
@@ -236,6 +237,8 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted, whole=decoded.whole)
     for path in decoded.unused:
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
+    for path in decoded.context:  # a null where Go has a struct value
+        report.entries.append(Entry(WARNING, "context-mismatch", path, CONTEXT_MISMATCH.format(path_str(path))))
     return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
 
 

@@ -113,7 +113,8 @@ def _f(name: str, node: Node, pointer: bool = True) -> Field:
 
 
 def _strings(go: str, dedup: bool = True) -> Node:
-    return _list(STRING, KEY_VALUE if dedup else None, f"[]types.{go}")
+    """A list of a named Go string type: Go's type errors name the item type (`of type types.Device`)."""
+    return _list(Node("string", f"types.{go}"), KEY_VALUE if dedup else None, f"[]types.{go}")
 
 
 def _build(version: str) -> Node:
@@ -241,7 +242,7 @@ def _build(version: str) -> Node:
             _f("url", STRING, pointer=False),
         )
         custom = _obj(
-            "ClevisCustom",
+            "ClevisCustom" if v >= V33 else "Custom",  # 3.2's *Custom, renamed in 3.3
             _f("config", STRING, pointer=v >= V33),
             _f("needsNetwork", BOOLEAN),
             _f("pin", STRING, pointer=v >= V33),
@@ -313,7 +314,7 @@ def _build(version: str) -> Node:
     )
     kargs = None
     if v >= V33:
-        kargs_list = _list(STRING, KEY_VALUE, "[]types.KernelArgument", KEYSPACE_KARGS)
+        kargs_list = _list(Node("string", "types.KernelArgument"), KEY_VALUE, "[]types.KernelArgument", KEYSPACE_KARGS)
         kargs = _obj("KernelArguments", _f("shouldExist", kargs_list), _f("shouldNotExist", kargs_list))
     return _obj(
         "Config",

@@ -12,9 +12,9 @@ from functools import cache, lru_cache
 from typing import Any
 
 from ignition.common_shape import common_shape_report
-from ignition.decode import Accept, AcceptList, decode
+from ignition.decode import CONTEXT_MISMATCH, Accept, AcceptList, decode
 from ignition.parse import match_version
-from ignition.report import ERROR, WARNING, Entry, Report
+from ignition.report import ERROR, WARNING, Entry, Report, path_str
 from ignition.rules.context import Ctx
 from ignition.rules.disks import check_disk, check_filesystem, check_raid
 from ignition.rules.dups import check_dups
@@ -130,4 +130,6 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
     report.plain = decoded.accepted
     for path in decoded.unused:
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
+    for path in decoded.context:  # a null where Go has a struct value
+        report.entries.append(Entry(WARNING, "context-mismatch", path, CONTEXT_MISMATCH.format(path_str(path))))
     return report

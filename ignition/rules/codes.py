@@ -81,6 +81,7 @@ _PREFIXES = (
     ("unit ", "unit-no-install"),
     ("template unit ", "template-no-install"),
     ("unused key ", "unused-key"),
+    ("context tree does not match content tree at ", "context-mismatch"),
     ("json: ", "json-type"),
 )
 

@@ -36,7 +36,8 @@ def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
         if mode is not None:
             if mode < 0 or mode > 0o7777:
                 ctx.error(("storage", kind, i, "mode"), "illegal file mode")
-            elif mode & 0o7000 and not ctx.since("3.6.0"):
+            # Go tests the bits of the (uint32) mode whatever its range: -1 and 8191 get both entries
+            if mode & 0o7000 and not ctx.since("3.6.0"):
                 ctx.warn(("storage", kind, i, "mode"), SPECIAL_BITS)
 
 

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ignition.decode import decode
+from ignition.decode import CONTEXT_MISMATCH, decode
+from ignition.report import path_str
 from ignition.rules.dataurls import PLAIN_DATA_URL, check_data_url
 from ignition.rules.plain import plain_directory, plain_file
 from ignition.rules.urls import check_url
@@ -78,7 +79,8 @@ def _reference(config: dict[str, Any], version: str) -> list[tuple[str, tuple[An
     if decoded.mismatch is not None:
         return [("error", decoded.mismatch.path, decoded.mismatch.message())]
     entries = [(e.severity, tuple(e.path), e.message) for e in validate_normalized(decoded.doc or {}, version)]
-    return entries + [("warning", p, f"unused key {p[-1]}") for p in decoded.unused]
+    return entries + [("warning", p, f"unused key {p[-1]}") for p in decoded.unused] + [
+        ("warning", p, CONTEXT_MISMATCH.format(path_str(p))) for p in decoded.context]
 
 
 def _fast(config: dict[str, Any], version: str) -> list[tuple[str, tuple[Any, ...], str]]:

@@ -12,8 +12,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ignition.decode import decode
+from ignition.decode import CONTEXT_MISMATCH, _go_unused, decode
+from ignition.report import path_str
 from ignition.rules.caches import clear_caches
+from ignition.rules.unitfile import _go_quote
+from ignition.schema import Node, root
 from ignition.validate import plain_list_tests, plain_tests, validate_dict
 from ignition.versions import ACCEPTED_VERSIONS
 from tests.ignition.reference import decode as ref_decode
@@ -86,6 +89,53 @@ def _entries(report: Any) -> list[tuple[Any, ...]]:
     return [(e.severity, e.code, tuple(e.path), e.message) for e in report.entries]
 
 
+_WALKED = ("unused-key", "context-mismatch")
+_NO_INSTALL = ('unit "', '" is enabled, but has no install section so enable does nothing')
+
+
+def _requoted(entries: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The reference's entries with the unit name of a no-install warning in Go's %q (it printed it raw)."""
+    out = []
+    for sev, code, path, msg in entries:
+        if code == "unit-no-install":
+            name = msg[len(_NO_INSTALL[0]):-len(_NO_INSTALL[1])]
+            msg = f"unit {_go_quote(name.encode('utf-8', 'surrogatepass'))}{_NO_INSTALL[1][1:]}"
+        out.append((sev, code, path, msg))
+    return out
+
+
+def _odd(value: Any, node: Node) -> bool:
+    """True when Go's unused-key walk (of the decoded config) differs from a walk of the JSON: an odd-cased
+    key, a null on a struct value or list item (the old decoder walked the JSON)."""
+    if node.kind == "object" and isinstance(value, dict):
+        for key, val in value.items():
+            f = node.fields.get(key)
+            if f is None:
+                if node.match(key) is not None:
+                    return True
+                continue
+            if (val is None and f.node.kind == "object") or _odd(val, f.node):
+                return True
+    elif node.kind == "list" and isinstance(value, list) and node.item is not None and node.item.kind == "object":
+        return any(v is None or _odd(v, node.item) for v in value)
+    return False
+
+
+def _walked(config: dict[str, Any], version: str, doc: Any, unused: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The unused keys and context-tree paths expected: the old decoder's, or Go's walk of its document."""
+    if doc is None or not _odd(config, root(version)):
+        return unused, []
+    u: list[Any] = []
+    c: list[Any] = []
+    _go_unused(config, root(version), doc, (), version, u, c)
+    return u, c
+
+
+def _path_folded(m: Any) -> Any:
+    """A type error is now located at the key as the document spells it (the old decoder used the field name)."""
+    return None if m is None else (tuple(str(p).lower() for p in m[0]), *m[1:])
+
+
 @settings(max_examples=2000, deadline=None)
 @given(case=configs(), explicit=st.booleans())
 def test_validate_dict_equals_the_reference(case: tuple[dict[str, Any], str], explicit: bool) -> None:
@@ -94,7 +144,14 @@ def test_validate_dict_equals_the_reference(case: tuple[dict[str, Any], str], ex
     clear_caches()
     expected = ref_validate.validate_dict(config, version=version if explicit else None)
     got = validate_dict(config, version=version if explicit else None)
-    assert _entries(got) == _entries(expected)
+    assert [e for e in _entries(got) if e[1] not in _WALKED] == _requoted(
+        [e for e in _entries(expected) if e[1] not in _WALKED])
+    ref = ref_decode.decode(copy.deepcopy(config), version)
+    unused, context = _walked(config, version, ref.doc, ref.unused)
+    assert [e for e in _entries(got) if e[1] in _WALKED] == (
+        [("warning", "unused-key", p, f"unused key {p[-1]}") for p in unused]
+        + [("warning", "context-mismatch", p, CONTEXT_MISMATCH.format(path_str(p))) for p in context]
+        if ref.mismatch is None else [])
     assert got.plain == expected.plain
     assert config == before
 
@@ -112,8 +169,11 @@ def test_decode_equals_the_reference(case: tuple[dict[str, Any], str]) -> None:
     before = copy.deepcopy(config)
     expected = ref_decode.decode(config, version, accept=plain_tests(version))
     got = decode(config, version, accept=plain_tests(version), accept_lists=plain_list_tests(version))
-    assert (got.doc, _mismatch(got.mismatch), got.unused, got.accepted) == (
-        expected.doc, _mismatch(expected.mismatch), expected.unused, expected.accepted)
+    unused, context = _walked(config, version, expected.doc, expected.unused)
+    assert (got.doc, _path_folded(_mismatch(got.mismatch)), got.accepted) == (
+        expected.doc, _path_folded(_mismatch(expected.mismatch)), expected.accepted)
+    if got.mismatch is None:
+        assert (got.unused, got.context) == (unused, context)
     assert config == before
     for lst in ((got.doc or {}).get("storage") or {}).values():
         if isinstance(lst, list) and id(lst) in got.whole:  # a list passed whole holds accepted items only
