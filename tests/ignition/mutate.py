@@ -278,3 +278,69 @@ def fuzz_units(count: int, seed: int = 5) -> list[tuple[str, str]]:
             unit["dropins"] = [{"name": rng.choice(["d.conf", "d"]), "contents": text[::-1]}]
         out.append((f"unit{n:03d}", json.dumps({"ignition": {"version": "3.3.0"}, "systemd": {"units": [unit]}})))
     return out
+
+
+_STRUCT_NULLS = [("storage",), ("systemd",), ("passwd",), ("kernelArguments",), ("ignition", "config"), ("ignition", "security"),
+                 ("ignition", "timeouts"), ("ignition", "proxy"), ("storage", "files", 0, "user"), ("storage", "files", 0, "contents"),
+                 ("storage", "files", 0, "contents", "verification"), ("systemd", "units", 0), ("storage", "luks", 0, "clevis"),
+                 ("storage", "luks", 0, "clevis", "custom")]
+_WRONG_ITEMS = [("storage", "raid", 0, "devices"), ("storage", "raid", 0, "options"), ("storage", "filesystems", 0, "options"),
+                ("storage", "filesystems", 0, "mountOptions"), ("storage", "luks", 0, "options"), ("passwd", "users", 0, "groups"),
+                ("passwd", "users", 0, "sshAuthorizedKeys"), ("ignition", "proxy", "noProxy"), ("kernelArguments", "shouldExist")]
+
+
+def _shape_base() -> dict[str, Any]:
+    return {
+        "ignition": {"version": "3.3.0", "config": {"merge": [{"source": "data:,", "x": 1}]}, "timeouts": {"httpTotal": 1}},
+        "storage": {"files": [{"path": "/f", "mode": 420, "user": {"id": 0}, "contents": {"source": "data:,", "y": 1}}],
+                    "raid": [{"name": "md0", "level": "raid1", "devices": ["/dev/a"]}],
+                    "filesystems": [{"device": "/dev/b", "format": "ext4"}],
+                    "luks": [{"name": "l", "device": "/dev/c", "clevis": {"custom": {"pin": "sss", "config": "{}"}}}]},
+        "systemd": {"units": [{"name": "a\\x2d.service", "enabled": True, "contents": "[Unit]\n", "z": 1}]},
+        "passwd": {"users": [{"name": "core", "groups": ["g"], "sshAuthorizedKeys": ["k"]}]},
+        "kernelArguments": {"shouldExist": ["a"]},
+    }
+
+
+def _at(cfg: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        cfg = cfg[step]
+    return cfg
+
+
+def fuzz_shapes(count: int, seed: int = 7) -> list[tuple[str, str]]:
+    """Configs Go reads in ways a walk of the JSON does not: a null struct ("context tree does not match"), the
+    same section under an odd-cased key (Go decodes both, but warns only of keys under the exact one), a mode
+    out of range with special bits, a wrong JSON type in a list of a named string type; relabelled to 3.0-3.3."""
+    rng = random.Random(seed)
+    out: list[tuple[str, str]] = []
+    for n in range(count):
+        cfg = _shape_base()
+        for _ in range(rng.randrange(1, 3)):
+            kind = rng.randrange(4)
+            if kind == 0:
+                path = rng.choice(_STRUCT_NULLS)
+                parent = _at(cfg, path[:-1])
+                parent[path[-1]] = None
+            elif kind == 1:
+                path = rng.choice([p for p in _STRUCT_NULLS if len(p) < 4])
+                parent = _at(cfg, path[:-1])
+                if isinstance(parent, dict) and path[-1] in parent:
+                    variant = rng.choice([str(path[-1]).upper(), str(path[-1]).capitalize()])
+                    parent[variant] = rng.choice([copy.deepcopy(parent[path[-1]]), None, {}, {"q": 1}])
+            elif kind == 2:
+                f = _at(cfg, ("storage", "files", 0)) if isinstance(cfg.get("storage"), dict) and cfg["storage"].get("files") else None
+                if isinstance(f, dict):
+                    f["mode"] = rng.choice([-1, 8191, 4096, 0o17777, 2541])
+            else:
+                path = rng.choice(_WRONG_ITEMS)
+                try:
+                    lst = _at(cfg, path)
+                except (KeyError, TypeError, IndexError):
+                    continue
+                if isinstance(lst, list):
+                    lst.append(rng.choice([1, [None], {}, True]))
+        version = rng.choice(["3.0.0", "3.1.0", "3.2.0", "3.3.0"])
+        cfg["ignition"]["version"] = version
+        out.append((f"shape{n:03d}-{version}", json.dumps(cfg)))
+    return out
