@@ -97,6 +97,8 @@ class _Decoder:
         # the lists named in `whole`, kept alive until decode returns: a list a later key replaces (Go reads
         # `Files` into `files`) is freed, and a list decoded after it could take its id (and its "whole" mark)
         self.whole_lists: list[list[Any]] = []
+        # id() of the object nodes Go holds through a pointer (3.2's *Clevis, *Custom): a later null unsets them
+        self.pointer_structs: frozenset[int] = frozenset()
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
         kind = node.kind
@@ -208,6 +210,8 @@ class _Decoder:
             if val is None:
                 if kind == "object":
                     self.odd = True
+                    if id(child) in self.pointer_structs:
+                        out.pop(name, None)  # Go: null on a pointer sets it to nil
                     continue  # Go: null on a struct value changes nothing
                 if field.pointer:
                     out.pop(name, None)
@@ -284,6 +288,8 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
     from it means "ask `accept`"; it must never be True where `accept` would refuse an item); the result's
     lists built so are listed in `Decoded.whole`."""
     dec = _Decoder(accept, known, accept_lists)
+    if version == "3.2.0":
+        dec.pointer_structs = _pointer_structs_3_2()
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -298,6 +304,12 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
         _go_unused(doc, root(version), out, (), version, unused, context)
     accepted = frozenset(dec.accepted) | known if known else frozenset(dec.accepted)
     return Decoded(out, None, unused, context, accepted, frozenset(dec.whole))
+
+
+def _pointer_structs_3_2() -> frozenset[int]:
+    """id() of 3.2's `luks[].clevis` and `clevis.custom` nodes, the only struct pointers of specs 3.0-3.6."""
+    clevis = root("3.2.0").fields["storage"].node.fields["luks"].node.item.fields["clevis"].node  # type: ignore[union-attr]
+    return frozenset({id(clevis), id(clevis.fields["custom"].node)})
 
 
 CONTEXT_MISMATCH = ("context tree does not match content tree at {}. Line and column reporting may be inconsistent."

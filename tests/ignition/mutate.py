@@ -311,14 +311,22 @@ def _at(cfg: Any, path: tuple[Any, ...]) -> Any:
 def fuzz_shapes(count: int, seed: int = 7) -> list[tuple[str, str]]:
     """Configs Go reads in ways a walk of the JSON does not: a null struct ("context tree does not match"), the
     same section under an odd-cased key (Go decodes both, but warns only of keys under the exact one), a mode
-    out of range with special bits, a wrong JSON type in a list of a named string type; relabelled to 3.0-3.3."""
+    out of range with special bits, a wrong JSON type in a list of a named string type, a null through an odd-cased
+    key on 3.2's pointer structs; relabelled to 3.0-3.3."""
     rng = random.Random(seed)
     out: list[tuple[str, str]] = []
     for n in range(count):
         cfg = _shape_base()
         for _ in range(rng.randrange(1, 3)):
-            kind = rng.randrange(4)
-            if kind == 0:
+            kind = rng.randrange(5)
+            if kind == 4:  # 3.2 holds clevis and custom through pointers: a later odd-cased null unsets them
+                luks = cfg["storage"]["luks"][0] if isinstance(cfg.get("storage"), dict) and cfg["storage"].get("luks") else None
+                if isinstance(luks, dict) and isinstance(luks.get("clevis"), dict):
+                    clevis = luks["clevis"]
+                    if isinstance(clevis.get("custom"), dict):
+                        clevis["custom"]["pin"] = "bogus"
+                    (luks if rng.random() < 0.5 else clevis)[rng.choice(["Clevis", "Custom"])] = None
+            elif kind == 0:
                 path = rng.choice(_STRUCT_NULLS)
                 parent = _at(cfg, path[:-1])
                 parent[path[-1]] = None
