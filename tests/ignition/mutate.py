@@ -302,9 +302,13 @@ def _shape_base() -> dict[str, Any]:
     }
 
 
-def _at(cfg: Any, path: tuple[Any, ...]) -> Any:
+def _reach(cfg: Any, path: tuple[Any, ...]) -> Any:
+    """The value at `path`, or None when an earlier edit nulled or replaced a step on the way."""
     for step in path:
-        cfg = cfg[step]
+        try:
+            cfg = cfg[step]
+        except (KeyError, TypeError, IndexError):
+            return None
     return cfg
 
 
@@ -320,7 +324,7 @@ def fuzz_shapes(count: int, seed: int = 7) -> list[tuple[str, str]]:
         for _ in range(rng.randrange(1, 3)):
             kind = rng.randrange(5)
             if kind == 4:  # 3.2 holds clevis and custom through pointers: a later odd-cased null unsets them
-                luks = cfg["storage"]["luks"][0] if isinstance(cfg.get("storage"), dict) and cfg["storage"].get("luks") else None
+                luks = _reach(cfg, ("storage", "luks", 0))
                 if isinstance(luks, dict) and isinstance(luks.get("clevis"), dict):
                     clevis = luks["clevis"]
                     if isinstance(clevis.get("custom"), dict):
@@ -328,24 +332,21 @@ def fuzz_shapes(count: int, seed: int = 7) -> list[tuple[str, str]]:
                     (luks if rng.random() < 0.5 else clevis)[rng.choice(["Clevis", "Custom"])] = None
             elif kind == 0:
                 path = rng.choice(_STRUCT_NULLS)
-                parent = _at(cfg, path[:-1])
-                parent[path[-1]] = None
+                parent = _reach(cfg, path[:-1])
+                if isinstance(parent, dict) or (isinstance(parent, list) and isinstance(path[-1], int) and path[-1] < len(parent)):
+                    parent[path[-1]] = None  # type: ignore[index]
             elif kind == 1:
                 path = rng.choice([p for p in _STRUCT_NULLS if len(p) < 4])
-                parent = _at(cfg, path[:-1])
+                parent = _reach(cfg, path[:-1])
                 if isinstance(parent, dict) and path[-1] in parent:
                     variant = rng.choice([str(path[-1]).upper(), str(path[-1]).capitalize()])
                     parent[variant] = rng.choice([copy.deepcopy(parent[path[-1]]), None, {}, {"q": 1}])
             elif kind == 2:
-                f = _at(cfg, ("storage", "files", 0)) if isinstance(cfg.get("storage"), dict) and cfg["storage"].get("files") else None
+                f = _reach(cfg, ("storage", "files", 0))
                 if isinstance(f, dict):
                     f["mode"] = rng.choice([-1, 8191, 4096, 0o17777, 2541])
             else:
-                path = rng.choice(_WRONG_ITEMS)
-                try:
-                    lst = _at(cfg, path)
-                except (KeyError, TypeError, IndexError):
-                    continue
+                lst = _reach(cfg, rng.choice(_WRONG_ITEMS))
                 if isinstance(lst, list):
                     lst.append(rng.choice([1, [None], {}, True]))
         version = rng.choice(["3.0.0", "3.1.0", "3.2.0", "3.3.0"])
