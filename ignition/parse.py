@@ -43,6 +43,26 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid constant {name}")
 
 
+# a number literal that may exceed float64 (an exponent of 300 or more, or 309 digits): what to look for first
+_MAYBE_HUGE = re.compile(r"[eE]\+?0*[3-9]\d\d|[eE]\+?0*\d{4}|\d{309}")
+_FLOAT_MAX = 1.7976931348623157e308
+
+
+def _has_huge_number(value: Any) -> bool:
+    """True when a number is beyond float64 (1e400): Ignition's context-tree parser then fails, so Ignition
+    reports no unused key and no line or column for the validation entries (encoding/json skips the value)."""
+    if type(value) is float:
+        return value != value or abs(value) > _FLOAT_MAX
+    if type(value) is int:
+        return abs(value) > _FLOAT_MAX and float(str(value)) == float("inf")
+    if isinstance(value, dict):
+        return any(map(_has_huge_number, value.values())) or (
+            type(value) is DupDict and any(_has_huge_number(v) for _, v in value.pairs))
+    if isinstance(value, list):
+        return any(map(_has_huge_number, value))
+    return False
+
+
 def parse_semver(text: str) -> tuple[int, int, int, str, str] | None:
     """coreos/go-semver's NewVersion: (major, minor, patch, prerelease, metadata), or None if it fails."""
     version, sep, metadata = text.partition("+")
@@ -239,6 +259,9 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
     for path in decoded.context:  # a null where Go has a struct value
         report.entries.append(Entry(WARNING, "context-mismatch", path, CONTEXT_MISMATCH.format(path_str(path))))
+    if _MAYBE_HUGE.search(text) and _has_huge_number(doc):
+        report.entries = [e for e in report.entries if e.code not in ("unused-key", "context-mismatch")]
+        return Checked(report, version=version, doc=decoded.doc, raw_doc=doc)
     return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
 
 
