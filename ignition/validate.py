@@ -12,8 +12,8 @@ from functools import cache, lru_cache
 from typing import Any
 
 from ignition.common_shape import common_shape_report
-from ignition.decode import CONTEXT_MISMATCH, Accept, AcceptList, decode
-from ignition.parse import match_version
+from ignition.decode import CONTEXT_MISMATCH, Accept, AcceptList, DupDict, decode
+from ignition.parse import _version_stub, match_version
 from ignition.report import ERROR, WARNING, Entry, Report, path_str
 from ignition.rules.context import Ctx
 from ignition.rules.disks import check_disk, check_filesystem, check_raid
@@ -98,6 +98,15 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
     return Report(ctx.entries)
 
 
+def _folds_elsewhere(obj: Any, name: str) -> bool:
+    """True when `obj` (a JSON object) has a key other than `name` that Go's field matching also gives `name`."""
+    if not isinstance(obj, Mapping):
+        return False
+    if type(obj) is DupDict:
+        return True
+    return any(key != name and isinstance(key, str) and key.lower() == name for key in obj)
+
+
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
                   known_plain: Collection[int] = (), per_entry: bool = False, plain_ids: bool = True) -> Report:
     """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
@@ -111,6 +120,11 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
     if version is None:
         ign = config.get("ignition") if type(config) is dict or isinstance(config, Mapping) else None
         raw_version = ign.get("version") if type(ign) is dict or isinstance(ign, Mapping) else None
+        if _folds_elsewhere(config, "ignition") or _folds_elsewhere(ign, "version"):
+            # Go reads the version through every case variant of the keys, the last one winning
+            raw_version, stub_error = _version_stub(config)
+            if stub_error is not None:
+                return Report([stub_error])
         if not isinstance(raw_version, str):
             return Report([Entry(ERROR, "version-invalid", ("ignition", "version"), "invalid config version (couldn't parse)")])
         found, problem = _match_version(raw_version)
