@@ -43,24 +43,25 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"invalid constant {name}")
 
 
-# a number literal that may exceed float64 (an exponent of 300 or more, or 309 digits): what to look for first
-_MAYBE_HUGE = re.compile(r"[eE]\+?0*[3-9]\d\d|[eE]\+?0*\d{4}|\d{309}")
-_FLOAT_MAX = 1.7976931348623157e308
+_INF = float("inf")
 
 
-def _has_huge_number(value: Any) -> bool:
-    """True when a number is beyond float64 (1e400): Ignition's context-tree parser then fails, so Ignition
-    reports no unused key and no line or column for the validation entries (encoding/json skips the value)."""
-    if type(value) is float:
-        return value != value or abs(value) > _FLOAT_MAX
-    if type(value) is int:
-        return abs(value) > _FLOAT_MAX and float(str(value)) == float("inf")
-    if isinstance(value, dict):
-        return any(map(_has_huge_number, value.values())) or (
-            type(value) is DupDict and any(_has_huge_number(v) for _, v in value.pairs))
-    if isinstance(value, list):
-        return any(map(_has_huge_number, value))
-    return False
+class _Numbers:
+    """json.loads' parse_float and parse_int: note a literal beyond float64 (1e400, or 309 digits and more)."""
+
+    def __init__(self) -> None:
+        self.huge = False
+
+    def float(self, text: str) -> float:
+        value = float(text)
+        if value == _INF or value == -_INF:
+            self.huge = True
+        return value
+
+    def int(self, text: str) -> int:
+        if len(text) > 308 and abs(float(text)) == _INF:
+            self.huge = True
+        return int(text)
 
 
 def parse_semver(text: str) -> tuple[int, int, int, str, str] | None:
@@ -229,7 +230,9 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         return Checked(Report([Entry(ERROR, "empty", (), MSG_EMPTY)]))
     text, data, located = _text_of(raw)
     try:
-        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs_hook)
+        numbers = _Numbers()
+        doc = json.loads(text, parse_constant=_reject_constant, parse_float=numbers.float, parse_int=numbers.int,
+                         object_pairs_hook=pairs_hook)
     except (ValueError, RecursionError) as exc:
         return Checked(Report([_syntax_entry(text, data, exc)]))
     if _SURROGATE_ESCAPE.search(text):
@@ -259,7 +262,9 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
         report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
     for path in decoded.context:  # a null where Go has a struct value
         report.entries.append(Entry(WARNING, "context-mismatch", path, CONTEXT_MISMATCH.format(path_str(path))))
-    if _MAYBE_HUGE.search(text) and _has_huge_number(doc):
+    if numbers.huge:
+        # a number beyond float64 (1e400): Ignition's context-tree parser fails on it, so Ignition reports no
+        # unused key and no line or column for the validation entries (encoding/json merely skips the value)
         report.entries = [e for e in report.entries if e.code not in ("unused-key", "context-mismatch")]
         return Checked(report, version=version, doc=decoded.doc, raw_doc=doc)
     return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
