@@ -79,6 +79,18 @@ def _key_users(users: Any) -> bool:
     return True
 
 
+def _only_list(config: dict[str, Any], section: str, member: str, test: Callable[[Any], bool]) -> list[Any] | None:
+    """`config[section][member]` when the section is absent ([]) or holds that one list and it passes `test`;
+    None otherwise (a null section too: Go warns "context tree does not match" there, the full route says so)."""
+    if section not in config:
+        return []
+    block = config[section]
+    if type(block) is not dict or not block.keys() <= {member}:
+        return None
+    items = block.get(member, [])
+    return items if test(items) else None
+
+
 def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int], *,
                         plain_ids: bool = True) -> Report | None:
     """The Report `validate_dict` gives for `config` (of spec `version`, already matched), when the config
@@ -101,26 +113,10 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
         directories = storage.get("directories", directories)
         if not _plain_list(files, plain_files, known) or not _plain_list(directories, plain_directories, known):
             return None
-    systemd = config.get("systemd")
-    if systemd is None and "systemd" in config:
-        return None  # Go warns of a null section ("context tree does not match"): the full route says so
-    units: list[Any] = []
-    if systemd is not None:
-        if type(systemd) is not dict or not systemd.keys() <= {"units"}:
-            return None
-        units = systemd.get("units", units)
-        if not _plain_units(units):
-            return None
-    passwd = config.get("passwd")
-    if passwd is None and "passwd" in config:
-        return None  # Go warns of a null section ("context tree does not match"): the full route says so
-    users: list[Any] = []
-    if passwd is not None:
-        if type(passwd) is not dict or not passwd.keys() <= {"users"}:
-            return None
-        users = passwd.get("users", users)
-        if not _key_users(users):
-            return None
+    units = _only_list(config, "systemd", "units", _plain_units)
+    users = _only_list(config, "passwd", "users", _key_users)
+    if units is None or users is None:
+        return None
     # duplicates: files and directories share one key space (paths), units and users have theirs (names)
     paths = list(map(_get, chain(files, directories), repeat("path")))
     names = list(map(_get, units, repeat("name")))
