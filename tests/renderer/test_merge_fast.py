@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -75,6 +76,27 @@ def test_a_pools_later_files_in_one_loop_change_nothing(configs: list[dict[str, 
     first = configs[0]["storage"]["files"]
     configs[0]["storage"]["files"] = first[:1]
     _assert_fast_route_changes_nothing(configs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(lambda f: {"ignition": {"version": "3.5.0"}, "storage": {"files": f}},
+                          st.lists(_USUAL_FILE, min_size=1, max_size=4, unique_by=lambda f: f["path"])), min_size=2,
+                max_size=7), st.booleans())
+def test_a_pools_later_usual_files_at_once_change_nothing(configs: list[dict[str, Any]], small_base: bool) -> None:
+    # every file in the usual shape (`_merge_batched_files` puts a new path's file in final form at once
+    # and turns it back into its reset copy when a later file takes the path)
+    if small_base:
+        configs[0]["storage"]["files"] = configs[0]["storage"]["files"][:1]
+    _assert_fast_route_changes_nothing(configs)
+    # and the result's validation may skip every file no later file merged into (one path, one file)
+    mcs = [mc(f"{i:02d}-worker-x", config=c) for i, c in enumerate(configs)]
+    plain: set[int] = set()
+    for m in mcs:
+        plain.update(check_machine_config(m, allowed_extensions=()).plain)
+    spec, trusted = merge_machine_configs_traced(mcs, plain=plain)
+    counts = Counter(f["path"] for c in configs for f in c["storage"]["files"])
+    once = {id(f) for f in spec.config.get("storage", {}).get("files", []) if counts[f["path"]] == 1}
+    assert once <= trusted
 
 
 _SIMPLE_UNIT = st.fixed_dictionaries({"name": st.sampled_from(["a.service", "b.service", "c.service"])}, optional={
