@@ -26,6 +26,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from renderer.problems import Path, Problem
 
+try:  # the C scans (renderer/_scan.c), built by the install where a compiler is at hand
+    from renderer import _scan
+except ImportError:  # pragma: no cover - `_python_colons` answers the same
+    _scan = None  # type: ignore[assignment]
+
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALARS = yaml.constructor.SafeConstructor()
 _MAX_DEPTH = 200
@@ -206,7 +211,7 @@ class _DuplicateJSONKey(ValueError):
 def _fast_json(text: str, encoded: bytes | None = None) -> Any:
     """`json.loads(text, object_pairs_hook=_json_pairs)` when orjson can say so for certain, else _SLOW.
 
-    orjson parses ~4x faster but differs in three ways, each ruled out here (the slow way then decides,
+    orjson parses ~4x faster but differs in three ways, each ruled out here (`_colons`) (the slow way then decides,
     with json's own result or error):
     - it keeps the last of repeated keys. A repeat shows as a missing member, so as a missing ":" when the
       result is written back (orjson writes one per member and escapes no ":"): the two counts of ":" are
@@ -220,18 +225,31 @@ def _fast_json(text: str, encoded: bytes | None = None) -> Any:
             encoded = text.encode()
         except UnicodeEncodeError:  # a lone surrogate in the text itself (not read from a file)
             return _SLOW
-    if b"\\u003" in encoded and (b"\\u003a" in encoded or b"\\u003A" in encoded):
-        return _SLOW
-    if _NINETEEN_DIGITS in encoded.translate(_DIGITS_AS_ZERO):
+    colons = _colons(encoded, guard=True)
+    if colons < 0:
         return _SLOW
     try:
         data = orjson.loads(encoded)
         written = orjson.dumps(data)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError):
         return _SLOW
-    if written.count(b":") != encoded.count(b":"):
+    if _colons(written, guard=False) != colons:
         return _SLOW  # a repeated key: the slow way names it
     return data
+
+
+def _python_colons(data: bytes, guard: bool) -> int:
+    """The number of b":" in `data`; -1 when `guard` and `data` holds `\\u003a`/`\\u003A` or 19 digits in
+    a row (what `_fast_json` leaves to json). The C scan (renderer/_scan.c `json_colons`) answers the same
+    in one pass."""
+    if guard and (b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data)
+                  or _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZERO)):
+        return -1
+    return data.count(b":")
+
+
+def _colons(data: bytes, *, guard: bool) -> int:
+    return _scan.json_colons(data, guard) if _scan is not None else _python_colons(data, guard)
 
 
 _DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))  # every digit "0", else "x"

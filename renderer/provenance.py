@@ -25,6 +25,11 @@ from typing import Any
 
 from renderer.model import MachineConfig
 
+try:  # the C scan (renderer/_scan.c), built by the install where a compiler is at hand
+    from renderer import _scan
+except ImportError:  # pragma: no cover - the Python version below answers the same
+    _scan = None  # type: ignore[assignment]
+
 _KEYED = (("storage", "files", "path"), ("storage", "directories", "path"), ("storage", "links", "path"),
           ("storage", "disks", "device"), ("storage", "filesystems", "device"), ("storage", "raid", "name"),
           ("storage", "luks", "name"), ("passwd", "users", "name"), ("passwd", "groups", "name"),
@@ -58,12 +63,20 @@ def _string_lines(doc: Any) -> dict[str, int]:
     """First line of every entry key value (path, name, device) of a JSON manifest (one pass, kept on the
     document as `key_lines`: a module-level memo would keep documents, and their data, alive past a render).
 
-    Starts, values and line numbers are taken from the matches with `map`/`accumulate` (no Python code
-    per match); a value with an escape is decoded as before, one by one."""
+    The C scan (renderer/_scan.c) when it is built and can answer; `_python_lines` otherwise."""
     cached: dict[str, int] | None = doc.key_lines
     if cached is not None:
         return cached
-    text = doc.text
+    table = _scan.member_lines(doc.text) if _scan is not None else None
+    if table is None:  # not built, a value with an escape, or text beyond latin-1
+        table = _python_lines(doc.text)
+    doc.key_lines = table
+    return table
+
+
+def _python_lines(text: str) -> dict[str, int]:
+    """`_string_lines`' table by the regex: starts, values and line numbers are taken from the matches with
+    `map`/`accumulate` (no Python code per match); a value with an escape is decoded as before, one by one."""
     matches = list(_STRING.finditer(text))
     starts = [0, *map(_start, matches)]
     values = list(map(_group, matches, repeat(1)))
@@ -71,17 +84,15 @@ def _string_lines(doc: Any) -> dict[str, int]:
     lines = list(accumulate(map(text.count, repeat("\n"), starts, starts[1:])))
     table: dict[str, int]
     if "\\" not in "".join(values):
-        table = dict(zip(reversed(values), map((1).__add__, reversed(lines)), strict=True))  # first one wins
-    else:
-        table = {}
-        for raw, line in zip(values, lines, strict=True):
-            if "\\" in raw:
-                try:
-                    raw = json.loads(f'"{raw}"')
-                except ValueError:
-                    continue
-            table.setdefault(raw, line + 1)
-    doc.key_lines = table
+        return dict(zip(reversed(values), map((1).__add__, reversed(lines)), strict=True))  # first one wins
+    table = {}
+    for raw, line in zip(values, lines, strict=True):
+        if "\\" in raw:
+            try:
+                raw = json.loads(f'"{raw}"')
+            except ValueError:
+                continue
+        table.setdefault(raw, line + 1)
     return table
 
 

@@ -43,7 +43,8 @@ if [ ! -x "$DEPS/ignition/usr/bin/ignition-validate" ]; then
 fi
 
 # The project's virtualenv.
-if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ]; then
+if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ] \
+    || [ "$ROOT/renderer/_scan.c" -nt "$ROOT/.venv/.installed" ]; then  # (the C scans are built by the install)
   echo "install-deps: preparing .venv"
   [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
   "$ROOT/.venv/bin/pip" install -q --upgrade pip

@@ -60,6 +60,11 @@ def test_objects_load_as_the_json_route_loads_them(pairs: list[tuple[str, Any]],
     expected = _loaded(text, fast=False)
     assert _loaded(text) == expected
     assert _loaded(text, encoded=True) == expected
+    saved, load._scan = load._scan, None  # the Python checks, where the C scan is not built
+    try:
+        assert _loaded(text, encoded=True) == expected
+    finally:
+        load._scan = saved
 
 
 @pytest.mark.parametrize("text", [
