@@ -44,7 +44,8 @@ fi
 
 # The project's virtualenv.
 if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ] \
-    || [ "$ROOT/renderer/_scan.c" -nt "$ROOT/.venv/.installed" ]; then  # (the C scans are built by the install)
+    || [ -n "$(find "$ROOT/setup.py" "$ROOT/renderer" "$ROOT/ignition" -maxdepth 1 -newer "$ROOT/.venv/.installed" \
+              \( -name setup.py -o -name '*.c' \) 2>/dev/null)" ]; then  # (the install builds the C parts)
   echo "install-deps: preparing .venv"
   [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
   "$ROOT/.venv/bin/pip" install -q --upgrade pip
