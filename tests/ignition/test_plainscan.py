@@ -8,7 +8,6 @@ module must have been built.
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
 from typing import Any
 
@@ -27,17 +26,11 @@ from tests.ignition.test_plain_lists import (
     ODD_SOURCES,
     ONE_ODD_MEMBER,
 )
+from tests.tools import built_module
 
 
 def _built() -> ModuleType:
-    try:
-        from ignition import _plainscan
-    except ImportError:
-        message = "ignition._plainscan is not built (pip install -e . builds it where a C compiler is at hand)"
-        if os.environ.get("MCO_REQUIRE_TOOLS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return _plainscan
+    return built_module("ignition._plainscan")
 
 
 def test_plain_uses_the_built_test() -> None:

@@ -10,7 +10,6 @@ fallback.
 from __future__ import annotations
 
 import json
-import os
 from types import ModuleType
 
 import pytest
@@ -18,17 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from renderer import load, provenance
+from tests.tools import built_module
 
 
 def _scan() -> ModuleType:
-    try:
-        from renderer import _scan as built
-    except ImportError:
-        message = "renderer._scan is not built (pip install -e . builds it where a C compiler is at hand)"
-        if os.environ.get("MCO_REQUIRE_TOOLS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return built
+    return built_module("renderer._scan")
 
 
 def test_the_modules_use_the_built_scans() -> None:
