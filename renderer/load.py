@@ -211,8 +211,8 @@ class _DuplicateJSONKey(ValueError):
 def _fast_json(text: str, encoded: bytes | None = None) -> Any:
     """`json.loads(text, object_pairs_hook=_json_pairs)` when orjson can say so for certain, else _SLOW.
 
-    orjson parses ~4x faster but differs in three ways, each ruled out here (`_colons`) (the slow way then decides,
-    with json's own result or error):
+    orjson parses ~4x faster but differs in three ways, each ruled out here by `_colons` (the slow way then
+    decides, with json's own result or error):
     - it keeps the last of repeated keys. A repeat shows as a missing member, so as a missing ":" when the
       result is written back (orjson writes one per member and escapes no ":"): the two counts of ":" are
       equal exactly when no key repeats -- unless the text spells a colon as an escape, hiding it from the
@@ -249,6 +249,7 @@ def _python_colons(data: bytes, guard: bool) -> int:
 
 
 def _colons(data: bytes, *, guard: bool) -> int:
+    """`_python_colons`, by the C scan when it is built."""
     return _scan.json_colons(data, guard) if _scan is not None else _python_colons(data, guard)
 
 
