@@ -110,7 +110,7 @@ static int plain_contents(PyObject *contents) {
                 return 0;
             sourced = 1;
         } else if (is_key(key, "compression")) {
-            if (!PyUnicode_CheckExact(value) || (PyUnicode_GET_LENGTH(value) != 0
+            if (!PyUnicode_CheckExact(value) || (PyUnicode_CompareWithASCIIString(value, "") != 0
                                                  && PyUnicode_CompareWithASCIIString(value, "gzip") != 0))
                 return 0;
         } else {
