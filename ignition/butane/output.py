@@ -314,68 +314,14 @@ def _dq_escape(ch: str) -> str:
     return f"\\x{o:02X}" if o <= 0xFF else (f"\\u{o:04X}" if o <= 0xFFFF else f"\\U{o:08X}")
 
 
-_TS_DATE = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})")
-_TS_CLOCK = re.compile(r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,][0-9]+)?")
-_TS_ZONE = re.compile(r"Z|[+-]([0-9]{2}):([0-9]{2})")
-
-
-def _is_go_timestamp(text: str) -> bool:
-    """resolve.go parseTimestamp: time.Parse with "2006-1-2T15:4:5.999999999Z07:00" (or a lower-case `t`),
-    "2006-1-2 15:4:5.999999999" or "2006-1-2", with Go's range checks (month 1-12, a real day of that
-    month, hour < 24, minute and second < 60, zone hour <= 24 and minute <= 60)."""
-    date = _TS_DATE.match(text)
-    if date is None:
-        return False
-    year, month, day = (int(g) for g in date.groups())
-    if not 1 <= month <= 12:
-        return False
-    days = [
-        31,
-        29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28,
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ]
-    if not 1 <= day <= days[month - 1]:
-        return False
-    rest = text[date.end() :]
-    if not rest:
-        return True
-    if rest[0] not in "Tt ":
-        return False
-    clock = _TS_CLOCK.match(rest, 1)
-    if clock is None:
-        return False
-    hour, minute, second = (int(g) for g in clock.groups())
-    if hour >= 24 or minute >= 60 or second >= 60:
-        return False
-    zone = rest[clock.end() :]
-    if rest[0] == " ":
-        return not zone
-    match = _TS_ZONE.fullmatch(zone)
-    if match is None:
-        return False
-    return match.group(1) is None or (int(match.group(1)) <= 24 and int(match.group(2)) <= 60)
-
-
 def _requested_style(text: str) -> str:
     """encode.go stringv: literal if the string holds a line feed, plain if it would read back as the same
     string (not a YAML 1.2 bool/int/float/null, not a timestamp, not a YAML 1.1 base-60 float or yes/no/on/off
     bool), else double-quoted."""
     if "\n" in text:
         return _LITERAL
-    if text == "<<":  # resolve.go's resolveMap gives it the merge tag: not a plain string
-        return _DOUBLE
     if (
         _resolves_to_str(text)
-        and not _is_go_timestamp(text)
         and not _BASE60.match(text)
         and text not in _OLD_BOOL
     ):

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 NULL, BOOL, INT, FLOAT, STR, MAP, SEQ = "!!null", "!!bool", "!!int", "!!float", "!!str", "!!map", "!!seq"
+TIMESTAMP = "!!timestamp"
 
 _LOADER: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -58,38 +59,141 @@ class YNode:
 
 
 def go_parse_int(text: str) -> int | None:
-    """Go's strconv.ParseInt(text, 0, 64) (and ParseUint as go-yaml falls back to): prefixes 0x, 0o, 0b, 0."""
+    """Go's strconv.ParseInt(text, 0, 64), then ParseUint(text, 0, 64) as go-yaml falls back to: prefixes 0x,
+    0o, 0b (any case) and 0; a sign only within int64 (ParseUint takes none). Underscores are the caller's."""
     s = text
     sign = 1
-    if s[:1] in "+-" and s:
+    signed = s[:1] in ("+", "-")
+    if signed:
         sign = -1 if s[0] == "-" else 1
         s = s[1:]
     if not s:
         return None
     base = 10
     body = s
-    low = s.lower()
-    if low.startswith("0x"):
-        base, body = 16, s[2:]
-    elif low.startswith("0o"):
-        base, body = 8, s[2:]
-    elif low.startswith("0b"):
-        base, body = 2, s[2:]
-    elif len(s) > 1 and s[0] == "0":
+    low = s[:2].lower()
+    if len(s) >= 3 and low in ("0x", "0o", "0b"):
+        base, body = {"0x": 16, "0o": 8, "0b": 2}[low], s[2:]
+    elif s[0] == "0":
         base, body = 8, s[1:]
-    if not body or not all(c in "0123456789abcdefABCDEF"[: base if base <= 10 else 22] for c in body):
+        if not body:
+            return 0
+    value = _digits(body, base)
+    if value is None:
         return None
-    try:
-        value = sign * int(body, base)
-    except ValueError:
-        return None
-    if value < -(2**63) or value > 2**64 - 1 or (sign < 0 and value < -(2**63)):
+    value *= sign
+    if value < -(2**63) or value > 2**64 - 1 or (signed and value > 2**63 - 1):
         return None
     return value
 
 
+def _digits(body: str, base: int) -> int | None:
+    """The value of `body`, digits of `base` only (no sign, no prefix), or None."""
+    allowed = "0123456789abcdefABCDEF"[: base if base <= 10 else 22]
+    if not body or not all(c in allowed for c in body):
+        return None
+    return int(body, base)
+
+
+def _go_parse_int_base(text: str, base: int) -> int | None:
+    """strconv.ParseInt(text, base, 64) for an explicit base: an optional sign, then digits of that base."""
+    sign = -1 if text[:1] == "-" else 1
+    value = _digits(text[1:] if text[:1] in ("+", "-") else text, base)
+    if value is None or not -(2**63) <= sign * value <= 2**63 - 1:
+        return None
+    return sign * value
+
+
+def _go_parse_uint_base(text: str, base: int) -> int | None:
+    """strconv.ParseUint(text, base, 64) for an explicit base: digits of that base, no sign."""
+    value = _digits(text, base)
+    return value if value is not None and value <= 2**64 - 1 else None
+
+
+_POINT_FLOAT = re.compile(r"\.[0-9_]*(?:[eE][-+]?[0-9][0-9_]*)?")
+
+
+def _underscores_ok(text: str) -> bool:
+    """strconv's underscoreOK for a decimal number: each `_` between two digits."""
+    saw = "^"
+    for c in text:
+        if c.isdigit():
+            saw = "0"
+        elif c == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"
+
+
+def _finite(text: str) -> float | None:
+    """float(text) when it is finite: strconv.ParseFloat fails with ErrRange beyond float64 (underflow is 0)."""
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def go_parse_point_float(text: str) -> float | None:
+    """strconv.ParseFloat(text, 64) for a text starting with `.` (resolve.go's '.' case, on the raw text):
+    digits after the point (underscores between digits allowed), an optional exponent, nothing else."""
+    if not _POINT_FLOAT.fullmatch(text) or not any(c.isdigit() for c in text.partition("e")[0].partition("E")[0]):
+        return None
+    if "_" in text and not _underscores_ok(text):
+        return None
+    return _finite(text.replace("_", ""))
+
+
+_TS_DATE = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})")
+_TS_CLOCK = re.compile(r"([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:[.,][0-9]+)?")
+_TS_ZONE = re.compile(r"Z|[+-]([0-9]{2}):([0-9]{2})")
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def is_go_timestamp(text: str) -> bool:
+    """resolve.go parseTimestamp: time.Parse with "2006-1-2T15:4:5.999999999Z07:00" (or a lower-case `t`),
+    "2006-1-2 15:4:5.999999999" or "2006-1-2", with Go's range checks (month 1-12, a real day of that
+    month, hour < 24, minute and second < 60, zone hour <= 24 and minute <= 60)."""
+    date = _TS_DATE.match(text)
+    if date is None:
+        return False
+    year, month, day = (int(g) for g in date.groups())
+    if not 1 <= month <= 12:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not 1 <= day <= _MONTH_DAYS[month - 1] + (1 if month == 2 and leap else 0):
+        return False
+    rest = text[date.end() :]
+    if not rest:
+        return True
+    if rest[0] not in "Tt ":
+        return False
+    clock = _TS_CLOCK.match(rest, 1)
+    if clock is None:
+        return False
+    hour, minute, second = (int(g) for g in clock.groups())
+    if hour >= 24 or minute >= 60 or second >= 60:
+        return False
+    zone = rest[clock.end() :]
+    if rest[0] == " ":
+        return not zone
+    match = _TS_ZONE.fullmatch(zone)
+    if match is None:
+        return False
+    return match.group(1) is None or (int(match.group(1)) <= 24 and int(match.group(2)) <= 60)
+
+
 def resolve_plain(text: str) -> tuple[str, Any]:
-    """The tag and value go-yaml v3 gives a plain (unquoted) scalar."""
+    """The tag and value go-yaml v3 (resolve.go `resolve` with no tag) gives a plain scalar.
+
+    The first character picks the route, as resolve.go's table does: a sign or digit may be a timestamp,
+    an integer (underscores dropped), a float matching yamlStyleFloat and within float64, or a `0b`/`0o`
+    integer with its sign after the prefix; a `.` is whatever strconv.ParseFloat takes of the raw text;
+    anything else is a string unless it is one of the fixed words (`true`, `null`, `.inf`, ...). `<<`
+    is a string here: go-yaml v3's table gives `<` no route, so its map entry for `<<` is never read.
+    A timestamp's value is its text (Go's is a time.Time; nothing here reads it)."""
     if text in _NULLS:
         return NULL, None
     if text in _TRUE:
@@ -102,14 +206,38 @@ def resolve_plain(text: str) -> tuple[str, Any]:
         return FLOAT, -math.inf
     if text in _NAN:
         return FLOAT, math.nan
-    if text[:1] in "+-.0123456789":
+    first = text[:1]
+    if first == ".":
+        value = go_parse_point_float(text)
+        return (FLOAT, value) if value is not None else (STR, text)
+    if first and first in "+-0123456789":
+        if is_go_timestamp(text):
+            return TIMESTAMP, text
         plain = text.replace("_", "")
         number = go_parse_int(plain)
         if number is not None:
             return INT, number
         if _FLOAT_RE.match(plain):
-            return FLOAT, float(plain)
+            value = _finite(plain)
+            if value is not None:
+                return FLOAT, value
+        number = _prefixed_int(plain)
+        if number is not None:
+            return INT, number
     return STR, text
+
+
+def _prefixed_int(plain: str) -> int | None:
+    """resolve.go's retries after ParseInt/ParseFloat: `0b`/`0o` then digits of that base parsed with a sign
+    allowed after the prefix (`0b-101` is -5), or `-0b`/`-0o` then digits; the prefixes in lower case."""
+    for prefix, base in (("0b", 2), ("0o", 8)):
+        if plain.startswith(prefix):
+            rest = plain[2:]
+            found = _go_parse_int_base(rest, base)
+            return found if found is not None else _go_parse_uint_base(rest, base)
+        if plain.startswith("-" + prefix):
+            return _go_parse_int_base("-" + plain[3:], base)
+    return None
 
 
 def _position(event: yaml.Event) -> tuple[int, int]:

@@ -182,6 +182,41 @@ SCALARS = [
     ("1.5", ("!!float", 1.5)),
     ("1.5.0", ("!!str", "1.5.0")),
     ("0888", ("!!float", 888.0)),
+    # resolve.go, case by case: out of float64's range is a string (ParseFloat's ErrRange), underflow is 0
+    ("1e400", ("!!str", "1e400")),
+    ("-1e400", ("!!str", "-1e400")),
+    ("1e-400", ("!!float", 0.0)),
+    ("1_000.5", ("!!float", 1000.5)),
+    # a leading "." goes to ParseFloat with the underscores still in: allowed only between digits
+    (".5", ("!!float", 0.5)),
+    (".5_0", ("!!float", 0.5)),
+    ("._5", ("!!str", "._5")),
+    (".5_", ("!!str", ".5_")),
+    (".5e1_0", ("!!float", 5e9)),
+    (".5e400", ("!!str", ".5e400")),
+    (".e5", ("!!str", ".e5")),
+    (".", ("!!str", ".")),
+    # ParseUint (the fallback beyond int64) takes no sign: a signed one is left to the float rule
+    ("18446744073709551615", ("!!int", 18446744073709551615)),
+    ("+18446744073709551615", ("!!float", 18446744073709551615.0)),
+    ("-9223372036854775809", ("!!float", -9223372036854775809.0)),
+    ("18446744073709551616", ("!!float", 18446744073709551616.0)),
+    ("-9223372036854775808", ("!!int", -9223372036854775808)),
+    ("0x", ("!!str", "0x")),
+    ("0", ("!!int", 0)),
+    ("00", ("!!int", 0)),
+    # the 0b / 0o retries: a sign after the prefix
+    ("0b-101", ("!!int", -5)),
+    ("0o+17", ("!!int", 15)),
+    ("-0b101", ("!!int", -5)),
+    ("0B-1", ("!!str", "0B-1")),
+    ("0x-1", ("!!str", "0x-1")),
+    # timestamps come first for a digit (time.Parse's forms and ranges)
+    ("2024-01-02", ("!!timestamp", "2024-01-02")),
+    ("2024-02-29", ("!!timestamp", "2024-02-29")),
+    ("2023-02-29", ("!!str", "2023-02-29")),
+    ("2024-1-2T3:4:5Z", ("!!timestamp", "2024-1-2T3:4:5Z")),
+    ("<<", ("!!str", "<<")),
 ]
 
 
