@@ -40,6 +40,11 @@ from ignition.rules.unitfile import clear_cache, unit_verdict  # noqa: E402
 from renderer.load import _DIGITS_AS_ZERO, _NINETEEN_DIGITS  # noqa: E402
 from renderer.provenance import _STRING  # noqa: E402
 
+try:  # the C scans the render uses where they are built (setup.py): the fastest means the project has
+    from renderer import _scan
+except ImportError:  # pragma: no cover
+    _scan = None  # type: ignore[assignment]
+
 _start, _group = re.Match.start, re.Match.group
 Part = Callable[[], Any]
 
@@ -63,6 +68,10 @@ def parts(paths: list[Path]) -> dict[str, Part]:
             os.close(fd)
 
     def json_verdict() -> None:  # what orjson needs beside it to give json's verdict: repeated keys, big ints
+        if _scan is not None:
+            for raw, doc in zip(raws, docs, strict=True):
+                _scan.json_colons(orjson.dumps(doc), False) == _scan.json_colons(raw, True)  # noqa: B015
+            return
         for raw, doc in zip(raws, docs, strict=True):
             orjson.dumps(doc).count(b":") == raw.count(b":")  # noqa: B015
             _NINETEEN_DIGITS in raw.translate(_DIGITS_AS_ZERO)  # noqa: B015
@@ -77,6 +86,10 @@ def parts(paths: list[Path]) -> dict[str, Part]:
         return out
 
     def line_tables() -> None:
+        if _scan is not None:
+            for text in texts:
+                _scan.member_lines(text)
+            return
         for text in texts:
             matches = list(_STRING.finditer(text))
             starts = [0, *map(_start, matches)]
@@ -110,7 +123,7 @@ def parts(paths: list[Path]) -> dict[str, Part]:
         "unit rules' reading (1,000 units, cold)": lambda: (clear_cache(), [unit_verdict(u) for u in units]),
         "duplicates (a set of paths per config)": lambda: [len({f["path"] for f in fl}) for fl in files],
         "merge (later path wins, copies) + name": merge_and_name,
-        "provenance line tables (regex + count)": line_tables,
+        "provenance line tables (scan or regex)": line_tables,
         "provenance keys and setters": provenance_strings,
         "stored JSON (orjson, indent + sort)": store,
     }
