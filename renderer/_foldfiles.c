@@ -127,7 +127,9 @@ static int merge_one(PyObject *f, PyObject *items, PyObject *index, PyObject *ma
             return -1;
         usual = !found;
     }
-    Py_INCREF(path); /* held across calls that may run Python code */
+    /* both held across the callbacks, which run Python code that could replace them in `f` */
+    Py_INCREF(path);
+    Py_XINCREF(contents);
     int rc = -1;
     PyObject *existing = PyDict_GetItemWithError(index, path);
     if (existing == NULL && PyErr_Occurred())
@@ -197,6 +199,7 @@ static int merge_one(PyObject *f, PyObject *items, PyObject *index, PyObject *ma
 release:
     Py_DECREF(existing);
 done:
+    Py_XDECREF(contents);
     Py_DECREF(path);
     return rc;
 }
