@@ -92,10 +92,11 @@ def _only_list(config: dict[str, Any], section: str, member: str, test: Callable
 
 
 def common_shape_report(config: Any, version: str, known: frozenset[int] | set[int], *,
-                        plain_ids: bool = True) -> Report | None:
+                        plain_ids: bool = True, plain_lists: bool = False) -> Report | None:
     """The Report `validate_dict` gives for `config` (of spec `version`, already matched), when the config
     has the common shape and no duplicate; None otherwise. `known`: ids of entries vouched to be plain;
-    `plain_ids=False` leaves `Report.plain` empty (the caller does not read it)."""
+    `plain_ids=False` leaves `Report.plain` empty (the caller does not read it); `plain_lists` names the
+    config's files and directories lists (all plain here) by their own ids (see `plain_covers`)."""
     if type(config) is not dict or not _ROOT_KEYS.issuperset(config):
         return None
     ignition = config.get("ignition")
@@ -130,6 +131,9 @@ def common_shape_report(config: Any, version: str, known: frozenset[int] | set[i
             check_systemd_path_conflicts(config, ctx)
     report = Report(ctx.entries)
     if plain_ids:
-        accepted = frozenset(map(id, chain(files, directories)))
+        if plain_lists:  # two ids, not one per entry (a storage section's own lists: never the [] defaults)
+            accepted = frozenset(id(storage[name]) for name in ("files", "directories") if storage and name in storage)
+        else:
+            accepted = frozenset(map(id, chain(files, directories)))
         report.plain = accepted | known if known else accepted
     return report

@@ -108,7 +108,8 @@ def _folds_elsewhere(obj: Any, name: str) -> bool:
 
 
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
-                  known_plain: Collection[int] = (), per_entry: bool = False, plain_ids: bool = True) -> Report:
+                  known_plain: Collection[int] = (), per_entry: bool = False, plain_ids: bool = True,
+                  plain_lists: bool = False) -> Report:
     """Validate an already-parsed JSON dict (no line:col); the version defaults to config["ignition"]["version"].
 
     `known_plain`: id()s of files and directories in `config` the caller knows to be plain (ignition/rules/
@@ -116,7 +117,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
     `per_entry`: test entries one at a time, never a whole list at once, and never take the common-shape
     route (ignition/common_shape.py): the reference route the tests compare both with (same verdict, slower).
     `plain_ids=False`: the caller will not read `Report.plain`, which the common-shape route may then leave
-    empty instead of collecting thousands of ids."""
+    empty instead of collecting thousands of ids. `plain_lists=True`: `Report.plain` may name a list whose every
+    entry is plain by the list's own id (read it with `ignition.report.plain_covers`)."""
     if version is None:
         ign = config.get("ignition") if type(config) is dict or isinstance(config, Mapping) else None
         raw_version = ign.get("version") if type(ign) is dict or isinstance(ign, Mapping) else None
@@ -133,7 +135,8 @@ def validate_dict(config: Mapping[str, Any], *, version: str | None = None,
             return Report([Entry(ERROR, code, ("ignition", "version"), problem or "")])
         version = found
     known = known_plain if isinstance(known_plain, (set, frozenset)) else frozenset(known_plain)
-    if not per_entry and (common := common_shape_report(config, version, known, plain_ids=plain_ids)) is not None:
+    if not per_entry and (common := common_shape_report(config, version, known, plain_ids=plain_ids,
+                                                                plain_lists=plain_lists)) is not None:
         return common  # the usual MachineConfig: the same report without the schema walk
     decoded = decode(dict(config), version, accept=plain_tests(version), known=known,
                      accept_lists=None if per_entry else plain_list_tests(version))

@@ -30,6 +30,7 @@ from operator import contains, eq, is_not, or_, setitem
 from typing import Any
 
 from ignition.errors import IgnitionError
+from ignition.report import plain_covers
 from ignition.translate import translate
 from renderer.ignfold import Fold, merge_adopted, prune_empty
 from renderer.model import MachineConfig
@@ -186,7 +187,8 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
         return config, frozenset()
     owned: list[int] = []
     new_storage = dict(storage)
-    if isinstance(files, list) and files and reset and plain and plain.issuperset(map(id, files)):
+    files_plain = isinstance(files, list) and plain_covers(plain, files)
+    if isinstance(files, list) and files and reset and files_plain:
         # every file plain: the usual MachineConfig
         new_files = _owned_plain_files_reset(files) or [_owned_plain_file_reset(f) for f in files]
         owned.extend(map(id, new_files))
@@ -194,7 +196,7 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
     elif isinstance(files, list) and files and (reset or plain):
         new_files = []
         for f in files:
-            if plain and id(f) in plain:
+            if files_plain or (plain and id(f) in plain):
                 f = _owned_plain_file_reset(f) if reset else _owned_plain(f, False)
                 owned.append(id(f))
             elif reset and isinstance(f, Mapping):
@@ -207,8 +209,9 @@ def _owned_copies(config: Mapping[str, Any], plain: frozenset[int] | set[int], *
         new_storage["files"] = new_files
     if plain and isinstance(dirs, list) and dirs:
         new_dirs = []
+        dirs_plain = plain_covers(plain, dirs)
         for d in dirs:
-            if id(d) in plain:
+            if dirs_plain or id(d) in plain:
                 d = _owned_plain(d, False)
                 owned.append(id(d))
             new_dirs.append(d)
@@ -235,7 +238,7 @@ def _with_plain_entries(original: Mapping[str, Any], translated: Mapping[str, An
     kept = {}
     for name in ("files", "directories"):
         entries = old_storage.get(name)
-        if type(entries) is list and entries and plain.issuperset(map(id, entries)) and storage.get(name) == entries:
+        if type(entries) is list and entries and plain_covers(plain, entries) and storage.get(name) == entries:
             kept[name] = entries
     return {**translated, "storage": {**storage, **kept}} if kept else translated
 
@@ -320,7 +323,7 @@ def _files_batchable(configs: Sequence[Mapping[str, Any] | None], plain: frozens
             return False
         files = storage.get("files")
         if files:
-            if type(files) is not list or not plain.issuperset(map(id, files)):
+            if type(files) is not list or not plain_covers(plain, files):
                 return False
             file_lists.append(files)
         for name in ("directories", "links"):
@@ -373,7 +376,7 @@ def merge_configs_traced(configs: Sequence[MachineConfig], plain: Collection[int
     entries that are copies of one input's plain entry.
 
     `plain`: id()s of the inputs' files and directories that validation found plain (ignition/rules/plain.py,
-    `Report.plain`). Copies of those are made once here and adopted by the fold; those never merged into
+    `Report.plain`), or of their lists when all of a list is (`plain_covers`). Copies of those are made once here and adopted by the fold; those never merged into
     stay plain through `_finish_files` (an `overwrite: true` beside a source, an empty compression dropped),
     so the merged result's validation may skip their per-entry rules (validate_mc.validate_result)."""
     plain = plain if isinstance(plain, (set, frozenset)) else frozenset(plain)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ignition.errors import IgnitionError
+from ignition.report import plain_covers
 from ignition.validate import validate_dict
 from ignition.versions import SUPPORTED_VERSIONS
 from renderer.model import MachineConfig
@@ -48,9 +49,10 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
 
 
 def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (), *, plain_ids: bool = True,
-                      ) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
+                      plain_lists: bool = False) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
     """(severity, path, code, message) of Ignition's verdict on a config dict, plus the id()s of the
-    config's plain files and directories (`Report.plain`); `known_plain` as in `ignition.validate_dict`."""
+    config's plain files and directories (`Report.plain`); `known_plain`, `plain_lists` as in
+    `ignition.validate_dict`."""
     ignition = config.get("ignition")
     version = ignition.get("version") if type(ignition) is dict or isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
@@ -63,7 +65,7 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
                  + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
     plain: frozenset[int] = frozenset()
     try:
-        report = validate_dict(config, known_plain=known_plain, plain_ids=plain_ids)
+        report = validate_dict(config, known_plain=known_plain, plain_ids=plain_ids, plain_lists=plain_lists)
         entries, plain = list(report.entries), report.plain
     except IgnitionError as exc:
         failed = getattr(exc, "report", None)
@@ -74,14 +76,14 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
 
 
 def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path, str, int]]:
-    """Modes above 0777 (plain entries, whose ids are in `plain`, have none)."""
+    """Modes above 0777 (plain entries, vouched for by `plain`, have none)."""
     out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
     if not (type(storage) is dict or isinstance(storage, Mapping)):
         return out
     for kind in ("files", "directories"):
         entries = storage.get(kind) or ()
-        if plain and isinstance(entries, list) and plain.issuperset(map(id, entries)):
+        if isinstance(entries, list) and plain_covers(plain, entries):
             continue
         for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
@@ -94,7 +96,8 @@ def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path,
 @dataclass(frozen=True)
 class Verdict:
     """One input MachineConfig's problems, and the id()s of its config's plain files and directories
-    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts.
+    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts: of
+    the entries, or of a whole list when every entry is plain (`ignition.report.plain_covers` reads both).
     The ids name live objects only while that MachineConfig does: use them within one render."""
 
     problems: list[Problem]
@@ -111,7 +114,7 @@ def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]
                                    f"kernelType={spec.kernel_type} is invalid"))
     if mc.has_config:
         config = spec.config
-        found, plain = _ignition_verdict(config)
+        found, plain = _ignition_verdict(config, plain_lists=True)
         for severity, path, code, message in found:
             problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
         for path, file_path, mode in _modes(config, plain):

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ignition.common_shape import common_shape_report
+from ignition.report import plain_covers
 from ignition.rules.plain import plain_file
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS
@@ -100,7 +101,41 @@ def test_the_common_route_gives_the_full_routes_report(case: tuple[str, dict[str
     full = _report(config, version, per_entry=True)
     assert _report(config, version) == full
     assert _report(config, version, plain_ids=False)[0] == full[0]  # (ids left out, the same entries)
+    # lists named whole: the same entries, and the same files and directories vouched for
+    entries, by_lists = _report(config, version, plain_lists=True)
+    assert entries == full[0]
+    assert _vouched(config, by_lists) == _vouched(config, full[1])
     assert config == before  # neither route changes its input
+
+
+def _vouched(config: dict[str, Any], plain: frozenset[int]) -> list[tuple[str, int | None]]:
+    """Which storage entries `plain` vouches for, by list and position (whole lists first tried as such)."""
+    storage = config.get("storage")
+    out: list[tuple[str, int | None]] = []
+    for name in ("files", "directories"):
+        entries = storage.get(name) if isinstance(storage, dict) else None
+        if not isinstance(entries, list):
+            continue
+        if entries and plain_covers(plain, entries):
+            out.append((name, None))
+        else:
+            out += [(name, i) for i, entry in enumerate(entries) if id(entry) in plain]
+    return out
+
+
+_ONE_FILE = [{"path": "/a"}]
+
+
+@pytest.mark.parametrize(("plain", "entries", "covered"), [
+    (frozenset(), [], False),  # nothing vouched for
+    (frozenset({id(_ONE_FILE)}), _ONE_FILE, True),  # the list by its own id
+    (frozenset(map(id, _ONE_FILE)), _ONE_FILE, True),  # each entry by its id
+    (frozenset({0}), _ONE_FILE, False),
+    (frozenset({0}), [], True),  # an empty list: nothing to vouch for
+])
+def test_plain_covers(plain: frozenset[int], entries: list[Any], covered: bool) -> None:
+    assert plain_covers(plain, entries) is covered
+    assert plain_covers(list(plain), entries) is covered  # any collection of ids
 
 
 _ELSEWHERE = {"path": "/etc/other", "contents": {"source": ""}}
