@@ -100,11 +100,18 @@ def validate_normalized(doc: Mapping[str, Any], version: str, *, plain: frozense
 
 def _folds_elsewhere(obj: Any, name: str) -> bool:
     """True when `obj` (a JSON object) has a key other than `name` that Go's field matching also gives `name`."""
+    if type(obj) is dict and _USUAL_KEYS.issuperset(obj):
+        return False  # the usual object: every key one of the spellings below, none of which folds to another
     if not isinstance(obj, Mapping):
         return False
     if type(obj) is DupDict:
         return True
     return any(key != name and isinstance(key, str) and key.lower() == name for key in obj)
+
+
+# the root's and `ignition`'s own field names: no two of them are equal ignoring case (a test holds them to it)
+_USUAL_KEYS = frozenset({"ignition", "storage", "systemd", "passwd", "kernelArguments",
+                         "version", "config", "timeouts", "security", "proxy"})
 
 
 def validate_dict(config: Mapping[str, Any], *, version: str | None = None,

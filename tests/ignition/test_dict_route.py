@@ -32,3 +32,14 @@ def test_validate_dict_says_what_check_says(case_id: str, raw: str) -> None:
     checked = check(raw)
     got = validate_dict(json.loads(raw, object_pairs_hook=pairs_hook))
     assert _entries(got) == _entries(checked.report)
+
+
+def test_the_usual_keys_fold_to_no_other() -> None:
+    # validate._folds_elsewhere answers False for an object holding only these keys without looking at them
+    from ignition.validate import _USUAL_KEYS, _folds_elsewhere
+
+    assert len({key.lower() for key in _USUAL_KEYS}) == len(_USUAL_KEYS)
+    for name in ("ignition", "version"):
+        assert not _folds_elsewhere(dict.fromkeys(_USUAL_KEYS), name)
+        assert _folds_elsewhere({name: 1, name.upper(): 2}, name)
+        assert _folds_elsewhere({name: 1, name.capitalize(): 2, "storage": {}}, name)
