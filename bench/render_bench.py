@@ -113,11 +113,11 @@ def _stages(cluster: Path) -> dict[str, float]:
     return out
 
 
-def fresh(kind: str, cluster: Path, repeat: int) -> dict[str, float]:
-    """Best CPU seconds of `repeat` runs of each of `kind`, every run a new process (`--child`), alternated."""
+def fresh(kinds: tuple[str, ...], cluster: Path, repeat: int) -> dict[str, float]:
+    """Best CPU seconds of `repeat` runs of each of `kinds`, every run a new process (`--child`), alternated."""
     out: dict[str, float] = {}
     for _ in range(repeat):
-        for name in kind.split(","):
+        for name in kinds:
             done = subprocess.run([sys.executable, __file__, "--child", name, str(cluster)],
                                   capture_output=True, text=True, check=True)
             out[name] = min(out.get(name, float("inf")), float(done.stdout))
@@ -172,7 +172,7 @@ def main() -> int:
             t_render = min(t_render, best(lambda: cold_render(cluster, MemoryStore()), 1))
         store_dir = Path(tmp) / "store"
         t_disk = best(lambda: cold_render(cluster, DirectoryStore(store_dir)), 1)
-        processes = fresh("floor,render", cluster, args.repeat)
+        processes = fresh(("floor", "render"), cluster, args.repeat)
         parts = stages(cluster)
         for _ in range(args.repeat - 1):  # best of R per stage too: a single cold run swings by a quarter
             parts = {name: min(seconds, again) for (name, seconds), again in

@@ -110,7 +110,7 @@ def _go_parse_uint_base(text: str, base: int) -> int | None:
     return value if value is not None and value <= 2**64 - 1 else None
 
 
-_POINT_FLOAT = re.compile(r"\.[0-9_]*(?:[eE][-+]?[0-9][0-9_]*)?")
+_POINT_FLOAT = re.compile(r"\.[0-9_]*[0-9][0-9_]*(?:[eE][-+]?[0-9][0-9_]*)?")  # a digit in the mantissa
 
 
 def _underscores_ok(text: str) -> bool:
@@ -139,7 +139,7 @@ def _finite(text: str) -> float | None:
 def go_parse_point_float(text: str) -> float | None:
     """strconv.ParseFloat(text, 64) for a text starting with `.` (resolve.go's '.' case, on the raw text):
     digits after the point (underscores between digits allowed), an optional exponent, nothing else."""
-    if not _POINT_FLOAT.fullmatch(text) or not any(c.isdigit() for c in text.partition("e")[0].partition("E")[0]):
+    if not _POINT_FLOAT.fullmatch(text):
         return None
     if "_" in text and not _underscores_ok(text):
         return None

@@ -44,7 +44,8 @@ def _fold(base_files: list[dict[str, Any]]) -> Fold:
 
 def _run(loop: str, base_files: list[dict[str, Any]], batched: list[dict[str, Any]]) -> dict[str, Any]:
     """What one loop leaves behind, as data: the result list, the index, and which result entries are
-    to be finished, were merged into or are trusted (by position)."""
+    to be finished, were merged into or are trusted (by position). An empty `base_files` stands for the one
+    file `_fold` gives the result."""
     fold = _fold(copy.deepcopy(base_files))
     batched = copy.deepcopy(batched)
     kept = copy.deepcopy(batched)
@@ -62,7 +63,6 @@ def _run(loop: str, base_files: list[dict[str, Any]], batched: list[dict[str, An
     return {"items": json.dumps(items), "index": {k: position[id(v)] for k, v in index.items()},
             "unfinished": [position[id(e)] for e in unfinished],
             "trusted": sorted(position[i] for i in fold.trusted())}
-    # (an empty `base_files` stands for the one file `_fold` gives the result)
 
 
 _OWNER = st.sampled_from([{}, {"name": "core"}, {"id": 0}])
