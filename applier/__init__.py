@@ -1,7 +1,7 @@
 """The on-node agent: converge a node to its pool's rendered config, rebooting only when the change needs it.
 
-Flow (applier/agent.py): fetch (server or file) -> plan (renderer.diff, renderer.reconcile,
-renderer.disruption: the same rules `mco diff` uses) -> apply (files.py, units.py, ssh.py: atomic writes,
+Flow (applier/agent.py): fetch (server or file) -> plan (fleet.diff, fleet.reconcile,
+fleet.disruption: the same rules `mco diff` uses) -> apply (files.py, units.py, ssh.py: atomic writes,
 originals backed up once) -> stage OS changes (backends/: ostree, rpm-ostree, bootc, none) -> reboot or
 run the post-config actions -> verify (verify.py) -> report (report.py). drift.py watches for changes
 made behind its back.

@@ -42,10 +42,10 @@ from applier.ssh import keys_bytes, keys_path, write_keys
 from applier.state import Pending, StateDir
 from applier.units import Systemctl, UnitWriter
 from applier.verify import check_bytes, check_file, check_unit, on_disk_message, verify_config
-from renderer.diff import files_of, units_of
-from renderer.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
-from renderer.reconcile import not_reconcilable_message
-from renderer.rendered import RENDERED_PREFIX, MachineConfigSpec, RenderedConfig
+from fleet.diff import files_of, units_of
+from fleet.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.reconcile import not_reconcilable_message
+from fleet.rendered import RENDERED_PREFIX, MachineConfigSpec, RenderedConfig
 
 NODE_ANNOTATIONS = "node-annotations.json"
 IGNITION_PRESET = "/etc/systemd/system-preset/20-ignition.preset"

@@ -20,7 +20,7 @@ from typing import Any
 from applier.files import host_path
 from applier.units import Systemctl, dropin_path, unit_path
 from applier.verify import check_file, check_unit
-from renderer.diff import dropins_of, files_of, units_of
+from fleet.diff import dropins_of, files_of, units_of
 
 _IN_FLAGS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400  # MODIFY ATTRIB CLOSE_WRITE MOVED_* CREATE DELETE*
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000

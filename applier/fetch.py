@@ -19,7 +19,7 @@ import requests
 import yaml
 
 from applier.errors import PermanentError, TemporaryError
-from renderer.rendered import ModelError, RenderedConfig
+from fleet.rendered import ModelError, RenderedConfig
 
 
 class DesiredSource(Protocol):

@@ -19,7 +19,7 @@ from typing import Any
 from applier.atomic import copy_atomic, fsync_dirs, write_atomic
 from applier.errors import PermanentError
 from applier.state import StateDir
-from renderer.diff import ContentsError, file_contents, file_mode
+from fleet.diff import ContentsError, file_contents, file_mode
 
 
 def host_path(root: Path, path: str) -> Path:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from applier.units import dropin_path, unit_path
-from renderer.diff import ConfigDiff, diff_rendered, dropins_of, files_of, units_of
-from renderer.disruption import VERDICTS, Disruption, DisruptionPolicy, disruption
-from renderer.reconcile import check_reconcilable
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff, diff_rendered, dropins_of, files_of, units_of
+from fleet.disruption import VERDICTS, Disruption, DisruptionPolicy, disruption
+from fleet.reconcile import check_reconcilable
+from fleet.rendered import MachineConfigSpec
 
 
 @dataclass(frozen=True)

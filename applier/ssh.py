@@ -14,7 +14,7 @@ from typing import Any
 from applier.atomic import write_atomic
 from applier.errors import PermanentError
 from applier.files import PASSWD_FILES, account_entry, host_path
-from renderer.diff import ssh_keys_of
+from fleet.diff import ssh_keys_of
 
 KEYS_FILE = ".ssh/authorized_keys.d/ignition"
 

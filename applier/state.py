@@ -20,7 +20,7 @@ from typing import Any
 
 from applier.atomic import sweep_temp, write_atomic
 from applier.errors import PermanentError
-from renderer.rendered import ModelError, RenderedConfig
+from fleet.rendered import ModelError, RenderedConfig
 
 CURRENT = "currentconfig"
 PENDING = "pending.json"

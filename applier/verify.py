@@ -17,7 +17,7 @@ from typing import Any
 from applier.errors import PermanentError
 from applier.files import host_path
 from applier.units import Systemctl, dropin_path, unit_path
-from renderer.diff import ContentsError, file_contents, file_mode, files_of, units_of
+from fleet.diff import ContentsError, file_contents, file_mode, files_of, units_of
 
 
 def go_mode(mode: int) -> str:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fleet.rendered import MachineConfigSpec, RenderedConfig  # noqa: E402
 from imagebuild.layer import write_layer  # noqa: E402
 from imagebuild.plan import plan_image  # noqa: E402
-from renderer.rendered import MachineConfigSpec, RenderedConfig  # noqa: E402
 
 WORDS = "alpha beta gamma delta option value true false enabled server pool 10 20 30 /etc /usr".split()
 

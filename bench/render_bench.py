@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fleet.store import DirectoryStore, MemoryStore  # noqa: E402
 from ignition.rules.caches import clear_caches  # noqa: E402
 from renderer.merge_mc import merge_machine_configs_traced  # noqa: E402
 from renderer.order import merge_order  # noqa: E402
 from renderer.provenance import compute_provenance  # noqa: E402
 from renderer.render import load_inputs, render_cluster  # noqa: E402
-from renderer.store import DirectoryStore, MemoryStore  # noqa: E402
 from renderer.validate_mc import check_machine_config, validate_result  # noqa: E402
 
 

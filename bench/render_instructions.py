@@ -31,7 +31,7 @@ def _work(kind: str, cluster: Path, runs: int) -> None:
     """The measured work, `runs` times (run inside valgrind by `instructions`)."""
     from render_bench import cold_render, floor
 
-    from renderer.store import MemoryStore
+    from fleet.store import MemoryStore
 
     paths = sorted((cluster / "manifests").glob("*.json"))
     for _ in range(runs):

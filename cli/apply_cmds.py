@@ -79,7 +79,7 @@ def _read_token(path: Path | None) -> str:
 
 def _policy(path: Path | None) -> tuple[Any, tuple[str, ...]]:
     """The MachineConfiguration's disruption policy and irreconcilable-validation overrides (storage)."""
-    from renderer.disruption import DisruptionPolicy, PolicyError
+    from fleet.disruption import DisruptionPolicy, PolicyError
 
     if path is None:
         return None, ()

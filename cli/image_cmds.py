@@ -63,8 +63,8 @@ def _progress(line: str) -> None:
 
 def _rendered(cluster_dir: Path, pool: str) -> Any:
     """Render the cluster in memory and return the pool's rendered config."""
+    from fleet.store import MemoryStore
     from renderer.render import RenderError, render_cluster
-    from renderer.store import MemoryStore
 
     if not cluster_dir.is_dir():
         raise UsageError(f"{cluster_dir}: not a directory")

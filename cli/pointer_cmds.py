@@ -35,7 +35,7 @@ def _read(path: Path, flag: str) -> bytes:
 
 def run_pointer(args: argparse.Namespace) -> int:
     """Build, then print or write, the pointer config."""
-    from renderer.store import atomic_write
+    from fleet.store import atomic_write
     from server.pointer import PointerError, pointer_config
 
     ca = _read(args.ca, "--ca") if args.ca else None

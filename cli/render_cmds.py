@@ -23,12 +23,12 @@ from typing import Any
 import yaml
 
 from cli.errors import InvalidInput, UsageError
-from renderer.diff import diff_rendered
-from renderer.disruption import DisruptionPolicy, PolicyError, disruption
+from fleet.diff import diff_rendered
+from fleet.disruption import DisruptionPolicy, PolicyError, disruption
+from fleet.rendered import RenderedConfig
+from fleet.store import DirectoryStore, MemoryStore, NotFound, Store, StoreError
 from renderer.provenance import explain
 from renderer.render import RenderError, RenderResult, load_inputs, render_cluster
-from renderer.rendered import RenderedConfig
-from renderer.store import DirectoryStore, MemoryStore, NotFound, Store, StoreError
 
 
 def register(subparsers: Any) -> None:

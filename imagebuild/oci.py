@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from fleet.store import atomic_write
 from imagebuild.errors import OCIError
 from imagebuild.layer import LayerInfo
-from renderer.store import atomic_write
 
 MEDIA_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 MEDIA_INDEX = "application/vnd.oci.image.index.v1+json"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from fleet.rendered import RenderedConfig
 from imagebuild.basetree import fit_to_base
 from imagebuild.build import Buildah, BuildahSettings, CommandRunner
 from imagebuild.containerfile import write_context
@@ -26,7 +27,6 @@ from imagebuild.oci import BaseImage, DerivedImage, Descriptor, Layout, derive_i
 from imagebuild.plan import ImagePlan, PlanSettings, plan_image, source_of
 from imagebuild.refs import LayoutRef, RegistryRef, parse_ref
 from imagebuild.registry import RegistryClient, RegistrySettings, push_image
-from renderer.rendered import RenderedConfig
 
 Progress = Callable[[str], None]
 MODES = ("containerfile", "oci")

@@ -52,13 +52,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.rendered import SUPPORTED_EXTENSIONS as EXTENSION_PACKAGES
+from fleet.rendered import RenderedConfig
 from ignition.canonical import canonical_json
 from imagebuild.kargs import split_kargs
 from imagebuild.kargs import to_toml as kargs_toml
 from imagebuild.sources import SourceProblem, read_resource
 from imagebuild.units import InstallSection, enablement_links, parse_install, split_instance
-from renderer.rendered import SUPPORTED_EXTENSIONS as EXTENSION_PACKAGES
-from renderer.rendered import RenderedConfig
 
 FIRST_BOOT = "first-boot"
 REFUSED = "refused"

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
+from fleet.rendered import SUPPORTED_EXTENSIONS as DEFAULT_EXTENSIONS
 from renderer.load import load_file
 from renderer.problems import Problem
-from renderer.rendered import SUPPORTED_EXTENSIONS as DEFAULT_EXTENSIONS
 
 CLUSTER_FILE = "cluster.yaml"
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from fleet.rendered import MachineConfigSpec
 from ignition.dataurl import decode_data_url, encode_data_url
 from renderer.model import (
     GENERATED_BY,
@@ -39,7 +40,6 @@ from renderer.model import (
     Origin,
 )
 from renderer.problems import Problem
-from renderer.rendered import MachineConfigSpec
 from renderer.templates import CONTROLLER_VERSION, IGNITION_VERSION
 
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"

@@ -29,12 +29,12 @@ from itertools import chain, compress, repeat
 from operator import contains, eq, is_not, or_, setitem
 from typing import Any
 
+from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
 from ignition.report import plain_covers
 from ignition.translate import translate
 from renderer.ignfold import Fold, merge_adopted, prune_empty
 from renderer.model import MachineConfig
-from renderer.rendered import MachineConfigSpec
 
 try:  # the optional C loop (setup.py); `_merge_batched_files_py` is the fallback and the reference
     from renderer import _foldfiles

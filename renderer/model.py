@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.rendered import MachineConfigSpec
 from renderer.load import Document
 from renderer.problems import Path, Problem
-from renderer.rendered import MachineConfigSpec
 from renderer.select import LabelSelector, parse_selector
 
 MCO_API = "machineconfiguration.openshift.io/v1"

@@ -20,7 +20,7 @@ import json
 
 import orjson
 
-from renderer.rendered import RENDERED_PREFIX, MachineConfigSpec
+from fleet.rendered import RENDERED_PREFIX, MachineConfigSpec
 
 SALT = bytes([
     16, 124, 206, 228, 139, 56, 175, 175, 79, 229, 134, 118, 157, 154, 211, 110, 25, 93, 47, 253,

@@ -33,8 +33,10 @@ from typing import Any
 import orjson
 import yaml
 
+from fleet.disruption import DisruptionPolicy, PolicyError
+from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
+from fleet.store import NotFound, Store, StoreError, check_name
 from renderer.cluster import Cluster, ClusterFileError, load_cluster
-from renderer.disruption import DisruptionPolicy, PolicyError
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
 from renderer.merge_mc import MergeError, merge_machine_configs_traced
@@ -53,9 +55,7 @@ from renderer.naming import rendered_name, spec_bytes
 from renderer.order import merge_order
 from renderer.problems import Problem, RendererError
 from renderer.provenance import butane_origins, compute_provenance
-from renderer.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from renderer.select import LabelSelector, parse_selector
-from renderer.store import NotFound, Store, StoreError, check_name
 from renderer.templates import CONTROLLER_VERSION, render_role, ssh_machine_config, template_roles
 from renderer.validate_mc import Verdict, check_machine_config, reconcile_problems, validate_result
 

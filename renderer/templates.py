@@ -27,12 +27,12 @@ from typing import Any
 
 import jinja2
 
+from fleet.rendered import MachineConfigSpec
 from ignition.dataurl import encode_data_url
 from renderer.cluster import Cluster
 from renderer.load import load_text
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, Origin
 from renderer.problems import Problem
-from renderer.rendered import MachineConfigSpec
 
 TEMPLATES_DIR = "templates"
 IGNITION_VERSION = "3.5.0"

@@ -11,7 +11,7 @@ The merged result:
 - `kernel-devel` with a non-default kernel type is refused;
 - the merged Ignition config passes Ignition validation;
 - its MachineConfig JSON is at most 1,572,864 bytes (`MaxMachineConfigSize`);
-- it is reconcilable with the pool's current target (renderer/reconcile.py, §2.7); when it is not, the
+- it is reconcilable with the pool's current target (fleet/reconcile.py, §2.7); when it is not, the
   source MachineConfig that alone is not reconcilable is named.
 """
 
@@ -21,14 +21,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fleet.reconcile import check_reconcilable
+from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
 from ignition.report import plain_covers
 from ignition.validate import validate_dict
 from ignition.versions import SUPPORTED_VERSIONS
 from renderer.model import MachineConfig
 from renderer.problems import Path, Problem
-from renderer.reconcile import check_reconcilable
-from renderer.rendered import MachineConfigSpec
 
 KERNEL_TYPES = ("", "default", "realtime", "64k-pages")
 MAX_MACHINE_CONFIG_SIZE = 1572864

@@ -19,8 +19,8 @@ from typing import Any
 
 from aiohttp import web
 
-from renderer.rendered import ModelError, NodeStatus, PoolRecord
-from renderer.store import NotFound, Store, StoreError, check_name
+from fleet.rendered import ModelError, NodeStatus, PoolRecord
+from fleet.store import NotFound, Store, StoreError, check_name
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -209,7 +209,7 @@ class Handlers:
             if self._desired_for is not None:
                 desired = self._desired_for(node, record, statuses)
             else:
-                from server.rollout import desired_for
+                from fleet.rollout import desired_for
 
                 desired = desired_for(node, record, statuses)
             if desired and desired == record.current and (mine is None or mine.desired_config != desired):

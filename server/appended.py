@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from renderer.rendered import RenderedConfig
+from fleet.rendered import RenderedConfig
 from server.convert import ConversionRefused
 
 ANNOTATIONS_PATH = "/etc/machine-config-daemon/node-annotations.json"

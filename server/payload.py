@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from renderer.rendered import RenderedConfig
+from fleet.rendered import RenderedConfig
 from server.appended import AppendOptions, with_appended
 from server.convert import ConversionRefused, config_version, encode, to_version
 from server.negotiate import SUPPORTED_VERSIONS

@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from renderer.store import DirectoryStore, MemoryStore, Store
+from fleet.store import DirectoryStore, MemoryStore, Store
 from server import accesslog
 from server.app import create_app
 from server.fastpath import handler_factory

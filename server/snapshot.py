@@ -12,8 +12,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from renderer.rendered import NodeStatus, PoolRecord
-from renderer.store import Store
+from fleet.rendered import NodeStatus, PoolRecord
+from fleet.store import Store
 from server.appended import AppendOptions
 from server.payload import ConfigPayload, build_payload
 

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from renderer.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
 
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from renderer.store import Store, StoreError
+from fleet.store import Store, StoreError
 from server.metrics import ServerMetrics
 from server.snapshot import PayloadCache, load_snapshot, store_fingerprint
 from server.state import ServerState

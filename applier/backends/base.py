@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from renderer.diff import ConfigDiff, split_kernel_args
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff, split_kernel_args
+from fleet.rendered import MachineConfigSpec
 
 
 @dataclass(frozen=True)

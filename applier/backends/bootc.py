@@ -16,8 +16,8 @@ import yaml
 from applier.backends.base import Deployment, image_mismatch, missing_kargs, strip_transport
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
-from renderer.diff import ConfigDiff, split_kernel_args
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff, split_kernel_args
+from fleet.rendered import MachineConfigSpec
 
 
 def _entry(entry: Any, *, booted: bool = False, staged: bool = False) -> Deployment | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from applier.backends.base import Deployment
-from renderer.diff import ConfigDiff
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff
+from fleet.rendered import MachineConfigSpec
 
 
 class NoBackend:

@@ -31,8 +31,8 @@ from applier.atomic import write_atomic
 from applier.backends.base import Deployment, image_mismatch, kargs_after, missing_kargs
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, SubprocessRunner, check
-from renderer.diff import ConfigDiff
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff
+from fleet.rendered import MachineConfigSpec
 
 BOOTED_MARK = ".mco-booted"
 _STATUS_RE = re.compile(r"^(?P<mark>[* ]) (?P<os>\S+) (?P<id>[0-9a-f]{64}\.\d+)(?P<rest>.*)$")

@@ -19,8 +19,8 @@ from typing import Any
 from applier.backends.base import Deployment, go_list, image_mismatch, missing_kargs, strip_transport
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
-from renderer.diff import ConfigDiff, canonical_kernel_type, split_kernel_args
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import ConfigDiff, canonical_kernel_type, split_kernel_args
+from fleet.rendered import MachineConfigSpec
 
 # MCO's extension -> packages table (pkg/daemon/update.go getSupportedExtensions).
 EXTENSION_PACKAGES: dict[str, tuple[str, ...]] = {

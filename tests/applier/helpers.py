@@ -6,7 +6,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from renderer.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import MachineConfigSpec, RenderedConfig
 
 
 def data_url(text: str) -> str:

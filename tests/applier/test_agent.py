@@ -15,7 +15,7 @@ from applier.fetch import MemorySource
 from applier.hooks import Hooks
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
-from renderer.disruption import DisruptionPolicy
+from fleet.disruption import DisruptionPolicy
 from tests.applier.helpers import SERVICE, file_entry, make_root, rendered, unit
 from tests.tools import real_tool
 

@@ -15,8 +15,8 @@ from applier.backends.rpmostree import RpmOstreeBackend
 from applier.backends.rpmostree import parse_status as rpm_status
 from applier.errors import PermanentError
 from applier.runner import RecordingRunner, Result
-from renderer.diff import diff_rendered
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import diff_rendered
+from fleet.rendered import MachineConfigSpec
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from renderer.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import MachineConfigSpec, RenderedConfig
 from tests.imagebuild.conftest import run
 from tests.imagebuild.trees import Snapshot, enabled_units, ignition_apply, snapshot, systemctl_enable
 from tests.tools import real_tool

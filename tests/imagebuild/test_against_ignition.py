@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.layer import write_layer
 from imagebuild.plan import FIRST_BOOT, plan_image
-from renderer.rendered import MachineConfigSpec, RenderedConfig
 from tests.imagebuild.trees import enabled_units, ignition_apply, snapshot, systemctl_enable
 
 DATA = Path(__file__).parent / "data"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.containerfile import render_containerfile, write_context
 from imagebuild.errors import ImageInputError
 from imagebuild.plan import PlanSettings, plan_image
-from renderer.rendered import MachineConfigSpec, RenderedConfig
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = Path(__file__).parent / "data"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.plan import FIRST_BOOT, NODE_SPECIFIC_ANNOTATION, REFUSED, PlanSettings, plan_image
-from renderer.rendered import MachineConfigSpec, RenderedConfig
 
 
 def rc(config: dict[str, Any], **spec: Any) -> RenderedConfig:

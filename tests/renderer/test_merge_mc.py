@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from fleet.rendered import MachineConfigSpec
 from renderer.merge_mc import merge_machine_configs
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, Origin
 from renderer.naming import rendered_name, spec_hash
 from renderer.order import merge_order
-from renderer.rendered import MachineConfigSpec
 
 V = "3.5.0"
 

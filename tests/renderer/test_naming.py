@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fleet.rendered import MachineConfigSpec
 from renderer.naming import reference_spec_bytes, rendered_name, spec_bytes
-from renderer.rendered import MachineConfigSpec
 
 # text without lone surrogates (which neither serialiser can write as UTF-8), biased to what sorts and
 # escapes differently: control characters, quotes, backslashes, BMP vs astral characters, U+2028
@@ -43,8 +43,8 @@ def test_name_ignores_key_order_and_follows_values() -> None:
 @settings(max_examples=200, deadline=None)
 @given(config=st.dictionaries(TEXT, JSON, max_size=6))
 def test_size_from_the_canonical_bytes_is_the_size(config: dict[str, Any]) -> None:
+    from fleet.rendered import RenderedConfig
     from renderer.render import machine_config_size
-    from renderer.rendered import RenderedConfig
 
     spec = MachineConfigSpec(config=config, extensions=("usbguard",))
     rendered = RenderedConfig(name=rendered_name("worker", spec), pool="worker", spec=spec, sources=("a",),

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+from fleet.store import MemoryStore
 from ignition.translate import translate
 from renderer.render import render_cluster
-from renderer.store import MemoryStore
 from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from fleet.rendered import RenderedConfig
+from fleet.store import DirectoryStore, MemoryStore
 from renderer.render import RenderError, render_cluster
-from renderer.rendered import RenderedConfig
-from renderer.store import DirectoryStore, MemoryStore
 
 GOLDEN = Path(__file__).parent / "golden" / "example"
 UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fleet.store import MemoryStore
 from renderer.load import load_text
 from renderer.render import render_cluster
-from renderer.store import MemoryStore
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5000), st.text(max_size=6),
                     st.sampled_from(["/etc/x", "3.5.0", "data:,x", "gzip", "a.service", "worker"]))

@@ -7,8 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from renderer.rendered import Condition, MachineConfigSpec, PoolRecord, RenderedConfig
-from renderer.store import Store
+from fleet.rendered import Condition, MachineConfigSpec, PoolRecord, RenderedConfig
+from fleet.store import Store
 
 ACCEPT_33 = "application/vnd.coreos.ignition+json;version=3.3.0, */*;q=0.1"  # Ignition 2.14's exact header
 ACCEPT_36 = "application/vnd.coreos.ignition+json;version=3.6.0, */*;q=0.1"

@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from renderer.store import MemoryStore
+from fleet.store import MemoryStore
 from server.auth import AccessPolicy
 from server.run import start
 from server.settings import ServerSettings

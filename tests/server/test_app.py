@@ -13,8 +13,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from renderer.rendered import PoolRecord
-from renderer.store import DirectoryStore, MemoryStore, Store
+from fleet.rendered import PoolRecord
+from fleet.store import DirectoryStore, MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics

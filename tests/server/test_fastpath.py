@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from renderer.store import MemoryStore
+from fleet.store import MemoryStore
 from server.auth import AccessPolicy
 from server.fastpath import parse_head
 from server.run import Running, start

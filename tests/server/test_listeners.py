@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from renderer.store import MemoryStore
+from fleet.store import MemoryStore
 from server.certs import init_certs
 from server.run import Running, start
 from server.settings import ServerSettings

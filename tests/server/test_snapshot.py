@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from renderer.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
 from server.snapshot import served_config
 
 POOL = PoolRecord(name="worker", current="r-3",

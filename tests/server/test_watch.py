@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from renderer.store import DirectoryStore
+from fleet.store import DirectoryStore
 from server.run import Running, start
 from server.settings import ServerSettings
 from tests.server.helpers import ACCEPT_33
@@ -139,7 +139,7 @@ async def _true_if(value: bool) -> bool:
 
 async def test_new_target_is_served_once_a_node_runs_it(tmp_path: Path) -> None:
     """The MCS rule: booting nodes get the config the pool's nodes are at until one is updated to the target."""
-    from renderer.rendered import HistoryEntry
+    from fleet.rendered import HistoryEntry
     from tests.server.helpers import ignition_config, make_rendered, publish
 
     store = DirectoryStore(tmp_path / "store")

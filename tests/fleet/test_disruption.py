@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from renderer.diff import diff_rendered
-from renderer.disruption import Action, DisruptionPolicy, PolicyError, disruption
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import diff_rendered
+from fleet.disruption import Action, DisruptionPolicy, PolicyError, disruption
+from fleet.rendered import MachineConfigSpec
 
 
 def _file(path: str, text: str = "x", mode: int = 0o644) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def test_full_object_accepted() -> None:
 
 
 def test_policy_annotation_round_trip() -> None:
-    from renderer.disruption import POLICY_ANNOTATION, policy_annotation, policy_from_annotations
+    from fleet.disruption import POLICY_ANNOTATION, policy_annotation, policy_from_annotations
 
     spec = {"nodeDisruptionPolicy": {"files": [{"path": "/etc/x", "actions": [{"type": "None"}]}]}}
     ann = policy_annotation(spec)

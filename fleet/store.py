@@ -20,12 +20,13 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
-from renderer.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.errors import FleetError
+from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
-class StoreError(Exception):
+class StoreError(FleetError):
     """A store operation failed; `path` names the object."""
 
     def __init__(self, path: str, message: str) -> None:

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.errors import FleetError
+from fleet.rendered import MachineConfigSpec
 from ignition.dataurl import DataURLError, decode_data_url
-from renderer.rendered import MachineConfigSpec
 
 KERNEL_TYPES = ("default", "realtime", "64k-pages")
 
@@ -274,7 +275,7 @@ def diff_rendered(old: MachineConfigSpec, new: MachineConfigSpec) -> ConfigDiff:
     )
 
 
-class ContentsError(ValueError):
+class ContentsError(FleetError, ValueError):
     """A file entry whose contents cannot be decoded; `path` names the file."""
 
     def __init__(self, path: str, message: str) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from renderer.diff import normalised
-from renderer.rendered import MachineConfigSpec
+from fleet.diff import normalised
+from fleet.rendered import MachineConfigSpec
 
 FORCE_FILE = "/run/machine-config-daemon-force"
 OVERRIDES = ("Disks", "FileSystems", "Raid")

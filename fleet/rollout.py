@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from renderer.rendered import NodeStatus, PoolRecord
+from fleet.errors import FleetError
+from fleet.rendered import NodeStatus, PoolRecord
 
 _PERCENT_RE = re.compile(r"^\s*(\d+)\s*%\s*$")
 _INT_RE = re.compile(r"^\s*(\d+)\s*$")
 
 
-class RolloutError(ValueError):
+class RolloutError(FleetError, ValueError):
     """A pool's maxUnavailable that is neither a non-negative integer nor a percentage; `path` names it."""
 
     def __init__(self, path: str, message: str) -> None:

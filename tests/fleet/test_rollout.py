@@ -1,11 +1,11 @@
-"""server/rollout.py: maxUnavailable, paused pools, Degraded nodes stop the rollout widening."""
+"""fleet/rollout.py: maxUnavailable, paused pools, Degraded nodes stop the rollout widening."""
 
 from __future__ import annotations
 
 import pytest
 
-from renderer.rendered import NodeStatus, PoolRecord
-from server.rollout import RolloutError, desired_for, max_unavailable_count
+from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rollout import RolloutError, desired_for, max_unavailable_count
 
 OLD, NEW = "rendered-worker-old", "rendered-worker-new"
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from renderer.reconcile import check_reconcilable, not_reconcilable_message
-from renderer.rendered import MachineConfigSpec
+from fleet.reconcile import check_reconcilable, not_reconcilable_message
+from fleet.rendered import MachineConfigSpec
 
 V = {"version": "3.4.0"}
 

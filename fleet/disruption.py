@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from renderer.diff import ConfigDiff, ContentsError, file_contents
+from fleet.diff import ConfigDiff, ContentsError, file_contents
+from fleet.errors import FleetError
 
 ACTION_TYPES = ("Reboot", "Drain", "Reload", "Restart", "DaemonReload", "None")
 STATUS_ACTION_TYPES = (*ACTION_TYPES, "Special")
@@ -42,7 +43,7 @@ _SERVICE_SUFFIXES = (".service", ".socket", ".device", ".mount", ".automount", "
                      ".timer", ".snapshot", ".slice", ".scope")
 
 
-class PolicyError(ValueError):
+class PolicyError(FleetError, ValueError):
     """A MachineConfiguration disruption policy that is not valid; `path` names the field."""
 
     def __init__(self, path: str, message: str) -> None:

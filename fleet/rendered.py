@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from fleet.errors import FleetError
+
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
 
@@ -30,7 +32,7 @@ SUPPORTED_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-class ModelError(ValueError):
+class ModelError(FleetError, ValueError):
     """A rendered config or pool record that does not have the expected shape; `path` says where."""
 
     def __init__(self, path: str, message: str) -> None:

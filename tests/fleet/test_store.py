@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from renderer.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
-from renderer.store import DirectoryStore, InUse, MemoryStore, NotFound, Store, StoreError
+from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.store import DirectoryStore, InUse, MemoryStore, NotFound, Store, StoreError
 
 
 def _rendered(name: str = "rendered-worker-abc") -> RenderedConfig:
