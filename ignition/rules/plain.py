@@ -21,11 +21,6 @@ from typing import Any
 
 from ignition.rules.dataurls import PLAIN_DATA_URL
 
-try:  # the commonest shape tested in C (ignition/_plainscan.c), built by the install where a compiler is at hand
-    from ignition import _plainscan
-except ImportError:  # pragma: no cover - the tests below answer the same, only slower
-    _plainscan = None  # type: ignore[assignment]
-
 _FILE_KEYS = frozenset({"path", "mode", "overwrite", "contents", "user", "group"})
 _DIRECTORY_KEYS = frozenset({"path", "mode", "overwrite", "user", "group"})
 _CONTENTS_KEYS = frozenset({"source", "compression"})
@@ -175,8 +170,6 @@ _FEW = 4
 
 def plain_files(entries: list[Any]) -> bool:
     """True only when `plain_file` holds for every entry (all dicts); False: test them one by one."""
-    if _plainscan is not None and _plainscan.plain_file_list(entries):
-        return True  # (it takes the commonest shape only: anything else is tested below)
     if len(entries) <= _FEW:
         return all([type(e) is dict and plain_file(e) for e in entries])
     return files_together(entries)
