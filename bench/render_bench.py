@@ -16,7 +16,6 @@ the benchmark, not the render.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import subprocess
 import sys
@@ -77,16 +76,7 @@ def cold_render(cluster: Path, store: MemoryStore | DirectoryStore) -> None:
 
 
 def stages(cluster: Path) -> dict[str, float]:
-    """Seconds per stage of one cold render (the same calls render_cluster makes, timed one by one, with
-    the cyclic GC paused as render_cluster pauses it)."""
-    gc.disable()
-    try:
-        return _stages(cluster)
-    finally:
-        gc.enable()
-
-
-def _stages(cluster: Path) -> dict[str, float]:
+    """Seconds per stage of one cold render (the same calls render_cluster makes, timed one by one)."""
     clear_caches()
     out: dict[str, float] = {}
     start = time.process_time()

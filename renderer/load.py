@@ -20,16 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-import orjson
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from renderer.problems import Path, Problem
-
-try:  # the C scans (renderer/_scan.c), built by the install where a compiler is at hand
-    from renderer import _scan
-except ImportError:  # pragma: no cover - `_python_colons` answers the same
-    _scan = None  # type: ignore[assignment]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SCALARS = yaml.constructor.SafeConstructor()
@@ -208,64 +202,9 @@ class _DuplicateJSONKey(ValueError):
         self.key = key
 
 
-def _fast_json(text: str, encoded: bytes | None = None) -> Any:
-    """`json.loads(text, object_pairs_hook=_json_pairs)` when orjson can say so for certain, else _SLOW.
-
-    orjson parses ~4x faster but differs in three ways, each ruled out here by `_colons` (the slow way then
-    decides, with json's own result or error):
-    - it keeps the last of repeated keys. A repeat shows as a missing member, so as a missing ":" when the
-      result is written back (orjson writes one per member and escapes no ":"): the two counts of ":" are
-      equal exactly when no key repeats -- unless the text spells a colon as an escape, hiding it from the
-      count, so a text holding `\\u003a` goes the slow way;
-    - it turns an integer beyond 64 bits into a float: a text with 19 digits in a row goes the slow way;
-    - it refuses what json takes (NaN, Infinity, lone surrogates, 1e400, deep nesting): it raises.
-    `encoded` is `text` as UTF-8 when the caller has it (the file's bytes), saving the encoding."""
-    if encoded is None:
-        try:
-            encoded = text.encode()
-        except UnicodeEncodeError:  # a lone surrogate in the text itself (not read from a file)
-            return _SLOW
-    colons = _colons(encoded, guard=True)
-    if colons < 0:
-        return _SLOW
-    try:
-        data = orjson.loads(encoded)
-        written = orjson.dumps(data)
-    except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError):
-        return _SLOW
-    if _colons(written, guard=False) != colons:
-        return _SLOW  # a repeated key: the slow way names it
-    return data
-
-
-def _python_colons(data: bytes, guard: bool) -> int:
-    """The number of b":" in `data`; -1 when `guard` and `data` holds `\\u003a`/`\\u003A` or 19 digits in
-    a row (what `_fast_json` leaves to json). The C scan (renderer/_scan.c `json_colons`) answers the same
-    in one pass."""
-    if guard and (b"\\u003" in data and (b"\\u003a" in data or b"\\u003A" in data)
-                  or _NINETEEN_DIGITS in data.translate(_DIGITS_AS_ZERO)):
-        return -1
-    return data.count(b":")
-
-
-def _colons(data: bytes, *, guard: bool) -> int:
-    """`_python_colons`, by the C scan when it is built."""
-    return _scan.json_colons(data, guard) if _scan is not None else _python_colons(data, guard)
-
-
-_DIGITS_AS_ZERO = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))  # every digit "0", else "x"
-_NINETEEN_DIGITS = b"0" * 19  # 2**63 has 19 digits
-_SLOW = object()
-
-
-def load_text(text: str, source: str, *, encoded: bytes | None = None) -> tuple[list[Document], list[Problem]]:
-    """Every document of a manifest file's text; a file with any syntax problem yields no documents.
-
-    `encoded`, if given, must be `text` encoded as UTF-8 (load_file passes the bytes it decoded)."""
+def load_text(text: str, source: str) -> tuple[list[Document], list[Problem]]:
+    """Every document of a manifest file's text; a file with any syntax problem yields no documents."""
     if _is_json(text):
-        data = _fast_json(text, encoded)
-        if data is not _SLOW:
-            return [Document(source=source, index=0, data=data, text=text)], []
         try:
             data = json.loads(text, object_pairs_hook=_json_pairs)
         except _DuplicateJSONKey as exc:
@@ -327,15 +266,13 @@ def load_file(path: FsPath | str, source: str) -> tuple[list[Document], list[Pro
     try:
         data = _read_bytes(path)
         text = data.decode("utf-8")
-        raw: bytes | None = data
         if "\r" in text:  # what read_text's universal newlines do
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-            raw = None  # no longer the bytes of `text`
     except UnicodeDecodeError as exc:
         return [], [Problem("encoding", f"not UTF-8 text: {exc.reason} at byte {exc.start}", source)]
     except OSError as exc:
         return [], [Problem("io", f"cannot read: {exc.strerror or exc}", source)]
-    return load_text(text, source, encoded=raw)
+    return load_text(text, source)
 
 
 def _read_bytes(path: FsPath | str) -> bytes:

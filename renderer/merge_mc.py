@@ -36,11 +36,6 @@ from ignition.translate import translate
 from renderer.ignfold import Fold, merge_adopted, prune_empty
 from renderer.model import MachineConfig
 
-try:  # the optional C loop (setup.py); `_merge_batched_files_py` is the fallback and the reference
-    from renderer import _foldfiles
-except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
-    _foldfiles = None  # type: ignore[assignment]
-
 IGNITION_VERSION = "3.5.0"
 SPECIAL_KERNEL_TYPES = ("realtime", "64k-pages")
 
@@ -117,20 +112,6 @@ def _owned_plain_files_reset(files: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _merge_batched_files(fold: Fold, batched: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Merge a pool's later plain files (`_files_batchable`) into the fold; return the result entries it
-    added that still need `_finish_files`. The loop in C (renderer/_foldfiles.c) when it is built, else
-    `_merge_batched_files_py`, its reference."""
-    if _foldfiles is None:
-        return _merge_batched_files_py(fold, batched)
-    items, index = fold.keyed_result_list("storage", "files")
-    start = len(items)
-    unfinished: list[dict[str, Any]] = []
-    _foldfiles.merge_files(batched, items, index, {}, unfinished, fold.merged_into, _owned_plain_file_reset)
-    fold.adopted(items[start:])  # what the loop appended
-    return unfinished
-
-
-def _merge_batched_files_py(fold: Fold, batched: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Merge a pool's later plain files (`_files_batchable`) into the fold in one loop, with the
     compression reset, `merge_adopted`'s field-by-field merge and `_finish_files` folded in; return the
     result entries it added that still need `_finish_files`.

@@ -25,11 +25,6 @@ from typing import Any
 
 from renderer.model import MachineConfig
 
-try:  # the C scan (renderer/_scan.c), built by the install where a compiler is at hand
-    from renderer import _scan
-except ImportError:  # pragma: no cover - the Python version below answers the same
-    _scan = None  # type: ignore[assignment]
-
 _KEYED = (("storage", "files", "path"), ("storage", "directories", "path"), ("storage", "links", "path"),
           ("storage", "disks", "device"), ("storage", "filesystems", "device"), ("storage", "raid", "name"),
           ("storage", "luks", "name"), ("passwd", "users", "name"), ("passwd", "groups", "name"),
@@ -61,20 +56,14 @@ _start, _group = re.Match.start, re.Match.group
 
 def _string_lines(doc: Any) -> dict[str, int]:
     """First line of every entry key value (path, name, device) of a JSON manifest (one pass, kept on the
-    document as `key_lines`: a module-level memo would keep documents, and their data, alive past a render).
-
-    The C scan (renderer/_scan.c) when it is built and can answer; `_python_lines` otherwise."""
+    document as `key_lines`: a module-level memo would keep documents, and their data, alive past a render)."""
     cached: dict[str, int] | None = doc.key_lines
-    if cached is not None:
-        return cached
-    table = _scan.member_lines(doc.text) if _scan is not None else None
-    if table is None:  # not built, a value with an escape, or text beyond latin-1
-        table = _python_lines(doc.text)
-    doc.key_lines = table
-    return table
+    if cached is None:
+        cached = doc.key_lines = _key_lines(doc.text)
+    return cached
 
 
-def _python_lines(text: str) -> dict[str, int]:
+def _key_lines(text: str) -> dict[str, int]:
     """`_string_lines`' table by the regex: starts, values and line numbers are taken from the matches with
     `map`/`accumulate` (no Python code per match); a value with an escape is decoded as before, one by one."""
     matches = list(_STRING.finditer(text))

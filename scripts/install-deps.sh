@@ -43,9 +43,8 @@ if [ ! -x "$DEPS/ignition/usr/bin/ignition-validate" ]; then
 fi
 
 # The project's virtualenv.
-if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ] \
-    || [ -n "$(find "$ROOT/setup.py" "$ROOT/renderer" "$ROOT/ignition" -maxdepth 1 -newer "$ROOT/.venv/.installed" \
-              \( -name setup.py -o -name '*.c' \) 2>/dev/null)" ]; then  # (the install builds the C parts)
+# A plain pure-Python install (pyproject.toml only): redone when pyproject.toml changes.
+if [ ! -x "$ROOT/.venv/bin/mco" ] || [ "$ROOT/pyproject.toml" -nt "$ROOT/.venv/.installed" ]; then
   echo "install-deps: preparing .venv"
   [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
   "$ROOT/.venv/bin/pip" install -q --upgrade pip
