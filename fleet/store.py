@@ -12,11 +12,14 @@ history) or a node (current or desired) still references is never deleted.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import tempfile
 import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -92,18 +95,28 @@ class Store(Protocol):
         """Every node's last report, sorted by node name."""
         ...
 
+    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+        """Run `decide` on every node's status and store the status it returns (None: store nothing), atomically
+        with respect to every other claim, across threads, processes and replicas sharing the store (the rollout
+        hand-out: two nodes asking at once are counted against each other). `decide` may run more than once."""
+        ...
 
-def referenced_names(store: Store) -> set[str]:
+
+def references(records: Iterable[PoolRecord], statuses: Iterable[NodeStatus]) -> set[str]:
     """Rendered names that some pool (current or history) or node (current or desired) references."""
     names: set[str] = set()
-    for pool in store.list_pools():
-        record = store.get_pool(pool)
+    for record in records:
         if record.current:
             names.add(record.current)
         names.update(h.name for h in record.history)
-    for status in store.list_node_status():
+    for status in statuses:
         names.update(n for n in (status.current_config, status.desired_config) if n)
     return names
+
+
+def referenced_names(store: Store) -> set[str]:
+    """Rendered names that some pool (current or history) or node (current or desired) references."""
+    return references((store.get_pool(p) for p in store.list_pools()), store.list_node_status())
 
 
 class MemoryStore:
@@ -114,6 +127,7 @@ class MemoryStore:
         self._pools: dict[str, PoolRecord] = {}
         self._nodes: dict[str, NodeStatus] = {}
         self._lock = threading.Lock()
+        self._claim_lock = threading.Lock()
 
     def put_rendered(self, rendered: RenderedConfig) -> None:
         check_name("rendered", rendered.name)
@@ -166,6 +180,13 @@ class MemoryStore:
 
     def list_node_status(self) -> list[NodeStatus]:
         return [self._nodes[n] for n in sorted(self._nodes)]
+
+    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+        with self._claim_lock:
+            handed = decide(self.list_node_status())
+            if handed is not None:
+                self.put_node_status(handed)
+            return handed
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
@@ -272,3 +293,24 @@ class DirectoryStore:
 
     def list_node_status(self) -> list[NodeStatus]:
         return [self.get_node_status(n) for n in self._names("nodes")]
+
+    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+        """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other
+        threads and every other process of `mco serve --workers N` alike)."""
+        with self._exclusive():
+            handed = decide(self.list_node_status())
+            if handed is not None:
+                self.put_node_status(handed)
+            return handed
+
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        try:
+            fd = os.open(self.root / ".claim.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError("nodes", f"cannot open the claim lock in {self.root}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)

@@ -1,13 +1,20 @@
-"""The store contract, run against both implementations."""
+"""The store contract, run against every implementation: memory, directory and etcd (a real 3-member cluster)."""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fleet.etcd_client import parse_url
+from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
 from fleet.store import DirectoryStore, InUse, MemoryStore, NotFound, Store, StoreError
+from tests.etcd_cluster import EtcdCluster
+
+_prefixes = itertools.count()
 
 
 def _rendered(name: str = "rendered-worker-abc") -> RenderedConfig:
@@ -16,9 +23,23 @@ def _rendered(name: str = "rendered-worker-abc") -> RenderedConfig:
                           sources=("00-worker",))
 
 
-@pytest.fixture(params=["memory", "directory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    return MemoryStore() if request.param == "memory" else DirectoryStore(tmp_path / "store")
+def open_etcd_store(cluster: EtcdCluster) -> EtcdStore:
+    """A store on a key prefix no other test uses."""
+    return EtcdStore.open(parse_url(cluster.url(f"test-{next(_prefixes)}")))
+
+
+@pytest.fixture(params=["memory", "directory", "etcd"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        yield MemoryStore()
+    elif request.param == "directory":
+        yield DirectoryStore(tmp_path / "store")
+    else:
+        etcd = open_etcd_store(request.getfixturevalue("etcd_cluster"))
+        try:
+            yield etcd
+        finally:
+            etcd.conn.close()
 
 
 def test_rendered_round_trip(store: Store) -> None:
@@ -59,3 +80,44 @@ def test_directory_store_leaves_no_temporary_files(tmp_path: Path) -> None:
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-x"))
     assert sorted(p.name for p in (tmp_path / "pools").iterdir()) == ["worker.json"]
     assert DirectoryStore(tmp_path).get_pool("worker").current == "rendered-worker-x"
+
+
+def test_pools_and_nodes_round_trip_sorted(store: Store) -> None:
+    store.put_pool(PoolRecord(name="worker", current="rendered-worker-a", max_unavailable="10%", paused=True))
+    store.put_pool(PoolRecord(name="master"))
+    store.put_node_status(NodeStatus("node-b", "worker", "rendered-worker-a", "", "Done"))
+    store.put_node_status(NodeStatus("node-a", "worker", "", "rendered-worker-a", "Working", "started"))
+    assert store.list_pools() == ["master", "worker"]
+    assert store.get_pool("worker") == PoolRecord(name="worker", current="rendered-worker-a",
+                                                   max_unavailable="10%", paused=True)
+    assert [s.name for s in store.list_node_status()] == ["node-a", "node-b"]
+    assert store.get_node_status("node-a").message == "started"
+    with pytest.raises(NotFound):
+        store.get_node_status("node-c")
+
+
+def test_rendered_configs_are_immutable(store: Store) -> None:
+    store.put_rendered(_rendered())
+    changed = RenderedConfig(name="rendered-worker-abc", pool="worker",
+                             spec=MachineConfigSpec(config={"ignition": {"version": "3.4.0"}}))
+    store.put_rendered(changed)
+    assert store.get_rendered("rendered-worker-abc") == _rendered()
+
+
+def test_deleting_a_missing_config_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        store.delete_rendered("rendered-worker-none")
+
+
+@pytest.mark.parametrize("handed", [True, False], ids=["stores-what-decide-returns", "stores-nothing-on-none"])
+def test_claim_node_stores_the_decision(store: Store, handed: bool) -> None:
+    store.put_node_status(NodeStatus("node-a", "worker", "rendered-worker-a", "", "Done"))
+    seen: list[list[str]] = []
+
+    def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
+        seen.append([s.name for s in statuses])
+        return NodeStatus("node-b", "worker", "", "rendered-worker-b", "Working") if handed else None
+
+    assert (store.claim_node("node-b", decide) is not None) == handed
+    assert seen[-1] == ["node-a"]
+    assert [s.name for s in store.list_node_status()] == (["node-a", "node-b"] if handed else ["node-a"])

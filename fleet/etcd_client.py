@@ -1,0 +1,174 @@
+"""The connection to an etcd v3 cluster: the `etcd://` URL, TLS client files, the key layout, and one asyncio
+loop on a background thread that owns the gRPC client (aetcd), so synchronous callers (the renderer, the
+server's worker threads) and asyncio tasks (the watch, the election) share one channel.
+
+URL: `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` (PREFIX defaults to `mco`). Every key lives under
+`/<PREFIX>/v1/`, so a new layout can live beside an old one. All members go into one gRPC channel
+(the multi-address `ipv4:` target), which fails over to the next member when one dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aetcd
+from aetcd import rpc, watcher
+
+from fleet.store import StoreError
+
+SCHEME = "etcd://"
+DEFAULT_PREFIX = "mco"
+LAYOUT = "v1"
+RPC_TIMEOUT = 3.0           # seconds per etcd call: without quorum a write fails after this, answered 503
+MAX_MESSAGE = 64 << 20      # gRPC's 4 MiB default is below one range over a few large rendered configs
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EtcdSettings:
+    """Where the cluster is and how to authenticate to it (the `--etcd-cacert/--etcd-cert/--etcd-key` files)."""
+
+    endpoints: tuple[tuple[str, int], ...]
+    prefix: str = DEFAULT_PREFIX
+    cacert: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+
+    @property
+    def root(self) -> bytes:
+        """The versioned key prefix every key starts with."""
+        return f"/{self.prefix}/{LAYOUT}/".encode()
+
+
+def is_etcd_url(value: str) -> bool:
+    """Whether a `--store` value names etcd rather than a directory."""
+    return value.startswith(SCHEME)
+
+
+def parse_url(url: str, *, cacert: Path | None = None, cert: Path | None = None,
+              key: Path | None = None) -> EtcdSettings:
+    """`etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` -> EtcdSettings; ValueError names what is wrong."""
+    if not is_etcd_url(url):
+        raise ValueError(f"{url}: expected etcd://HOST:PORT[,HOST:PORT...][/PREFIX]")
+    rest = url[len(SCHEME):]
+    hosts, _, prefix = rest.partition("/")
+    prefix = prefix.strip("/") or DEFAULT_PREFIX
+    if any(not part or part in (".", "..") for part in prefix.split("/")):
+        raise ValueError(f"{url}: prefix {prefix!r} has an empty or dot segment")
+    endpoints = []
+    for item in hosts.split(","):
+        host, sep, port = item.rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{url}: endpoint {item!r} is not HOST:PORT")
+        endpoints.append((host, int(port)))
+    if (cert is None) != (key is None):
+        raise ValueError("--etcd-cert and --etcd-key go together")
+    return EtcdSettings(tuple(endpoints), prefix, cacert, cert, key)
+
+
+def _ip(host: str) -> str:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return str(socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
+
+
+class _Client(aetcd.Client):
+    """aetcd's client, with TLS credentials when given (aetcd itself opens only plaintext channels)."""
+
+    def __init__(self, *, credentials: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._credentials = credentials
+
+    async def connect(self) -> None:
+        if self._credentials is None or self._connected.is_set():
+            await super().connect()
+            return
+        self.channel = rpc.secure_channel(f"{self._host}:{self._port}", self._credentials,
+                                          options=list(self._options.items()))
+        self.kvstub = rpc.KVStub(self.channel)
+        self.clusterstub = rpc.ClusterStub(self.channel)
+        self.leasestub = rpc.LeaseStub(self.channel)
+        self.maintenancestub = rpc.MaintenanceStub(self.channel)
+        self._watcher = watcher.Watcher(rpc.WatchStub(self.channel), timeout=self._timeout, metadata=self.metadata)
+        self._connected.set()
+
+
+def make_client(settings: EtcdSettings) -> aetcd.Client:
+    """One gRPC channel over every member (`ipv4:a:p,b:p,c` + port: aetcd joins host and port with ':')."""
+    addresses = [f"{_ip(h)}:{p}" for h, p in settings.endpoints]
+    last_host, _, last_port = addresses[-1].rpartition(":")
+    host = "ipv4:" + ",".join([*addresses[:-1], last_host])
+    options: dict[str, Any] = {"grpc.max_receive_message_length": MAX_MESSAGE,
+                               "grpc.max_send_message_length": MAX_MESSAGE,
+                               "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 1000}
+    credentials = None
+    if settings.cacert or settings.cert:
+        import grpc
+
+        def read(path: Path | None) -> bytes | None:
+            return path.read_bytes() if path is not None else None
+
+        try:
+            credentials = grpc.ssl_channel_credentials(read(settings.cacert), read(settings.key), read(settings.cert))
+        except OSError as exc:
+            raise StoreError("etcd", f"cannot read a TLS file: {exc.strerror}") from exc
+        options["grpc.ssl_target_name_override"] = settings.endpoints[0][0]
+    return _Client(host=host, port=int(last_port), timeout=RPC_TIMEOUT, options=options, credentials=credentials)
+
+
+class Connection:
+    """The client and its event loop on a daemon thread; `call` runs a coroutine there from any other thread."""
+
+    def __init__(self, settings: EtcdSettings) -> None:
+        self.settings = settings
+        self.root = settings.root
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="etcd", daemon=True)
+        self._thread.start()
+        self.client = make_client(settings)
+
+    def key(self, *parts: str) -> bytes:
+        """`/<prefix>/v1/<part>/<part>...`."""
+        return self.root + "/".join(parts).encode()
+
+    def call(self, make: Callable[[], Awaitable[T]], *, timeout: float = 4 * RPC_TIMEOUT) -> T:
+        """Run `make()` on the etcd loop and wait for it; etcd failures become StoreError."""
+        if threading.current_thread() is self._thread:
+            raise RuntimeError("Connection.call from the etcd loop itself would deadlock")
+
+        async def run() -> T:
+            return await make()
+
+        future: Future[T] = asyncio.run_coroutine_threadsafe(run(), self.loop)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise StoreError("etcd", "no answer from etcd in time") from None
+        except aetcd.ClientError as exc:
+            raise StoreError("etcd", f"{type(exc).__name__}: {exc}") from exc
+
+    def spawn(self, coro: Awaitable[Any]) -> Future[Any]:
+        """Start a long-running coroutine (watch, keepalive) on the etcd loop."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close the channel and stop the loop."""
+        try:
+            asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result(5)
+        except Exception:  # closing a channel to a dead cluster may fail; the loop stops regardless
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)

@@ -1,0 +1,271 @@
+"""Everything under `state/` in memory, kept current by an etcd watch: what a stateless replica serves from.
+
+It starts from one consistent (linearizable) range read at revision R, then watches from R + 1. A watch that
+dies (its member was killed, the channel reconnected) is re-created from the last applied revision + 1; one
+cancelled because that revision was compacted away re-lists the whole prefix and watches again. A probe every
+second reads the newest revision under `state/`, so `health()` can say whether the mirror is current and how
+far behind it is; when etcd answers but the watch delivers nothing new for a while, the watch is re-created.
+While etcd is unreachable (no quorum) the mirror keeps the last state: replicas go on serving it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aetcd
+from aetcd import rpc
+
+from fleet.etcd_client import Connection
+from fleet.rendered import NodeStatus, PoolRecord
+
+log = logging.getLogger("mco.etcd")
+
+PROBE_INTERVAL = 1.0   # seconds between checks of etcd's newest revision under state/
+STALE_AFTER = 3.0      # without an answer from etcd for this long, the mirror no longer claims to be current
+STUCK_AFTER = 5.0      # etcd answers, has newer revisions, and the watch delivered nothing: re-create it
+
+
+@dataclass(frozen=True)
+class Health:
+    """Whether the mirror is current, the revision it has applied, etcd's newest, and the last contact."""
+
+    current: bool
+    revision: int
+    latest: int
+    seconds_since_contact: float
+    relists: int
+
+    @property
+    def behind(self) -> int:
+        """Revisions under state/ not applied yet (0 when current)."""
+        return max(self.latest - self.revision, 0)
+
+    def text(self) -> str:
+        """One line for /healthz."""
+        if self.current:
+            return f"current at etcd revision {self.revision}"
+        return (f"behind: {self.behind} revisions (applied {self.revision}, etcd has {self.latest}); "
+                f"etcd last answered {self.seconds_since_contact:.1f} s ago")
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+class Mirror:
+    """The `state/` keys of one etcd prefix, decoded, plus the revision they are current at."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.prefix = conn.key("state", "")
+        self._end = self.prefix[:-1] + bytes([self.prefix[-1] + 1])
+        self._pools_at = conn.key("state", "pools", "")
+        self._nodes_at = conn.key("state", "nodes", "")
+        self._lock = threading.Condition()
+        self._raw: dict[bytes, bytes] = {}
+        self._pools: dict[str, PoolRecord] = {}
+        self._nodes: dict[str, NodeStatus] = {}
+        self._sorted_nodes: list[NodeStatus] | None = None
+        self.revision = 0
+        self.loaded = False
+        self.relists = 0
+        self._latest = 0
+        self._contact = 0.0
+        self._progress = time.monotonic()
+        self._pending_rev = 0
+        self._commit_scheduled = False
+        self._watch: Any = None
+        self._listeners: list[Callable[[], None]] = []
+        self._tasks: list[Any] = []
+
+    # -- reading (any thread) -------------------------------------------------------------------------------
+    def raw(self, key: bytes) -> bytes | None:
+        """A key's current value."""
+        with self._lock:
+            return self._raw.get(key)
+
+    def keys(self, prefix: bytes) -> list[bytes]:
+        """Keys starting with `prefix`."""
+        with self._lock:
+            return [k for k in self._raw if k.startswith(prefix)]
+
+    def pool(self, name: str) -> PoolRecord | None:
+        """A pool's record."""
+        with self._lock:
+            return self._pools.get(name)
+
+    def pool_names(self) -> list[str]:
+        """Every pool, sorted."""
+        with self._lock:
+            return sorted(self._pools)
+
+    def node(self, name: str) -> NodeStatus | None:
+        """A node's status."""
+        with self._lock:
+            return self._nodes.get(name)
+
+    def nodes(self) -> list[NodeStatus]:
+        """Every node's status, sorted by name (the list is shared: do not modify it)."""
+        with self._lock:
+            if self._sorted_nodes is None:
+                self._sorted_nodes = [self._nodes[n] for n in sorted(self._nodes)]
+            return self._sorted_nodes
+
+    def controller(self) -> dict[str, Any]:
+        """The controller's last published status ({} before any)."""
+        raw = self.raw(self.conn.key("state", "controller"))
+        data = _decode(raw) if raw is not None else None
+        return data if isinstance(data, dict) else {}
+
+    def wait_for(self, revision: int, *, timeout: float) -> bool:
+        """Block until the mirror has applied `revision` (False on timeout)."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self.revision >= revision, timeout)
+
+    def health(self) -> Health:
+        """Current or how far behind (see the module docstring)."""
+        with self._lock:
+            since = time.monotonic() - self._contact if self._contact else float("inf")
+            current = self.loaded and since < STALE_AFTER and self.revision >= self._latest
+            return Health(current, self.revision, self._latest, since, self.relists)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener` (on the etcd thread; keep it short) after each applied batch of changes."""
+        self._listeners.append(listener)
+
+    # -- feeding (the etcd loop) ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """The first consistent read (raises StoreError when etcd cannot answer), then the watch and probe."""
+        self.conn.call(self._load)
+        self._tasks = [self.conn.spawn(self._follow()), self.conn.spawn(self._probe())]
+
+    def stop(self) -> None:
+        """Stop the watch and the probe."""
+        for task in self._tasks:
+            self.conn.loop.call_soon_threadsafe(task.cancel)
+
+    def _set(self, key: bytes, value: bytes | None) -> None:
+        if value is None:
+            self._raw.pop(key, None)
+        else:
+            self._raw[key] = value
+        if key.startswith(self._pools_at):
+            name = key[len(self._pools_at):].decode()
+            data = _decode(value) if value is not None else None
+            if isinstance(data, dict):
+                self._pools[name] = PoolRecord.from_dict(data)
+            else:
+                self._pools.pop(name, None)
+        elif key.startswith(self._nodes_at):
+            name = key[len(self._nodes_at):].decode()
+            data = _decode(value) if value is not None else None
+            if isinstance(data, dict):
+                self._nodes[name] = NodeStatus.from_dict(data)
+            else:
+                self._nodes.pop(name, None)
+            self._sorted_nodes = None
+
+    async def _load(self) -> None:
+        client = self.conn.client
+        await client.connect()
+        request = rpc.RangeRequest(key=self.prefix, range_end=self._end)
+        try:
+            response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
+        except rpc.AioRpcError as exc:
+            aetcd.exceptions._handle_exception(exc)
+        with self._lock:
+            self._raw, self._pools, self._nodes, self._sorted_nodes = {}, {}, {}, None
+            for kv in response.kvs:
+                self._set(kv.key, kv.value)
+            self.revision = self._pending_rev = max(self.revision, response.header.revision)
+            self._latest = max(self._latest, self.revision)
+            self._contact = self._progress = time.monotonic()
+            self.loaded = True
+            self._lock.notify_all()
+        self._notify()
+
+    def _notify(self) -> None:
+        for listener in self._listeners:
+            try:
+                listener()
+            except Exception:  # a listener's bug must not stop the feed
+                log.exception("mirror listener failed")
+
+    def _commit(self) -> None:
+        """Publish the revision once a whole watch response is applied (all its events arrive without the
+        loop running anything else, so this call_soon runs after the last of them)."""
+        with self._lock:
+            self._commit_scheduled = False
+            self.revision = max(self.revision, self._pending_rev)
+            self._progress = time.monotonic()
+            self._lock.notify_all()
+        self._notify()
+
+    async def _follow(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                self._watch = await self.conn.client.watch(self.prefix, range_end=self._end,
+                                                           start_revision=self.revision + 1)
+                async for event in self._watch:
+                    kv = event.kv
+                    with self._lock:
+                        self._set(kv.key, None if event.kind == aetcd.EventKind.DELETE else kv.value)
+                        self._pending_rev = max(self._pending_rev, kv.mod_revision)
+                        self._contact = time.monotonic()
+                        if not self._commit_scheduled:
+                            self._commit_scheduled = True
+                            loop.call_soon(self._commit)
+            except asyncio.CancelledError:
+                raise
+            except aetcd.RevisionCompactedError:
+                log.warning("watch revision %d was compacted; listing state/ again", self.revision + 1)
+                await self._relist()
+            except Exception as exc:  # the member died or the channel reconnects: watch again from here
+                log.info("etcd watch ended (%s); watching again from revision %d", exc, self.revision + 1)
+                await asyncio.sleep(0.2)
+
+    async def _relist(self) -> None:
+        while True:
+            try:
+                await self._load()
+                self.relists += 1
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                await asyncio.sleep(0.5)
+
+    async def _probe(self) -> None:
+        client = self.conn.client
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL)
+            request = rpc.RangeRequest(key=self.prefix, range_end=self._end, limit=1, keys_only=True,
+                                       sort_order=rpc.RangeRequest.DESCEND, sort_target=rpc.RangeRequest.MOD)
+            try:
+                await client.connect()
+                response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                continue
+            latest = response.kvs[0].mod_revision if response.kvs else 0
+            now = time.monotonic()
+            with self._lock:
+                self._latest = latest
+                self._contact = now
+                stuck = latest > self.revision and now - self._progress > STUCK_AFTER
+            if stuck and self._watch is not None:
+                log.warning("etcd has revision %d, the watch stopped at %d: watching again", latest, self.revision)
+                self._progress = now
+                await self._watch.cancel()

@@ -1,0 +1,297 @@
+"""The store on etcd: what `--store etcd://...` gives the controller and every replica.
+
+Keys under `/<prefix>/v1/`:
+    state/pools/<pool>          PoolRecord JSON (written by the elected controller only, fenced)
+    state/nodes/<node>          NodeStatus JSON (what each node last reported, or was handed out)
+    state/rollout/<pool>        the pool's hand-out fence: bumped by every write that may make a node unavailable
+    state/rendered/<name>       a rendered config's manifest {"sha256", "size", "chunks"}; created once, never rewritten
+    state/controller            the controller's own status (leader, last render, errors of the cluster directory)
+    state/leader                the election key (attached to the leader's lease)
+    blobs/<name>/<sha256>/<i>   the rendered config's bytes in chunks below etcd's request limit (1.5 MiB default)
+
+Rendered configs are written chunks first, manifest last (create-if-absent), so whoever sees the manifest finds
+every chunk; the chunk path carries the bytes' hash, so chunks of two different writes never mix. Readers check
+size and hash. Replicas mirror `state/` in memory (fleet/etcd_mirror.py) and read from there; the controller's
+writes carry its leadership as a compare in the same transaction (`fenced`), so a deposed leader writes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import aetcd
+from aetcd import rpc
+
+from fleet.etcd_client import Connection, EtcdSettings
+from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout import is_unavailable
+from fleet.store import InUse, NotFound, StoreError, check_name, references
+
+if TYPE_CHECKING:
+    from fleet.etcd_mirror import Mirror
+
+CHUNK = 1 << 20        # bytes per chunk: below the 1.5 MiB request limit with the transaction around it
+CLAIM_ATTEMPTS = 200   # lost compare-and-swap rounds before a hand-out gives up (answered 503, the node retries)
+
+
+class NotLeader(StoreError):
+    """A fenced write found that this controller no longer holds the leadership; nothing was written."""
+
+
+def prefix_end(prefix: bytes) -> bytes:
+    """The range end covering every key that starts with `prefix`."""
+    return prefix[:-1] + bytes([prefix[-1] + 1])
+
+
+def _json(raw: bytes, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise StoreError(what, f"corrupt JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StoreError(what, "corrupt: not an object")
+    return data
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+
+class EtcdStore:
+    """The Store protocol on etcd (layout in the module docstring). Thread-safe; every call blocks its caller."""
+
+    def __init__(self, conn: Connection, *, mirror: Mirror | None = None,
+                 fence: tuple[bytes, int] | None = None) -> None:
+        self.conn = conn
+        self.mirror = mirror
+        self._fence = fence
+
+    @classmethod
+    def open(cls, settings: EtcdSettings) -> EtcdStore:
+        """A store with a connection of its own."""
+        return cls(Connection(settings))
+
+    def fenced(self, leader_key: bytes, won_revision: int) -> EtcdStore:
+        """The same store whose every write also checks that `leader_key` is the one created at `won_revision`."""
+        return EtcdStore(self.conn, mirror=self.mirror, fence=(leader_key, won_revision))
+
+    # -- low-level calls (they run on the connection's loop) -----------------------------------------------
+    def key(self, *parts: str) -> bytes:
+        """The full key of a layout path."""
+        return self.conn.key(*parts)
+
+    def _range(self, start: bytes, end: bytes | None = None, *, serializable: bool = False,
+               keys_only: bool = False) -> tuple[int, list[Any]]:
+        """(revision, key-values) of a key or range, in key order."""
+        client = self.conn.client
+
+        async def run() -> tuple[int, list[Any]]:
+            await client.connect()
+            request = rpc.RangeRequest(key=start, serializable=serializable, keys_only=keys_only)
+            if end is not None:
+                request.range_end = end
+            try:
+                response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
+            except rpc.AioRpcError as exc:
+                aetcd.exceptions._handle_exception(exc)
+            return response.header.revision, list(response.kvs)
+
+        return self.conn.call(run)
+
+    def _txn(self, compare: list[Any], success: list[Any], failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
+        """One transaction; the fence (if any) is added to `compare`. Raises NotLeader when only the fence failed."""
+        client = self.conn.client
+        tx = client.transactions
+        checks = list(compare)
+        if self._fence is not None:
+            checks.append(tx.create(self._fence[0]) == self._fence[1])
+            failure = [*failure, tx.get(self._fence[0])]
+        ok, responses = self.conn.call(lambda: client.transaction(checks, list(success), list(failure)))
+        if not ok and self._fence is not None:
+            holder = responses[-1]
+            if not holder or holder[0][1].create_revision != self._fence[1]:
+                raise NotLeader("controller", "this controller is no longer the leader")
+            responses = responses[:-1]
+        return ok, responses
+
+    def _put(self, key: bytes, value: bytes) -> None:
+        tx = self.conn.client.transactions
+        self._txn([], [tx.put(key, value)])
+
+    # -- rendered configs -----------------------------------------------------------------------------------
+    def put_rendered(self, rendered: RenderedConfig) -> None:
+        name = check_name("rendered", rendered.name)
+        manifest_key = self.key("state", "rendered", name)
+        if self._manifest(name, missing_ok=True) is not None:
+            return
+        data = rendered.to_json_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        tx = self.conn.client.transactions
+        chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
+        for i, chunk in enumerate(chunks):
+            self._txn([], [tx.put(self.key("blobs", name, digest, f"{i:06d}"), chunk)])
+        manifest = _dump({"sha256": digest, "size": len(data), "chunks": len(chunks)})
+        self._txn([tx.create(manifest_key) == 0], [tx.put(manifest_key, manifest)])
+
+    def _manifest(self, name: str, *, missing_ok: bool = False) -> dict[str, Any] | None:
+        if self.mirror is not None and self.mirror.loaded:
+            raw = self.mirror.raw(self.key("state", "rendered", name))
+        else:
+            _, kvs = self._range(self.key("state", "rendered", name))
+            raw = kvs[0].value if kvs else None
+        if raw is None:
+            if missing_ok:
+                return None
+            raise NotFound(f"rendered/{name}", "no such rendered config")
+        return _json(raw, f"rendered/{name}")
+
+    def get_rendered(self, name: str) -> RenderedConfig:
+        check_name("rendered", name)
+        manifest = self._manifest(name)
+        assert manifest is not None
+        prefix = self.key("blobs", name, str(manifest.get("sha256")), "")
+        try:
+            _, kvs = self._range(prefix, prefix_end(prefix))
+        except StoreError:  # no quorum: any member's copy will do, the hash below proves it whole
+            _, kvs = self._range(prefix, prefix_end(prefix), serializable=True)
+        data = b"".join(kv.value for kv in kvs)
+        if (len(kvs) != manifest.get("chunks") or len(data) != manifest.get("size")
+                or hashlib.sha256(data).hexdigest() != manifest.get("sha256")):
+            raise StoreError(f"rendered/{name}", "stored chunks do not match the manifest")
+        try:
+            return RenderedConfig.from_json_bytes(data)
+        except ModelError as exc:
+            raise StoreError(f"rendered/{name}", f"corrupt: {exc}") from exc
+
+    def list_rendered(self) -> list[str]:
+        prefix = self.key("state", "rendered", "")
+        if self.mirror is not None and self.mirror.loaded:
+            return sorted(k[len(prefix):].decode() for k in self.mirror.keys(prefix))
+        _, kvs = self._range(prefix, prefix_end(prefix), keys_only=True)
+        return [kv.key[len(prefix):].decode() for kv in kvs]
+
+    def delete_rendered(self, name: str) -> None:
+        """Delete a rendered config in one transaction that also checks no pool or node changed since the
+        references were counted (so a node handed this config meanwhile keeps it)."""
+        check_name("rendered", name)
+        state = self.key("state", "")
+        revision, kvs = self._range(state, prefix_end(state))
+        manifest_key = self.key("state", "rendered", name)
+        manifest = next((kv.value for kv in kvs if kv.key == manifest_key), None)
+        if manifest is None:
+            raise NotFound(f"rendered/{name}", "no such rendered config")
+        pools_at, nodes_at = self.key("state", "pools", ""), self.key("state", "nodes", "")
+        records = [PoolRecord.from_dict(_json(kv.value, "pools")) for kv in kvs if kv.key.startswith(pools_at)]
+        statuses = [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs if kv.key.startswith(nodes_at)]
+        if name in references(records, statuses):
+            raise InUse(f"rendered/{name}", "still referenced by a pool or node")
+        tx = self.conn.client.transactions
+        pools, nodes = self.key("state", "pools", ""), self.key("state", "nodes", "")
+        blobs = self.key("blobs", name, "")
+        ok, _ = self._txn([tx.mod(pools, prefix_end(pools)) < revision + 1, tx.mod(nodes, prefix_end(nodes)) < revision + 1],
+                          [tx.delete(manifest_key), tx.delete(blobs, prefix_end(blobs))])
+        if not ok:
+            raise InUse(f"rendered/{name}", "pools or nodes changed while deleting; not deleted")
+
+    def orphan_blobs(self) -> list[str]:
+        """Rendered names with chunks but no manifest (a leader that died between the two writes)."""
+        blobs = self.key("blobs", "")
+        _, kvs = self._range(blobs, prefix_end(blobs), keys_only=True)
+        names = {kv.key[len(blobs):].split(b"/", 1)[0].decode() for kv in kvs}
+        return sorted(names - set(self.list_rendered()))
+
+    def delete_orphan_blobs(self, name: str) -> None:
+        """Delete the chunks of a rendered config that has no manifest (fenced like every controller write)."""
+        tx = self.conn.client.transactions
+        blobs = self.key("blobs", check_name("rendered", name), "")
+        self._txn([tx.version(self.key("state", "rendered", name)) == 0], [tx.delete(blobs, prefix_end(blobs))])
+
+    # -- pools ----------------------------------------------------------------------------------------------
+    def put_pool(self, record: PoolRecord) -> None:
+        self._put(self.key("state", "pools", check_name("pools", record.name)), _dump(record.to_dict()))
+
+    def get_pool(self, pool: str) -> PoolRecord:
+        check_name("pools", pool)
+        if self.mirror is not None and self.mirror.loaded:
+            found = self.mirror.pool(pool)
+            if found is None:
+                raise NotFound(f"pools/{pool}", "no such pool")
+            return found
+        _, kvs = self._range(self.key("state", "pools", pool))
+        if not kvs:
+            raise NotFound(f"pools/{pool}", "no such pool")
+        return PoolRecord.from_dict(_json(kvs[0].value, f"pools/{pool}"))
+
+    def list_pools(self) -> list[str]:
+        if self.mirror is not None and self.mirror.loaded:
+            return self.mirror.pool_names()
+        prefix = self.key("state", "pools", "")
+        _, kvs = self._range(prefix, prefix_end(prefix), keys_only=True)
+        return [kv.key[len(prefix):].decode() for kv in kvs]
+
+    # -- nodes ----------------------------------------------------------------------------------------------
+    def put_node_status(self, status: NodeStatus) -> None:
+        """Store a report; one that may make the node unavailable also bumps its pool's hand-out fence."""
+        key = self.key("state", "nodes", check_name("nodes", status.name))
+        tx = self.conn.client.transactions
+        ops = [tx.put(key, _dump(status.to_dict()))]
+        if is_unavailable(status) and status.pool:
+            ops.append(tx.put(self.key("state", "rollout", check_name("pools", status.pool)), key))
+        self._txn([], ops)
+
+    def get_node_status(self, node: str) -> NodeStatus:
+        check_name("nodes", node)
+        if self.mirror is not None and self.mirror.loaded:
+            found = self.mirror.node(node)
+            if found is None:
+                raise NotFound(f"nodes/{node}", "no such node")
+            return found
+        _, kvs = self._range(self.key("state", "nodes", node))
+        if not kvs:
+            raise NotFound(f"nodes/{node}", "no such node")
+        return NodeStatus.from_dict(_json(kvs[0].value, f"nodes/{node}"))
+
+    def list_node_status(self) -> list[NodeStatus]:
+        if self.mirror is not None and self.mirror.loaded:
+            return self.mirror.nodes()
+        prefix = self.key("state", "nodes", "")
+        _, kvs = self._range(prefix, prefix_end(prefix))
+        return [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
+
+    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+        """Run `decide` on every node's status and store the status it returns, as one compare-and-swap on the
+        pool's hand-out fence: if any write that may make a node unavailable landed after the statuses were
+        read, nothing is stored and `decide` runs again on fresher statuses. So maxUnavailable holds across
+        replicas and workers. `decide` may run several times and must have no other effect."""
+        tx = self.conn.client.transactions
+        for _ in range(CLAIM_ATTEMPTS):
+            revision, statuses = self._statuses_at()
+            handed = decide(statuses)
+            if handed is None:
+                return None
+            fence = self.key("state", "rollout", check_name("pools", handed.pool))
+            key = self.key("state", "nodes", check_name("nodes", handed.name))
+            ok, responses = self._txn([tx.mod(fence) < revision + 1],
+                                      [tx.put(key, _dump(handed.to_dict())), tx.put(fence, key)], [tx.get(fence)])
+            if ok:
+                return handed
+            if self.mirror is not None and responses and responses[0]:
+                self.mirror.wait_for(responses[0][0][1].mod_revision, timeout=2.0)
+        raise StoreError(f"nodes/{node}", "too many concurrent hand-outs; try again")
+
+    def _statuses_at(self) -> tuple[int, list[NodeStatus]]:
+        if self.mirror is not None and self.mirror.loaded:
+            return self.mirror.revision, self.mirror.nodes()
+        prefix = self.key("state", "nodes", "")
+        revision, kvs = self._range(prefix, prefix_end(prefix))
+        return revision, [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
+
+    # -- the controller's status ---------------------------------------------------------------------------
+    def put_controller_status(self, data: dict[str, Any]) -> None:
+        """What the leader last did (shown by replicas under /pools `renderErrors`)."""
+        self._put(self.key("state", "controller"), _dump({**data, "at": time.time()}))
+
