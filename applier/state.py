@@ -2,7 +2,8 @@
 
 Layout (default `<root>/etc/machine-config-daemon`, as the MCD's):
     currentconfig          the RenderedConfig the node is at; written only after the disk matches it
-    pending.json           {config, phase: applying|rebooting, previous, staged, rebootAttempts}
+    pending.json           {config, phase: applying|rebooting, previous, staged, rebootAttempts, bootID,
+                           rebootRequestedAt}: bootID is the boot that requested the reboot (applier/boot.py)
     last-report.json       the last state computed, kept until the server acknowledged it
     failed.json            {name, message}: a target that was rolled back; not retried until the target changes
     orig/<path>.mcdorig    backup of a file that existed before the applier first wrote it
@@ -37,18 +38,22 @@ class Pending:
     previous: str | None = None
     staged: dict[str, Any] = field(default_factory=dict)
     reboot_attempts: int = 0
+    boot_id: str = ""  # the boot that requested the reboot
+    requested_at: float = 0.0  # when the reboot was last requested (seconds since the epoch)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"config": self.config.to_dict(), "phase": self.phase, "previous": self.previous,
-                "staged": self.staged, "rebootAttempts": self.reboot_attempts}
+                "staged": self.staged, "rebootAttempts": self.reboot_attempts, "bootID": self.boot_id,
+                "rebootRequestedAt": self.requested_at}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Pending:
         """Read the JSON form."""
         return cls(config=RenderedConfig.from_dict(data["config"]), phase=str(data["phase"]),
                    previous=data.get("previous"), staged=dict(data.get("staged") or {}),
-                   reboot_attempts=int(data.get("rebootAttempts") or 0))
+                   reboot_attempts=int(data.get("rebootAttempts") or 0), boot_id=str(data.get("bootID") or ""),
+                   requested_at=float(data.get("rebootRequestedAt") or 0.0))
 
 
 class StateDir:

@@ -2,9 +2,12 @@
 
     mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] | --desired FILE)
               [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
-              [--interval S] [--drift repair|report] [--repair]
+              [--reboot-wait S] [--interval S] [--drift repair|report] [--repair]
 Extra options: --pool, --sysroot/--osname/--insecure-registry (ostree backend), --policy FILE (a MachineConfiguration),
 --drain-command/--uncordon-command/--hook-timeout, --rollback, --retries.
+A reboot is claimed only in a new boot (the boot ID, /proc/sys/kernel/random/boot_id, or ROOT/proc/... when
+that file exists): in the same boot a sync reports Working "waiting for reboot into X", requests the reboot
+again after --reboot-wait seconds, and turns Degraded after 3 requests.
 Output: one JSON line per sync on stdout ({state, current, desired, message, rebooting}).
 Exit codes: 0 Done (or rebooting), 1 Degraded / refused, 2 usage or I/O error (unreadable file, server away).
 """
@@ -45,6 +48,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
                    help="pull OS images from this registry over plain HTTP (ostree backend; repeatable)")
     p.add_argument("--reboot-command", metavar="CMD", help="shell command that reboots (default systemctl reboot on /)")
+    p.add_argument("--reboot-wait", type=float, default=300.0, metavar="S",
+                   help="seconds a requested reboot may take before it is requested again (default 300)")
     p.add_argument("--interval", type=float, default=60.0, metavar="S", help="seconds between syncs (default 60)")
     p.add_argument("--drift", choices=("repair", "report"), default="repair", help="what to do about drift")
     p.add_argument("--repair", action="store_true", help="with --once: restore drifted files and units now")
@@ -111,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.repair and not args.once:
         raise UsageError("--repair needs --once")
+    if args.reboot_wait < 0:
+        raise UsageError("--reboot-wait must not be negative")
     if args.retries < 1:
         raise UsageError("--retries must be at least 1")
     if args.desired is not None and not args.desired.is_file():
@@ -132,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     except PermanentError as exc:
         raise UsageError(str(exc)) from exc
     settings = AgentSettings(node=args.node, root=args.root, state_dir=args.state_dir, pool=args.pool,
-                             reboot_command=args.reboot_command, drift=args.drift, interval=args.interval,
+                             reboot_command=args.reboot_command, reboot_wait=args.reboot_wait, drift=args.drift,
+                             interval=args.interval,
                              policy=policy, overrides=overrides,
                              hooks=Hooks(args.drain_command, args.uncordon_command, args.hook_timeout),
                              rollback=args.rollback)

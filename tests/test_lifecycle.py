@@ -60,7 +60,7 @@ class Lab:
         done = _run(mco("apply", "--once", "--node", NODE, "--server", self.url, "--ca", str(self.ca),
                         "--token-file", str(self.token),
                         "--root", str(self.root), "--backend", "ostree", "--sysroot", str(self.sysroot),
-                        "--reboot-command", reboot_command_for_ostree(self.sysroot, sys.executable),
+                        "--reboot-command", reboot_command_for_ostree(self.sysroot, sys.executable, self.root),
                         "--policy", str(self.cluster / "manifests/90-machineconfiguration.yaml")))
         assert done.returncode in (0, 1) and done.stdout.strip(), done.stderr
         result = json.loads(done.stdout.strip().splitlines()[-1])

@@ -14,7 +14,7 @@ The booted deployment: on a booted ostree system (`/run/ostree-booted`, sysroot 
 by `ostree admin status`; in a directory sysroot nothing is booted, so the booted deployment is recorded
 in `<sysroot>/.mco-booted` (`<checksum>.<serial>`). `simulate_reboot(sysroot)` writes the next boot's
 deployment there: that is what a reboot does to this backend (`python -m applier.backends.ostree
-simulate-reboot SYSROOT` as a `--reboot-command`).
+simulate-reboot SYSROOT ROOT` as a `--reboot-command`; ROOT gets a new boot ID).
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ import re
 import shutil
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
 from applier.atomic import write_atomic
 from applier.backends.base import Deployment, image_mismatch, kargs_after, missing_kargs
+from applier.boot import BOOT_ID
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, SubprocessRunner, check
 from fleet.diff import ConfigDiff
@@ -247,16 +249,19 @@ class OstreeBackend:
         check(self.runner.run(self._admin("undeploy", "0"), timeout=300), "ostree admin undeploy")
 
 
-def simulate_reboot(sysroot: Path, runner: CommandRunner | None = None) -> str:
-    """What a reboot does to a directory sysroot: the next boot's default deployment becomes the booted one."""
+def simulate_reboot(sysroot: Path, runner: CommandRunner | None = None, root: Path | None = None) -> str:
+    """What a reboot does to a directory sysroot: the next boot's default deployment becomes the booted one,
+    and the node root (when given) gets a new boot ID (applier/boot.py)."""
     backend = OstreeBackend(runner=runner or SubprocessRunner(), sysroot=sysroot)
     first = backend.deployments()[0]
     write_atomic(Path(sysroot) / BOOTED_MARK, f"{first.id}\n".encode())
+    if root is not None:
+        write_atomic(Path(root) / BOOT_ID, f"{uuid.uuid4()}\n".encode())
     return first.id
 
 
-if __name__ == "__main__":  # `python -m applier.backends.ostree simulate-reboot SYSROOT`
-    if len(sys.argv) != 3 or sys.argv[1] != "simulate-reboot":
-        print("usage: python -m applier.backends.ostree simulate-reboot SYSROOT", file=sys.stderr)
+if __name__ == "__main__":  # `python -m applier.backends.ostree simulate-reboot SYSROOT [ROOT]`
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "simulate-reboot":
+        print("usage: python -m applier.backends.ostree simulate-reboot SYSROOT [ROOT]", file=sys.stderr)
         sys.exit(2)
-    print(simulate_reboot(Path(sys.argv[2])))
+    print(simulate_reboot(Path(sys.argv[2]), root=Path(sys.argv[3]) if len(sys.argv) == 4 else None))

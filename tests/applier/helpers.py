@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
 import urllib.parse
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +49,28 @@ def rendered(name: str, files: list[dict[str, Any]] | None = None, units: list[d
                           annotations=annotations or {})
 
 
+BOOT_ID = "proc/sys/kernel/random/boot_id"  # read under --root when present (applier/boot.py)
+
+
+def new_boot(root: Path) -> str:
+    """Write a fresh boot ID under `root` (what a reboot does); returns it."""
+    value = str(uuid.uuid4())
+    (root / BOOT_ID).parent.mkdir(parents=True, exist_ok=True)
+    (root / BOOT_ID).write_text(value + "\n")
+    return value
+
+
+def reboot_command(root: Path, log: Path | None = None) -> str:
+    """A `--reboot-command` that simulates a reboot: a new boot ID under `root` (and `reboot` logged)."""
+    target = shlex.quote(str(root / BOOT_ID))
+    command = f"cat /proc/sys/kernel/random/uuid > {target}"
+    return command + (f" && echo reboot >> {shlex.quote(str(log))}" if log else "")
+
+
 def make_root(path: Path, *, core: bool = True) -> Path:
-    """A minimal node root: /etc with passwd/group (core user 1000), /home/core."""
+    """A minimal node root: /etc with passwd/group (core user 1000), /home/core, its own boot ID."""
     (path / "etc").mkdir(parents=True, exist_ok=True)
+    new_boot(path)
     passwd = "root:x:0:0:root:/root:/bin/sh\n"
     group = "root:x:0:\n"
     if core:

@@ -16,7 +16,7 @@ from applier.hooks import Hooks
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
 from fleet.disruption import DisruptionPolicy
-from tests.applier.helpers import SERVICE, file_entry, make_root, rendered, unit
+from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, rendered, unit
 from tests.tools import real_tool
 
 POLICY = {"files": [{"path": "/etc/chrony.conf", "actions": [{"type": "Restart",
@@ -40,7 +40,7 @@ class Node:
         self.source = MemorySource()
         self.reporter = MemoryReporter()
         hooks = Hooks(drain=f"echo drain {{node}} >> {self.log}", uncordon=f"echo uncordon $NODE >> {self.log}")
-        self.agent = Agent(AgentSettings(node="n1", root=self.root, reboot_command=f"echo reboot >> {self.log}",
+        self.agent = Agent(AgentSettings(node="n1", root=self.root, reboot_command=reboot_command(self.root, self.log),
                                          hooks=hooks, durable=False, **settings),
                            source=self.source, reporter=self.reporter, backend=NoBackend(), runner=SubprocessRunner())
 

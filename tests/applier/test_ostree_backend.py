@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from applier.agent import Agent, AgentSettings, reboot_command_for_ostree
+from applier.agent import MAX_REBOOT_ATTEMPTS, Agent, AgentSettings, reboot_command_for_ostree
 from applier.backends.ostree import OstreeBackend
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
 from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
 from tests.tools import real_tool
 
@@ -32,8 +32,9 @@ def _agent(tmp_path: Path, sysroot: Path, reboot: str | None = None, **kw) -> tu
     source = MemorySource()
     runner = SubprocessRunner()
     backend = OstreeBackend(runner=runner, sysroot=sysroot)
-    settings = AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False,
-                             reboot_command=reboot or reboot_command_for_ostree(sysroot, sys.executable), **kw)
+    root = make_root(tmp_path / "root")
+    settings = AgentSettings(node="n1", root=root, durable=False,
+                             reboot_command=reboot or reboot_command_for_ostree(sysroot, sys.executable, root), **kw)
     return Agent(settings, source=source, reporter=MemoryReporter(), backend=backend, runner=runner), source
 
 
@@ -68,10 +69,12 @@ def test_image_and_kargs_staged_then_verified(tmp_path: Path, sysroot: Path) -> 
 
 
 def test_missed_reboot_is_retried_then_degrades(tmp_path: Path, sysroot: Path) -> None:
-    agent, source = _agent(tmp_path, sysroot, reboot="true")  # a reboot that never happens
+    # a reboot that happens (new boot ID) but boots the old deployment again
+    agent, source = _agent(tmp_path, sysroot, reboot=reboot_command(tmp_path / "root"))
     source.config = rendered("v1", kernel_arguments=("nosmt",))
     assert agent.sync().rebooting
-    assert agent.sync().rebooting  # booted is still the old deployment: reboot once more
+    for _ in range(MAX_REBOOT_ATTEMPTS - 1):
+        assert agent.sync().rebooting  # booted is still the old deployment: reboot once more
     result = agent.sync()
     booted = agent.backend.booted()
     assert booted is not None
@@ -101,7 +104,7 @@ def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
                              os_image_url="ostree:myos/v2")
     assert agent.sync().rebooting
     (sysroot / ".mco-booted").write_text(first.id)  # the node fell back to the old deployment
-    agent.state.set_pending(replace(agent.state.pending(), reboot_attempts=2))
+    agent.state.set_pending(replace(agent.state.pending(), reboot_attempts=MAX_REBOOT_ATTEMPTS, boot_id="old"))
     result = agent.sync()
     assert result.state == "Degraded" and result.rebooting and f"rolled back to deployment {first.id}" in result.message
     assert len(boot_entries(sysroot)) == 1 and (agent.root / "etc/motd").read_text() == "v0\n"
@@ -167,8 +170,9 @@ def test_registry_image_by_digest(tmp_path: Path, sysroot: Path) -> None:
         source = MemorySource(rendered("v4", os_image_url=url))
         runner = SubprocessRunner()
         backend = OstreeBackend(runner=runner, sysroot=sysroot, insecure_registries=(f"127.0.0.1:{port}",))
-        settings = AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False,
-                                 reboot_command=reboot_command_for_ostree(sysroot, sys.executable))
+        root = make_root(tmp_path / "root")
+        settings = AgentSettings(node="n1", root=root, durable=False,
+                                 reboot_command=reboot_command_for_ostree(sysroot, sys.executable, root))
         agent = Agent(settings, source=source, reporter=MemoryReporter(), backend=backend, runner=runner)
         assert agent.sync().rebooting
         done = agent.sync()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from tests.applier.helpers import make_root
+from tests.applier.helpers import make_root, reboot_command
 from tests.applier.serving import env, mco, serving
 from tests.tools import real_tool
 
@@ -32,7 +32,7 @@ class NodeLoop(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             proc = subprocess.run(mco("apply", "--once", "--node", self.node, "--server", self.url, "--pool", "worker",
-                                      "--root", str(self.root), "--reboot-command", "true"),
+                                      "--root", str(self.root), "--reboot-command", reboot_command(self.root)),
                                   env=env(), capture_output=True, text=True)
             self.runs.append(proc.returncode)
             time.sleep(0.05)

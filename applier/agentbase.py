@@ -1,0 +1,230 @@
+"""What every part of the agent shares: its settings, its result, its collaborators, reporting, and the steps
+used both by an update and after a reboot (applying a plan, putting the old config back, repairing drift,
+running the reboot command). applier/agent.py composes the parts; the flow is described there.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from applier.atomic import sweep_temp
+from applier.backends.base import Backend
+from applier.drift import DriftChecker, watched_paths
+from applier.errors import ApplyError, PermanentError
+from applier.fetch import DesiredSource
+from applier.files import FileWriter, host_path
+from applier.hooks import Hooks
+from applier.plan import Plan, make_plan
+from applier.report import NodeReport, Reporter
+from applier.runner import CommandRunner
+from applier.ssh import write_keys
+from applier.state import StateDir
+from applier.units import Systemctl, UnitWriter
+from applier.verify import verify_config
+from fleet.diff import files_of, units_of
+from fleet.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.rendered import RENDERED_PREFIX, RenderedConfig
+
+NODE_ANNOTATIONS = "node-annotations.json"
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """How the agent runs on this node.
+
+    root: the node's filesystem (`/` live); state_dir: defaults to <root>/etc/machine-config-daemon;
+    backend: which OS backend manages images and kernel arguments; reboot_command: shell command run
+    to reboot (default `systemctl reboot` on `/`, none elsewhere); reboot_wait: seconds a requested reboot
+    may take before it is requested again; drift: `repair` or `report`; policy: disruption policy overriding
+    the one the rendered config carries; rollback: roll back to the previous deployment when post-reboot
+    verification fails.
+    """
+
+    node: str
+    root: Path = Path("/")
+    state_dir: Path | None = None
+    pool: str | None = None
+    reboot_command: str | None = None
+    reboot_wait: float = 300.0
+    drift: str = "repair"
+    interval: float = 60.0
+    policy: DisruptionPolicy | None = None
+    overrides: tuple[str, ...] = ()
+    hooks: Hooks = field(default_factory=Hooks)
+    rollback: bool = False
+    durable: bool = True
+
+    @property
+    def state_path(self) -> Path:
+        """The state directory."""
+        return self.state_dir or self.root / "etc" / "machine-config-daemon"
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one sync ended with."""
+
+    state: str  # Done | Working | Degraded
+    message: str
+    current: str
+    desired: str
+    rebooting: bool = False
+    changed: bool = False
+
+
+def pool_of(name: str) -> str:
+    """The pool in a rendered name `rendered-<pool>-<hash>`."""
+    if name.startswith(RENDERED_PREFIX) and "-" in name[len(RENDERED_PREFIX):]:
+        return name[len(RENDERED_PREFIX):].rsplit("-", 1)[0]
+    return ""
+
+
+class AgentBase:
+    """One node's applier: its collaborators (settings, a desired-config source, a reporter, a backend, a runner)
+    and the steps the update and the post-reboot check share."""
+
+    def __init__(self, settings: AgentSettings, *, source: DesiredSource, reporter: Reporter, backend: Backend,
+                 runner: CommandRunner, log: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.source = source
+        self.reporter = reporter
+        self.backend = backend
+        self.runner = runner
+        self.root = Path(settings.root)
+        self.state = StateDir(settings.state_path)
+        self.files = FileWriter(self.root, self.state, durable=settings.durable)
+        self.systemctl = Systemctl(runner, self.root)
+        self.units = UnitWriter(self.root, self.files, self.systemctl)
+        self.drift = DriftChecker(self.root, self.systemctl)
+        self.log = log or (lambda message: None)
+        self._stop = False
+
+    # --- reporting ------------------------------------------------------------------------------------------
+
+    def _pool(self, current: RenderedConfig | None, desired: RenderedConfig | None = None) -> str:
+        if self.settings.pool:
+            return self.settings.pool
+        for config in (current, desired):
+            if config is not None and config.pool:
+                return config.pool
+        annotations = self.root / "etc" / "machine-config-daemon" / NODE_ANNOTATIONS  # appended by the server
+        try:
+            data = json.loads(annotations.read_text())
+            name = str(data.get("machineconfiguration.openshift.io/currentConfig", ""))
+        except (OSError, ValueError, AttributeError):
+            name = ""
+        return pool_of(name)
+
+    def _result(self, state: str, message: str, current: RenderedConfig | None, desired: str, **kw: Any) -> SyncResult:
+        result = SyncResult(state=state, message=message, current=current.name if current else "", desired=desired,
+                            **kw)
+        report = NodeReport(node=self.settings.node, pool=self._pool(current), current=result.current,
+                            desired=desired, state=state, message=message)
+        self._send(report)
+        return result
+
+    def _send(self, report: NodeReport) -> None:
+        """Deliver a report; an undelivered one stays in the state dir for the next sync."""
+        last = self.state.last_report()
+        body = {"node": report.node, **report.body()}
+        if last and last.get("report") == body and last.get("acked"):
+            return
+        acked = self.reporter.send(report)
+        self.state.set_last_report({"report": body, "acked": bool(acked)})
+
+    def _working(self, current: RenderedConfig | None, desired: RenderedConfig, message: str) -> None:
+        self._send(NodeReport(node=self.settings.node, pool=self._pool(current, desired),
+                              current=current.name if current else "", desired=desired.name, state="Working",
+                              message=message))
+
+    def _policy(self, desired: RenderedConfig) -> DisruptionPolicy:
+        if self.settings.policy is not None:
+            return self.settings.policy
+        try:
+            return policy_from_annotations(desired.annotations)
+        except PolicyError as exc:
+            raise PermanentError(exc.path, exc.message) from exc
+
+    # --- applying a plan ------------------------------------------------------------------------------------
+
+    def _apply_plan(self, plan: Plan, *, first_run: bool) -> None:
+        """Files, stale files, units, stale units, SSH keys (in that order)."""
+        old_paths = set(files_of(plan.old.config or {}))
+        for entry in plan.write_files:
+            self.files.write(entry, managed_before=str(entry.get("path")) in old_paths and not first_run)
+        for path in plan.remove_files:
+            self.files.remove(path)
+        old_units = set(units_of(plan.old.config or {}))
+        for unit in plan.write_units:
+            self.units.write_unit(unit, managed_before=str(unit.get("name")) in old_units)
+        for key in plan.remove_dropins:
+            self.units.remove_dropin(key)
+        for name in plan.remove_units:
+            self.units.remove_unit(name)
+        if plan.write_units:
+            self.units.set_enablement(plan.write_units)
+        if plan.write_ssh:
+            write_keys(self.root, plan.new.config or {}, durable=self.settings.durable)
+        self.drift.forget([str(e.get("path")) for e in plan.write_files] + list(plan.remove_files))
+
+    def _revert(self, plan: Plan) -> None:
+        """Put the old config's files and units back after a failed update (best effort)."""
+        back = make_plan(plan.new, plan.old, leftover_paths=[str(e.get("path")) for e in plan.write_files])
+        try:
+            self._apply_plan(back, first_run=False)
+        except ApplyError as exc:
+            self.log(f"revert incomplete: {exc}")
+        self.files.flush()
+
+    def _sweep(self, configs: Iterable[RenderedConfig | None]) -> None:
+        dirs = {host_path(self.root, p).parent for c in configs if c is not None
+                for p in watched_paths(c.spec.config or {})}
+        for directory in dirs:
+            sweep_temp(directory)
+
+    # --- drift ----------------------------------------------------------------------------------------------
+
+    def _check_drift(self, config: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
+        """Compare the disk with `config`; with `repair`, rewrite what drifted.
+
+        Returns (what was repaired, as `file P` / `unit U`; the mismatches left, naming each path).
+        """
+        files, units, problems = self.drift.check(config.spec.config or {})
+        if not problems or not repair:
+            return [], problems
+        cfg = config.spec.config or {}
+        entries, unit_entries = files_of(cfg), units_of(cfg)
+        try:
+            for path in files:
+                self.files.write(entries[path], managed_before=True)
+            for name in units:
+                self.units.write_unit(unit_entries[name], managed_before=True)
+            if units:
+                self.units.set_enablement(unit_entries[n] for n in units)
+        except ApplyError as exc:
+            return [], [*problems, f"repair failed: {exc}"]
+        self.files.flush()
+        self.drift.forget(files)
+        left = verify_config(self.root, cfg, systemctl=self.systemctl, paths=files, units=units)
+        if left:
+            return [], left
+        return [f"file {p}" for p in files] + [f"unit {u}" for u in units], []
+
+    # --- the reboot command ---------------------------------------------------------------------------------
+
+    def _reboot(self, reason: str) -> None:
+        command = self.settings.reboot_command
+        if command is None and self.systemctl.live:
+            command = "systemctl reboot"
+        if not command:
+            self.log(f"reboot required ({reason}) but no --reboot-command is configured")
+            return
+        self.log(f"rebooting: {reason}")
+        proc = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=600, check=False)
+        if proc.returncode != 0:
+            raise PermanentError("reboot", f"`{command}` exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
