@@ -23,6 +23,7 @@ from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.store import NotFound, Store, StoreError, check_name
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
+from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
 from server.respond import JSON, NAME_RE, ConfigResponder, error_body
@@ -271,6 +272,7 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app[STORE] = store
     app[METRICS] = metrics
     app[SETTINGS] = settings
+    store = add_fleet_page(app, store=store, settings=settings, clock=clock)  # writes record report history
     h = Handlers(state=state, store=store, settings=settings, metrics=metrics, desired_for=desired_for, clock=clock)
     app.router.add_get("/config/{pool}", h.config)
     app.router.add_get("/healthz", h.healthz)

@@ -64,7 +64,7 @@ STATUS_CASES = [
     ("unknown-pool-head", "HEAD", "/config/nope", {}, 404),
     ("nested-path", "GET", "/config/a/worker", {}, 404),
     ("bad-pool-name", "GET", "/config/Worker_1", {}, 400),
-    ("dotdot", "GET", "/config/..", {}, 404),
+    ("dotdot", "GET", "/config/../etc/passwd", {}, 404),  # "/config/.." is "/", the fleet page
     ("malformed-accept", "GET", "/config/worker", {"Accept": f"{IGN};version=4.0.0"}, 400),
     ("spec-2", "GET", "/config/worker", {"Accept": f"{IGN};version=2.2.0"}, 406),
     ("cannot-express", "GET", "/config/master", {"Accept": f"{IGN};version=3.2.0"}, 406),

@@ -1,0 +1,247 @@
+"""The page handlers: overview (`/`, `/ui/`), pool, diff, machine, and the token form.
+
+Each handler checks the client address (the API's allow/deny lists), reads pool records and node reports
+through the Store protocol in a worker thread (as `GET /pools` does), checks the pool's token with the
+API's rule, and renders a template. Client errors are 4xx pages naming the parameter; an unreadable
+store is a 503 page. Nothing shown comes from a file's contents: configs appear by name, diffs by path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from fleet.diff import diff_rendered
+from fleet.disruption import DisruptionPolicy, PolicyError, disruption, policy_from_annotations
+from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
+from fleet.store import NotFound, Store, StoreError
+from server.accesslog import LOG_NOTE
+from server.auth import AccessPolicy, Refused
+from server.fleetpage import access
+from server.fleetpage.history import ReportHistory
+from server.fleetpage.machines import QueryError, parse_query, select
+from server.fleetpage.render import page
+from server.fleetpage.views import by_pool, machine_row, pool_row
+from server.respond import NAME_RE
+
+Clock = Callable[[], datetime]
+
+
+class _Stop(Exception):
+    """Answer with this response instead (a refusal or an error page)."""
+
+    def __init__(self, response: web.Response) -> None:
+        super().__init__(response.status)
+        self.response = response
+
+
+class Pages:
+    """The fleet page's routes over one store."""
+
+    def __init__(self, *, store: Store, policy: AccessPolicy, history: ReportHistory, clock: Clock | None = None,
+                 interval: float = 1.0) -> None:
+        self.store = store
+        self.policy = policy
+        self.history = history
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.interval = interval
+
+    # -- shared steps ------------------------------------------------------------------------------------
+    def _common(self, request: web.Request) -> dict[str, Any]:
+        return {"now": self.clock(), "path": request.path_qs, "tokens": self.policy_has_tokens,
+                "signed_in": access.COOKIE in request.cookies}
+
+    @property
+    def policy_has_tokens(self) -> bool:
+        return bool(self.policy.tokens or self.policy.all_pools_tokens)
+
+    def _error(self, request: web.Request, status: int, title: str, message: str, *, ask_token: bool = False
+               ) -> _Stop:
+        return _Stop(page("error.html.j2", status=status, title=title, message=message, ask_token=ask_token,
+                          **self._common(request)))
+
+    def _check_address(self, request: web.Request) -> None:
+        try:
+            self.policy.check_address(request.remote)
+        except Refused as exc:
+            request[LOG_NOTE] = {"refused": exc.reason}
+            raise self._error(request, 403, "Forbidden", "This address may not use the server.") from None
+
+    def _check_pool(self, request: web.Request, pool: str) -> None:
+        credential = access.authorization(request)
+        try:
+            self.policy.check_token(pool, credential)
+        except Refused as exc:
+            request[LOG_NOTE] = {"refused": exc.reason}
+            message = (f"Pool {pool} needs a token." if credential is None
+                       else f"The token given is not accepted for pool {pool}.")
+            raise self._error(request, 403, "Token needed", message, ask_token=True) from None
+
+    def _name(self, request: web.Request, key: str, what: str) -> str:
+        name = request.match_info[key]
+        if not NAME_RE.match(name):
+            raise self._error(request, 400, "Bad name", f"path {key}: a {what} name is a lowercase DNS name")
+        return name
+
+    async def _read(self, request: web.Request, fn: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except NotFound as exc:
+            raise self._error(request, 404, "Not found", str(exc)) from None
+        except (StoreError, ModelError) as exc:
+            raise self._error(request, 503, "Store unavailable", f"The store cannot be read: {exc}") from None
+
+    async def refuse_address(self, request: web.Request) -> web.Response | None:
+        """The 403 page for an address the policy refuses, else None."""
+        try:
+            self._check_address(request)
+        except _Stop as stop:
+            return stop.response
+        return None
+
+    async def _guard(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.Response:
+        try:
+            self._check_address(request)
+            response: web.Response = await handler(request)
+            return response
+        except _Stop as stop:
+            return stop.response
+
+    # -- overview ----------------------------------------------------------------------------------------
+    def _fleet(self) -> tuple[list[PoolRecord], list[NodeStatus]]:
+        return [self.store.get_pool(p) for p in self.store.list_pools()], self.store.list_node_status()
+
+    async def overview(self, request: web.Request) -> web.Response:
+        """One row per pool the visitor may see."""
+        return await self._guard(request, self._overview)
+
+    async def _overview(self, request: web.Request) -> web.Response:
+        records, nodes = await self._read(request, self._fleet)
+        groups = by_pool(nodes)
+        credential = access.authorization(request)
+        visible = [r for r in records if access.may_see(self.policy, r.name, credential)]
+        rows = [pool_row(r, groups.get(r.name, ())) for r in visible]
+        return page("overview.html.j2", rows=rows, hidden=len(records) - len(visible), **self._common(request))
+
+    # -- pool --------------------------------------------------------------------------------------------
+    def _pool_data(self, pool: str) -> tuple[PoolRecord, list[NodeStatus], list[str]]:
+        record = self.store.get_pool(pool)
+        members = [n for n in self.store.list_node_status() if n.pool == pool]
+        prefix = f"rendered-{pool}-"
+        known = [h.name for h in reversed(record.history)]
+        if record.current and record.current not in known:
+            known.insert(0, record.current)
+        others = [n for n in self.store.list_rendered() if n.startswith(prefix) and n not in known]
+        return record, members, known + others
+
+    async def pool(self, request: web.Request) -> web.Response:
+        """A pool's machines (filtered, sorted, paged), its targets history and the diff form."""
+        return await self._guard(request, self._pool)
+
+    async def _pool(self, request: web.Request) -> web.Response:
+        name = self._name(request, "pool", "pool")
+        self._check_pool(request, name)
+        try:
+            query = parse_query(request.query)
+        except QueryError as exc:
+            raise self._error(request, 400, "Bad query", str(exc)) from None
+        record, members, configs = await self._read(request, self._pool_data, name)
+        row = pool_row(record, members)
+        chosen = select(members, query)
+        now = self.clock()
+        machines = [machine_row(n, row.target, now) for n in chosen.rows]
+        return page("pool.html.j2", row=row, record=record, machines=machines, listing=chosen, query=query,
+                    configs=configs, **self._common(request))
+
+    # -- diff --------------------------------------------------------------------------------------------
+    def _pair(self, pool: str, old: str, new: str) -> tuple[RenderedConfig, RenderedConfig]:
+        self.store.get_pool(pool)
+        found = self.store.get_rendered(old), self.store.get_rendered(new)
+        for rendered, param in zip(found, ("from", "to"), strict=True):
+            if rendered.pool != pool:
+                raise NotFound(f"rendered/{rendered.name}", f"query {param}: not a rendered config of pool {pool}")
+        return found
+
+    async def diff(self, request: web.Request) -> web.Response:
+        """What changes between two of the pool's rendered configs, and the disruption (as `mco diff`)."""
+        return await self._guard(request, self._diff)
+
+    async def _diff(self, request: web.Request) -> web.Response:
+        pool = self._name(request, "pool", "pool")
+        self._check_pool(request, pool)
+        names = {}
+        for param in request.query:
+            if param not in ("from", "to"):
+                raise self._error(request, 400, "Bad query", f"query {param}: unknown parameter (known: from, to)")
+        for param in ("from", "to"):
+            value = request.query.get(param, "")
+            if not NAME_RE.match(value):
+                raise self._error(request, 400, "Bad query", f"query {param}: a rendered config name is required")
+            names[param] = value
+        old, new = await self._read(request, self._pair, pool, names["from"], names["to"])
+        changes = diff_rendered(old.spec, new.spec)
+        policy_note = ""
+        try:  # the policy recorded when `new` was rendered: what the node's agent will apply
+            policy = policy_from_annotations(new.annotations)
+        except PolicyError as exc:
+            policy, policy_note = DisruptionPolicy.defaults(), f"recorded policy unreadable ({exc.path}): defaults"
+        verdict = disruption(changes, policy)
+        return page("diff.html.j2", pool=pool, old=old.name, new=new.name, changes=changes, verdict=verdict,
+                    policy_note=policy_note, **self._common(request))
+
+    # -- machine -----------------------------------------------------------------------------------------
+    def _node_data(self, node: str) -> tuple[NodeStatus, PoolRecord | None]:
+        status = self.store.get_node_status(node)
+        try:
+            record: PoolRecord | None = self.store.get_pool(status.pool)
+        except NotFound:
+            record = None
+        return status, record
+
+    async def machine(self, request: web.Request) -> web.Response:
+        """A machine's last report, the exact degraded cause, and its reports over time."""
+        return await self._guard(request, self._machine)
+
+    async def _machine(self, request: web.Request) -> web.Response:
+        node = self._name(request, "name", "node")
+        status, record = await self._read(request, self._node_data, node)
+        self._check_pool(request, status.pool)
+        self.history.record(status)
+        now = self.clock()
+        target = (record.current or "") if record is not None else ""
+        reports = [machine_row(r, target, now) for r in self.history.reports(node)]
+        return page("machine.html.j2", machine=machine_row(status, target, now), reports=reports,
+                    pool_known=record is not None, **self._common(request))
+
+    # -- token form --------------------------------------------------------------------------------------
+    async def login(self, request: web.Request) -> web.Response:
+        """Keep a token typed into the form in a session cookie, then go back where the visitor was."""
+        return await self._guard(request, self._login)
+
+    async def _login(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        token = form.get("token")
+        target = access.safe_next(str(form.get("next", "/ui/")))
+        if not isinstance(token, str) or not token.strip():
+            raise self._error(request, 400, "Token needed", "form token: required", ask_token=True)
+        token = token.strip()
+        if len(token) > access.MAX_TOKEN or not token.isprintable() or any(c.isspace() for c in token):
+            raise self._error(request, 400, "Bad token", "form token: one printable word", ask_token=True)
+        pools = await self._read(request, self.store.list_pools)
+        if not access.token_opens_some_pool(self.policy, token, pools):
+            request[LOG_NOTE] = {"refused": "token accepted for no pool"}
+            raise self._error(request, 403, "Token refused", "That token is not accepted for any pool.",
+                              ask_token=True)
+        response = web.Response(status=303, headers={"Location": target})
+        access.set_token_cookie(response, token, secure=request.secure)
+        return response
+
+    async def logout(self, request: web.Request) -> web.Response:
+        """Forget the token cookie."""
+        response = web.Response(status=303, headers={"Location": "/ui/"})
+        response.del_cookie(access.COOKIE, path="/")
+        return response

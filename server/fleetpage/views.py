@@ -1,0 +1,166 @@
+"""What the pages show, computed from pool records and node reports (pure: no I/O, no HTML).
+
+The counts and conditions come from `server.status.pool_status`, the very function behind `GET /pools`,
+so the page and the API never disagree. The progress bar splits a pool's machines into disjoint parts:
+updated (Done at the target), updating (Working), degraded (Degraded) and waiting (Done elsewhere).
+Only names and states are shown: rendered configs appear by name, never with their contents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fleet.rendered import NodeStatus, PoolRecord
+from server.status import pool_status
+
+STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
+BAR_WIDTH = 1000  # the SVG bar's viewBox width; segments are laid out in these units
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how the server stamps reports (server/app.py)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One part of a progress bar: `kind` names its CSS class; x and width are in BAR_WIDTH units."""
+
+    kind: str
+    count: int
+    x: int
+    width: int
+
+
+@dataclass(frozen=True)
+class ConditionView:
+    """A pool condition; `problems` splits a RenderDegraded message into its `file:line $.path: message` parts."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    since: str
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    """One pool as the overview and the pool page show it."""
+
+    name: str
+    target: str
+    configuration: str
+    machines: int
+    updated: int
+    updating: int
+    degraded: int
+    unavailable: int
+    waiting: int
+    max_unavailable: str
+    paused: bool
+    conditions: tuple[ConditionView, ...]
+    bar: tuple[Segment, ...]
+
+    @property
+    def percent(self) -> int:
+        """Share of machines updated, rounded down."""
+        return self.updated * 100 // self.machines if self.machines else 100
+
+    @property
+    def alerts(self) -> tuple[ConditionView, ...]:
+        """The conditions worth a look: degraded ones that are True."""
+        return tuple(c for c in self.conditions if c.status == "True" and "Degraded" in c.type)
+
+
+@dataclass(frozen=True)
+class MachineRow:
+    """One machine's last report, with its age in words."""
+
+    name: str
+    pool: str
+    state: str
+    current: str
+    desired: str
+    message: str
+    reported_at: str
+    age: str
+    at_target: bool
+
+
+def parse_time(value: str) -> datetime | None:
+    """A report's timestamp, or None when it is not one the server wrote."""
+    try:
+        return datetime.strptime(value, _TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def age(value: str, now: datetime) -> str:
+    """`42s`, `5m`, `3h`, `2d` since `value`; `-` when unknown."""
+    then = parse_time(value)
+    if then is None:
+        return "-"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def bar(parts: Sequence[tuple[str, int]]) -> tuple[Segment, ...]:
+    """Lay out the non-empty parts left to right; widths add up to BAR_WIDTH exactly."""
+    total = sum(count for _, count in parts)
+    segments: list[Segment] = []
+    x = done = 0
+    for kind, count in parts:
+        if count <= 0:
+            continue
+        done += count
+        end = done * BAR_WIDTH // total
+        segments.append(Segment(kind, count, x, end - x))
+        x = end
+    return tuple(segments)
+
+
+def _problems(condition: Mapping[str, Any]) -> tuple[str, ...]:
+    """The renderer writes `Failed to render configuration for pool P: <problem>; <problem>`."""
+    message = str(condition.get("message", ""))
+    if condition.get("type") != "RenderDegraded" or condition.get("status") != "True":
+        return ()
+    _, sep, rest = message.partition(": ")
+    return tuple(p.strip() for p in (rest if sep else message).split("; ") if p.strip())
+
+
+def pool_row(record: PoolRecord, members: Sequence[NodeStatus]) -> PoolRow:
+    """The row of one pool, from its record and the reports of its machines."""
+    status = pool_status(record, members)["status"]
+    target = record.current or ""
+    updated = status["updatedMachineCount"]
+    degraded = status["degradedMachineCount"]
+    updating = sum(1 for n in members if n.pool == record.name and n.state == "Working")
+    machines = status["machineCount"]
+    waiting = machines - updated - degraded - updating
+    conditions = tuple(ConditionView(str(c["type"]), str(c["status"]), str(c["reason"]), str(c["message"]),
+                                     str(c["lastTransitionTime"]), _problems(c)) for c in status["conditions"])
+    return PoolRow(name=record.name, target=target, configuration=str(status["configuration"]["name"] or ""),
+                   machines=machines, updated=updated, updating=updating, degraded=degraded,
+                   unavailable=status["unavailableMachineCount"], waiting=waiting,
+                   max_unavailable=str(record.max_unavailable), paused=record.paused, conditions=conditions,
+                   bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
+                            ("waiting", waiting))))
+
+
+def by_pool(nodes: Sequence[NodeStatus]) -> dict[str, list[NodeStatus]]:
+    """Reports grouped by the pool they name."""
+    groups: dict[str, list[NodeStatus]] = {}
+    for node in nodes:
+        groups.setdefault(node.pool, []).append(node)
+    return groups
+
+
+def machine_row(node: NodeStatus, target: str, now: datetime) -> MachineRow:
+    """One machine's row; `target` is its pool's current target."""
+    return MachineRow(name=node.name, pool=node.pool, state=node.state, current=node.current_config,
+                      desired=node.desired_config, message=node.message, reported_at=node.reported_at,
+                      age=age(node.reported_at, now),
+                      at_target=bool(target) and node.current_config == node.desired_config == target)
