@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "render": "cli.render_cmds",
     "diff": "cli.render_cmds",
     "serve": "cli.serve_cmds",
+    "controller": "cli.controller_cmds",
     "certs": "cli.certs_cmds",
     "image": "cli.image_cmds",
     "apply": "cli.apply_cmds",

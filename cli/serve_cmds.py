@@ -1,4 +1,6 @@
 """`mco serve CLUSTER_DIR`: render the cluster, serve it to booting machines, re-render on change.
+`mco serve --store etcd://...` (no CLUSTER_DIR): a stateless replica serving what the elected controller
+(`mco controller`) rendered into etcd.
 
 Exit codes: 0 after SIGINT/SIGTERM, 2 for bad flags, unreadable token files or ports that cannot be opened.
 """
@@ -11,15 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import UsageError
+from cli.etcd_flags import add_etcd_flags, etcd_settings, tls_flags_without_etcd
 
 
 def register(subparsers: Any) -> None:
     """Add `mco serve`."""
     p = subparsers.add_parser("serve", help="render a cluster directory and serve its configs over HTTP(S)",
                               description="Render CLUSTER_DIR, serve /config/<pool> to Ignition, re-render on change.")
-    p.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path, help="the cluster directory to render")
-    p.add_argument("--store", type=Path, metavar="DIR",
-                   help="store directory (rendered configs, pool records, node status; survives restarts)")
+    p.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path, nargs="?",
+                   help="the cluster directory to render (not with an etcd store: the controller renders)")
+    p.add_argument("--store", metavar="DIR|etcd://HOST:PORT[,HOST:PORT...][/PREFIX]",
+                   help="store directory (rendered configs, pool records, node status; survives restarts), "
+                        "or an etcd cluster to serve as a stateless replica")
+    add_etcd_flags(p)
     p.add_argument("--listen", default="127.0.0.1:22624", metavar="HOST:PORT",
                    help="plain HTTP listener (default 127.0.0.1:22624; 'off' for none)")
     p.add_argument("--tls-listen", metavar="HOST:PORT", help="HTTPS listener, e.g. 0.0.0.0:22623 (needs --cert, --key)")
@@ -50,13 +56,27 @@ def register(subparsers: Any) -> None:
 
 def build_settings(args: argparse.Namespace) -> Any:
     """Turn the flags into ServerSettings; every problem is a UsageError naming the flag."""
+    from fleet.etcd_client import is_etcd_url
     from server.appended import AppendOptions
     from server.auth import AccessPolicy, AuthSettingsError, parse_networks, read_token_file
     from server.negotiate import SUPPORTED_VERSIONS
     from server.settings import ServerSettings, parse_hostport
 
-    if not args.cluster_dir.is_dir():
-        raise UsageError(f"{args.cluster_dir}: not a directory")
+    etcd = None
+    store_dir = None
+    if args.store is not None and is_etcd_url(args.store):
+        if args.cluster_dir is not None:
+            raise UsageError(f"{args.cluster_dir}: with an etcd store the elected `mco controller` renders; "
+                             "give no CLUSTER_DIR")
+        etcd = etcd_settings(args.store, args)
+    else:
+        if tls_flags_without_etcd(args):
+            raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
+        if args.cluster_dir is None:
+            raise UsageError("CLUSTER_DIR required (or --store etcd://... for a replica)")
+        if not args.cluster_dir.is_dir():
+            raise UsageError(f"{args.cluster_dir}: not a directory")
+        store_dir = Path(args.store) if args.store is not None else None
     try:
         listen = None if args.listen in ("off", "") else parse_hostport(args.listen, option="--listen")
         tls_listen = parse_hostport(args.tls_listen, option="--tls-listen") if args.tls_listen else None
@@ -88,7 +108,7 @@ def build_settings(args: argparse.Namespace) -> Any:
     except AuthSettingsError as exc:
         raise UsageError(str(exc)) from None
     return ServerSettings(
-        cluster_dir=args.cluster_dir, store_dir=args.store, listen=listen, tls_listen=tls_listen,
+        cluster_dir=args.cluster_dir, store_dir=store_dir, etcd=etcd, listen=listen, tls_listen=tls_listen,
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,
         policy=policy, append=AppendOptions(node_annotations=not args.no_node_annotations,
                                             encapsulated=not args.no_encapsulated),
@@ -101,7 +121,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from server.tls import TLSSettingsError
 
     settings = build_settings(args)
-    if settings.store_dir is None and settings.workers == 1:
+    if settings.store_dir is None and settings.etcd is None and settings.workers == 1:
         print("mco: no --store: node status will not survive a restart", file=sys.stderr)
 
     def announce(running: Running) -> None:
@@ -119,8 +139,12 @@ def run_serve(args: argparse.Namespace) -> int:
             print(f"mco: fetch a config with: curl{ca} -H 'Accept: application/vnd.coreos.ignition+json;"
                   f"version=3.4.0' {scheme}://{host}:{port}/config/{example}", file=sys.stderr, flush=True)
 
+    from fleet.store import StoreError
+
     try:
         run(settings, announce=announce)
+    except StoreError as exc:
+        raise UsageError(f"--store: {exc}") from None
     except TLSSettingsError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

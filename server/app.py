@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -59,7 +58,6 @@ class Handlers:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
                                          default_version=settings.default_version)
-        self._rollout_lock = threading.Lock()
 
     # -- /config/{pool}: the hot path (decided in respond.py; fastpath.py answers it without aiohttp) ----
     async def config(self, request: web.Request) -> web.StreamResponse:
@@ -79,9 +77,10 @@ class Handlers:
     # -- health and metrics --------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         """200 once a good render is served; 503 before (or while the store is unreadable at start)."""
+        feed = f" ({self.state.feed.health().text()})" if self.state.feed is not None else ""
         if self.state.ready:
-            return web.Response(text="ok\n")
-        return web.Response(status=503, text=f"not ready: {self.state.store_error or 'no good render yet'}\n")
+            return web.Response(text=f"ok{feed}\n")
+        return web.Response(status=503, text=f"not ready: {self.state.store_error or 'no good render yet'}{feed}\n")
 
     async def metrics_page(self, request: web.Request) -> web.Response:
         """Prometheus text exposition."""
@@ -198,28 +197,32 @@ class Handlers:
         return web.json_response(answer)
 
     def _desired(self, node: str, pool: str, authorization: str | None) -> dict[str, Any]:
-        with self._rollout_lock:  # two nodes asking at once are counted against each other
-            statuses = self.store.list_node_status()
+        answer: dict[str, Any] = {}
+
+        def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
             mine = next((s for s in statuses if s.name == node), None)
-            if not pool:
-                pool = mine.pool if mine is not None else ""
-                if not pool:
-                    raise _MissingPool()
-            self.policy.check_token(pool, authorization)
-            record = self.store.get_pool(pool)
+            chosen = pool or (mine.pool if mine is not None else "")
+            if not chosen:
+                raise _MissingPool()
+            self.policy.check_token(chosen, authorization)
+            record = self.store.get_pool(chosen)
             if self._desired_for is not None:
                 desired = self._desired_for(node, record, statuses)
             else:
                 from fleet.rollout import desired_for
 
                 desired = desired_for(node, record, statuses)
+            answer.update(desiredConfig=desired, pool=chosen)
             if desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-                handed = (replace(mine, pool=pool, desired_config=desired, reported_at=now) if mine is not None
-                          else NodeStatus(node, pool, "", desired, "Working", "handed out desired config", now))
-                self.store.put_node_status(handed)
-        return {"desiredConfig": desired, "pool": pool}
+                return (replace(mine, pool=chosen, desired_config=desired, reported_at=now) if mine is not None
+                        else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
+            return None
+
+        # One claim at a time across threads, worker processes and replicas (the store's lock or CAS).
+        self.store.claim_node(node, decide)
+        return answer
 
     async def rendered(self, request: web.Request) -> web.Response:
         """The stored RenderedConfig JSON (what the on-node agent diffs against)."""

@@ -63,7 +63,11 @@ class Running:
 
 
 def open_store(settings: ServerSettings) -> Store:
-    """The directory store when one is configured, else an in-memory one."""
+    """The etcd replica store, the directory store when one is configured, else an in-memory one."""
+    if settings.etcd is not None:
+        from server.replica import open_replica_store
+
+        return open_replica_store(settings.etcd)
     return DirectoryStore(settings.store_dir) if settings.store_dir else MemoryStore()
 
 
@@ -72,6 +76,10 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     """Render (leader) or load (follower), then listen; returns once the listeners are open."""
     store = store if store is not None else open_store(settings)
     state = ServerState()
+    if settings.etcd is not None:
+        from server.replica import attach
+
+        attach(store, state, asyncio.get_running_loop())  # type: ignore[arg-type]
     metrics = ServerMetrics()
     cache = PayloadCache(options=settings.append, gzip_level=settings.gzip_level)
     reloader = Reloader(state=state, store=store, cache=cache, metrics=metrics, cluster_dir=settings.cluster_dir,
@@ -163,10 +171,11 @@ def run(settings: ServerSettings, *, announce: Callable[[Running], None] | None 
         asyncio.run(serve_forever(settings, announce=announce))
         return
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if settings.store_dir is None:
+    if settings.store_dir is None and settings.etcd is None:
         tmp = tempfile.TemporaryDirectory(prefix="mco-store-")
         settings = replace(settings, store_dir=Path(tmp.name))
-    DirectoryStore(settings.store_dir or ".")  # create the layout before anyone reads it
+    if settings.etcd is None:
+        DirectoryStore(settings.store_dir or ".")  # create the layout before anyone reads it
     ctx = multiprocessing.get_context("spawn")
     children: list[multiprocessing.process.BaseProcess] = []
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.appended import AppendOptions
 from server.auth import AccessPolicy
+
+if TYPE_CHECKING:
+    from fleet.etcd_client import EtcdSettings
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,7 @@ class ServerSettings:
 
     cluster_dir      the cluster directory to render (None: serve what the store already holds)
     store_dir        where rendered configs, pool records and node reports live (None: in memory)
+    etcd             the etcd cluster to mirror instead (no cluster_dir: `mco controller` renders)
     listen           plain HTTP (host, port) or None
     tls_listen       HTTPS (host, port) or None; needs cert_file and key_file
     workers          server processes sharing the ports with SO_REUSEPORT (the first one renders)
@@ -37,6 +42,7 @@ class ServerSettings:
 
     cluster_dir: Path | None
     store_dir: Path | None = None
+    etcd: EtcdSettings | None = None  # `--store etcd://...`: a stateless replica of the etcd store
     listen: tuple[str, int] | None = ("127.0.0.1", 22624)
     tls_listen: tuple[str, int] | None = None
     cert_file: Path | None = None

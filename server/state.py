@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from server.snapshot import Snapshot
 
@@ -25,6 +26,7 @@ class ServerState:
     generations: int = 0
     notes: dict[str, str] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # set: re-read the store now
+    feed: Any = None  # an etcd replica's mirror: its health() says whether it is current (server/replica.py)
 
     def swap(self, snapshot: Snapshot) -> None:
         """Serve `snapshot` from the next request on."""

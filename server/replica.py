@@ -1,0 +1,51 @@
+"""A stateless replica: `mco serve --store etcd://...` serves from an in-memory mirror of the etcd store.
+
+The mirror (fleet/etcd_mirror.py) starts from one consistent range read and follows a watch; each applied
+change wakes the reloader, which rebuilds the served snapshot from memory (the request path never reads
+etcd). The controller's published render errors become the replica's `render_errors` (/pools shows them).
+When etcd loses quorum the mirror keeps its last state, so reads go on; writes (node status, hand-outs) fail
+after the store's call timeout and are answered 503, which nodes retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fleet.etcd_client import Connection, EtcdSettings
+from fleet.etcd_mirror import Mirror
+from fleet.etcd_store import EtcdStore
+from server.state import ServerState
+
+
+def open_replica_store(settings: EtcdSettings) -> EtcdStore:
+    """Connect, read the whole state once (StoreError when etcd cannot answer), and start following it."""
+    conn = Connection(settings)
+    mirror = Mirror(conn)
+    try:
+        mirror.start()
+    except BaseException:
+        conn.close()
+        raise
+    return EtcdStore(conn, mirror=mirror)
+
+
+def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop) -> None:
+    """Wake the reloader on every change the mirror applies, and show the mirror's health on /healthz."""
+    mirror = store.mirror
+    assert mirror is not None
+    state.feed = mirror
+
+    def changed() -> None:
+        errors = mirror.controller().get("errors") or []
+        state.render_errors = tuple(str(e) for e in errors) if isinstance(errors, list) else ()
+        loop.call_soon_threadsafe(state.wake.set)
+
+    mirror.on_change(changed)
+    changed()
+
+
+def close(store: EtcdStore) -> None:
+    """Stop following and close the connection."""
+    if store.mirror is not None:
+        store.mirror.stop()
+    store.conn.close()

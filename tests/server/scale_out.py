@@ -1,0 +1,79 @@
+"""Processes of a scale-out deployment for tests and benchmarks: `mco controller` candidates and `mco serve`
+replicas on an etcd store, each a child process of the test, stopped by PID."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from tests.etcd_cluster import free_ports
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+class Fleet:
+    """Controller candidates and replicas started by this test; `stop()` kills whatever is left."""
+
+    def __init__(self, store_url: str, log_dir: Path) -> None:
+        self.store_url = store_url
+        self.log_dir = log_dir
+        self.controllers: dict[str, subprocess.Popen[bytes]] = {}
+        self.replicas: dict[int, subprocess.Popen[bytes]] = {}
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
+        try:
+            return subprocess.Popen([sys.executable, "-m", "cli", *args], env=ENV, cwd=ROOT,
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        finally:
+            log.close()
+
+    def start_controller(self, identity: str, cluster_dir: Path, *, ttl: int = 2) -> None:
+        """A controller candidate named `identity`."""
+        self.controllers[identity] = self._spawn(identity, [
+            "controller", str(cluster_dir), "--store", self.store_url, "--id", identity, "--lease-ttl", str(ttl),
+            "--poll-interval", "0.1"])
+
+    def start_replica(self, port: int | None = None, *extra: str) -> str:
+        """A replica on `port` (a free one by default); returns its base URL once /healthz answers 200."""
+        port = port or free_ports(1)[0]
+        self.replicas[port] = self._spawn(f"replica-{port}", [
+            "serve", "--store", self.store_url, "--listen", f"127.0.0.1:{port}", "--access-log", "off",
+            "--poll-interval", "0.5", *extra])
+        base = f"http://127.0.0.1:{port}"
+        wait_healthy(base, self.replicas[port])
+        return base
+
+    def kill(self, proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+        """Signal one process and reap it."""
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        """Kill every process still running."""
+        for proc in [*self.controllers.values(), *self.replicas.values()]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def wait_healthy(base: str, proc: subprocess.Popen[bytes] | None = None, *, timeout: float = 60.0) -> None:
+    """Wait until `base`/healthz answers 200 (fails if the process exits first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{base}: the process exited with {proc.returncode}")
+        try:
+            if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"{base}: not healthy after {timeout}s")

@@ -1,0 +1,128 @@
+"""Replicas and elected controllers on a real 3-member etcd cluster, as processes: the controller renders,
+every replica serves the same bytes, changes propagate, render errors keep the last good target, leadership
+moves at once on SIGTERM and within the lease TTL + 1 s after SIGKILL, and the CLI contract holds."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from fleet.etcd_client import Connection, parse_url
+from fleet.etcd_election import Election
+from tests.etcd_cluster import EtcdCluster
+from tests.server.helpers import ACCEPT_33
+from tests.server.scale_out import ENV, ROOT, Fleet
+
+HERE = Path(__file__).resolve().parent
+_prefixes = itertools.count()
+
+
+@pytest.fixture
+def fleet(etcd_cluster: EtcdCluster, tmp_path: Path) -> Iterator[Fleet]:
+    f = Fleet(etcd_cluster.url(f"scale-{next(_prefixes)}"), tmp_path)
+    try:
+        yield f
+    finally:
+        f.stop()
+
+
+@pytest.fixture
+def cluster_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "cluster"
+    shutil.copytree(HERE / "cluster", target)
+    return target
+
+
+def until(check: Callable[[], object], timeout: float = 30.0) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"not reached within {timeout}s")
+
+
+def config(base: str) -> bytes:
+    response = requests.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33}, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.content
+
+
+def current_leader(url: str) -> Callable[[], str | None]:
+    conn = Connection(parse_url(url))
+    election = Election(conn, identity="observer")
+    return election.leader
+
+
+def test_controller_renders_replicas_serve_changes_and_errors(fleet: Fleet, cluster_dir: Path) -> None:
+    fleet.start_controller("ctl-a", cluster_dir)
+    fleet.start_controller("ctl-b", cluster_dir)
+    replicas = [fleet.start_replica(), fleet.start_replica()]
+    first = config(replicas[0])
+    assert config(replicas[1]) == first and b"hello%20from%20the%20server" in first
+    health = requests.get(f"{replicas[0]}/healthz", timeout=5)
+    assert health.status_code == 200 and "current at etcd revision" in health.text
+
+    manifest = cluster_dir / "manifests" / "10-worker-demo.yaml"
+    manifest.write_text(manifest.read_text().replace("hello%20from%20the%20server", "hello%20again"))
+    for base in replicas:
+        until(lambda base=base: b"hello%20again" in config(base))
+    second = config(replicas[0])
+
+    (cluster_dir / "manifests" / "20-broken.yaml").write_text(
+        "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 20-broken\n"
+        "  labels:\n    machineconfiguration.openshift.io/role: worker\nspec:\n  config:\n"
+        "    ignition: {version: 3.4.0}\n    storage: {files: [{path: relative/path}]}\n")
+
+    def degraded() -> bool:
+        pool = requests.get(f"{replicas[1]}/pools/worker", timeout=5).json()
+        cond = {c["type"]: c for c in pool["status"]["conditions"]}
+        return cond["RenderDegraded"]["status"] == "True" and "20-broken" in cond["RenderDegraded"]["message"]
+
+    until(degraded)
+    assert all(config(base) == second for base in replicas)  # the last good target is still served
+
+
+def test_leadership_moves_on_sigterm_at_once_and_after_sigkill_within_ttl(fleet: Fleet, cluster_dir: Path) -> None:
+    ttl = 2
+    for name in ("ctl-a", "ctl-b", "ctl-c"):
+        fleet.start_controller(name, cluster_dir, ttl=ttl)
+    leader = current_leader(fleet.store_url)
+    first = str(until(leader))
+
+    fleet.kill(fleet.controllers[first], signal.SIGTERM)
+    assert fleet.controllers[first].returncode == 0
+    started = time.monotonic()
+    second = str(until(lambda: (name := leader()) not in (None, first) and name))
+    assert time.monotonic() - started < 1.0  # resigned: no waiting for the lease
+
+    fleet.kill(fleet.controllers[second], signal.SIGKILL)
+    started = time.monotonic()
+    third = str(until(lambda: (name := leader()) not in (None, second) and name))
+    assert time.monotonic() - started <= ttl + 1
+    assert third not in (first, second)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["serve", "--store", "etcd://127.0.0.1:1", "examples/cluster"], "give no CLUSTER_DIR"),
+    (["serve", "--store", "etcd://nohostport"], "is not HOST:PORT"),
+    (["serve", "examples/cluster", "--etcd-cacert", "/nonexistent"], "need --store etcd://"),
+    (["controller", "examples/cluster", "--store", "/tmp/dir"], "needs an etcd://"),
+    (["controller", "examples/cluster", "--store", "etcd://127.0.0.1:1", "--lease-ttl", "1"], "at least 2"),
+    (["controller", "examples/cluster", "--store", "etcd://127.0.0.1:1", "--etcd-cert", "/nonexistent"],
+     "not a readable file"),
+], ids=["serve-etcd-with-dir", "bad-url", "tls-without-etcd", "controller-dir-store", "short-ttl", "missing-cert"])
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "cli", *args], env=ENV, cwd=ROOT, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
