@@ -77,3 +77,42 @@ def wait_healthy(base: str, proc: subprocess.Popen[bytes] | None = None, *, time
             pass
         time.sleep(0.05)
     raise RuntimeError(f"{base}: not healthy after {timeout}s")
+
+
+def haproxy_config(port: int, replicas: list[int]) -> str:
+    """haproxy in front of the replicas: health checks on /healthz every 200 ms, connection failures retried on
+    another replica (the layout docs/scale-out.md describes, on loopback)."""
+    servers = "\n".join(f"  server r{i} 127.0.0.1:{p} check" for i, p in enumerate(replicas))
+    return f"""global
+  maxconn 4096
+defaults
+  mode http
+  timeout connect 1s
+  timeout client 30s
+  timeout server 30s
+  retries 3
+  option redispatch 1
+  retry-on conn-failure empty-response response-timeout
+frontend machines
+  bind 127.0.0.1:{port}
+  default_backend replicas
+backend replicas
+  balance roundrobin
+  option httpchk GET /healthz
+  http-check expect status 200
+  default-server inter 200ms fall 1 rise 2
+{servers}
+"""
+
+
+def start_haproxy(haproxy: Path, port: int, replicas: list[int], log_dir: Path) -> subprocess.Popen[bytes]:
+    """haproxy in the foreground (-db), a child of the test; returns once it accepts connections."""
+    cfg = log_dir / "haproxy.cfg"
+    cfg.write_text(haproxy_config(port, replicas))
+    log = open(log_dir / "haproxy.log", "ab")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen([str(haproxy), "-db", "-f", str(cfg)], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    finally:
+        log.close()
+    wait_healthy(f"http://127.0.0.1:{port}", proc)
+    return proc
