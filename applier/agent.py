@@ -49,12 +49,23 @@ class Agent(UpdateSteps):
     # --- the sync and the loop ------------------------------------------------------------------------------
 
     def sync(self, *, repair: bool | None = None) -> SyncResult:
-        """One step (module docstring). Raises TemporaryError when the desired config cannot be fetched."""
+        """One step (module docstring). Raises TemporaryError when the desired config cannot be fetched.
+
+        `repair`: True is `--once --repair` (drift repaired in every state where the config the disk should
+        match is known), False reports drift; None follows `--drift`. After a verified reboot the same sync
+        goes on to a newer desired config (`--once` ends with it applied or pending its reboot).
+        """
         self.state.ensure()
+        fix = self.settings.drift == "repair" if repair is None else repair
+        explicit = repair is True
         current = self.state.current()
         pending = self.state.pending()
+        settled: SyncResult | None = None
         if pending is not None and pending.phase == "rebooting":
-            return self.after_reboot(current, pending)
+            settled = self.after_reboot(current, pending, repair=fix, explicit=explicit)
+            if settled.state != "Done" or settled.rebooting:
+                return settled
+            current, pending = self.state.current(), None
         desired = self.source.desired(self.settings.node, self._pool(current), current)
         if desired is None:
             if current is None:
@@ -64,10 +75,11 @@ class Agent(UpdateSteps):
         if failed and failed.get("name") != desired.name:
             self.state.clear_failed()
         elif failed and current is not None and current.name != desired.name and pending is None:
-            return self._result("Degraded", str(failed.get("message", "")), current, desired.name)
+            note, left = self._repair_note(current, explicit)
+            return self._result("Degraded", str(failed.get("message", "")) + note + left, current, desired.name)
         if current is not None and desired.name == current.name and pending is None:
-            return self.check_drift(current, repair=self.settings.drift == "repair" if repair is None else repair)
-        return self.update(current, desired, pending)
+            return settled or self.check_drift(current, repair=fix)
+        return self.update(current, desired, pending, repair=explicit)
 
     def stop(self, *_: Any) -> None:
         """Ask the loop to end after the current sync (SIGTERM does not interrupt an update)."""

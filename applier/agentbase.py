@@ -25,7 +25,7 @@ from applier.runner import CommandRunner
 from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter
-from applier.verify import verify_config
+from applier.verify import on_disk_message, verify_config
 from fleet.diff import files_of, units_of
 from fleet.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.rendered import RENDERED_PREFIX, RenderedConfig
@@ -214,6 +214,15 @@ class AgentBase:
         if left:
             return [], left
         return [f"file {p}" for p in files] + [f"unit {u}" for u in units], []
+
+    def _repair_note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
+        """An explicit repair of `config`'s drift, as text to append to a sync's message: (`; repaired drift:
+        ...` or "", `; unexpected on-disk state ...` for what could not be repaired, or "")."""
+        if not repair or config is None:
+            return "", ""
+        repaired, left = self._check_drift(config, repair=True)
+        return (f"; repaired drift: {', '.join(repaired)}" if repaired else "",
+                f"; {on_disk_message(config.name, left)}" if left else "")
 
     # --- the reboot command ---------------------------------------------------------------------------------
 

@@ -41,20 +41,28 @@ class RebootSteps(AgentBase):
         return SyncResult("Working", f"waiting for reboot into {target.name}", current.name if current else "",
                           target.name, rebooting=True, changed=True)
 
-    def after_reboot(self, current: RenderedConfig | None, pending: Pending) -> SyncResult:
-        """A sync with an update waiting for its reboot: wait, ask again, give up, or verify the new boot."""
+    def after_reboot(self, current: RenderedConfig | None, pending: Pending, *, repair: bool,
+                     explicit: bool = False) -> SyncResult:
+        """A sync with an update waiting for its reboot: wait, ask again, give up, or verify the new boot.
+
+        `repair`: drift found by the post-reboot check is restored (and named) instead of degrading the node;
+        `explicit` (`--once --repair`): drift is repaired against the pending config while still waiting too.
+        """
         target = pending.config
         step = reboot_step(recorded=pending.boot_id, booted=boot_id(self.root),
                            waited=time.time() - pending.requested_at, wait=self.settings.reboot_wait,
                            attempts=pending.reboot_attempts, limit=MAX_REBOOT_ATTEMPTS)
-        if step == "wait":
-            return self._result("Working", f"waiting for reboot into {target.name}", current, target.name,
-                                rebooting=True)
+        if step in ("wait", "give-up"):
+            note, left = self._repair_note(target, explicit)
+            if step == "wait" and not left:
+                return self._result("Working", f"waiting for reboot into {target.name}{note}", current,
+                                    target.name, rebooting=True)
+            message = (f"reboot into {target.name} did not happen: the boot ID is unchanged after "
+                       f"{pending.reboot_attempts} reboot requests" if step == "give-up"
+                       else f"waiting for reboot into {target.name}")
+            return self._result("Degraded", message + note + left, current, target.name)
         if step == "request":
             return self.request_reboot(current, pending, f"Node will reboot into config {target.name}")
-        if step == "give-up":
-            return self._result("Degraded", f"reboot into {target.name} did not happen: the boot ID is unchanged "
-                                f"after {pending.reboot_attempts} reboot requests", current, target.name)
         staged_id = str(pending.staged.get("id") or "")
         booted = self.backend.booted()
         if staged_id and booted is not None and booted.id != staged_id \
@@ -62,13 +70,17 @@ class RebootSteps(AgentBase):
             return self.request_reboot(current, pending, f"Node will reboot into config {target.name}")
         spec = effective(current.spec if current else target.spec, target.spec,
                          manage_os=self.backend.name != "none")
-        problems = self.backend.verify(spec, pending.staged) + verify_config(self.root, target.spec.config or {},
-                                                                             systemctl=self.systemctl)
-        if problems:
-            message = on_disk_message(target.name, problems)
+        self.drift.forget()  # everything is read again in a new boot
+        os_problems = self.backend.verify(spec, pending.staged)
+        if os_problems:
+            message = on_disk_message(target.name, os_problems + verify_config(
+                self.root, target.spec.config or {}, systemctl=self.systemctl))
             if self.settings.rollback and staged_id and current is not None and current.name != target.name:
                 return self._roll_back(current, target, pending, message)
             return self._result("Degraded", message, current, target.name)
+        repaired, drifted = self._check_drift(target, repair=repair)
+        if drifted:
+            return self._result("Degraded", on_disk_message(target.name, drifted), current, target.name)
         self.state.set_current(target)
         self.state.clear_pending()
         failed = self.state.failed()
@@ -79,7 +91,8 @@ class RebootSteps(AgentBase):
             self.settings.hooks.run_uncordon(self.settings.node)
         except ApplyError as exc:
             return self._result("Degraded", str(exc), target, target.name)
-        return self._result("Done", f"rebooted into {target.name}; verification passed", target, target.name,
+        note = f"; repaired drift: {', '.join(repaired)}" if repaired else ""
+        return self._result("Done", f"rebooted into {target.name}; verification passed{note}", target, target.name,
                             changed=True)
 
     def _roll_back(self, current: RenderedConfig, target: RenderedConfig, pending: Pending,

@@ -85,8 +85,9 @@ class UpdateSteps(RebootSteps):
 
 
     def update(self, current: RenderedConfig | None, desired: RenderedConfig,
-               pending: Pending | None) -> SyncResult:
-        """Move from `current` to `desired` (steps 3 of the module docstring)."""
+               pending: Pending | None, *, repair: bool = False) -> SyncResult:
+        """Move from `current` to `desired` (module docstring); `repair`: an explicit drift repair, which a
+        refused target turns into a repair of the current config."""
         first_run = current is None
         old_spec = current.spec if current is not None else self.baseline(desired.spec)
         manage_os = self.backend.name != "none"
@@ -100,7 +101,8 @@ class UpdateSteps(RebootSteps):
         if plan.unreconcilable:
             message = not_reconcilable_message(current.name if current else "", desired.name,
                                                "; ".join(plan.unreconcilable))
-            return self._result("Degraded", message, current, desired.name)
+            note, left = self._repair_note(current, repair)  # the node stays at current: its drift is known
+            return self._result("Degraded", message + note + left, current, desired.name)
         self._working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}")
         previous = current.name if current else None
         self.state.set_pending(Pending(desired, "applying", previous=previous))
