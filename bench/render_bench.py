@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from fleet.store import DirectoryStore, MemoryStore  # noqa: E402
 from ignition.rules.caches import clear_caches  # noqa: E402
-from renderer.merge_mc import merge_machine_configs_traced  # noqa: E402
+from renderer.merge_machineconfigs import merge_machine_configs  # noqa: E402
 from renderer.order import merge_order  # noqa: E402
 from renderer.provenance import compute_provenance  # noqa: E402
 from renderer.render import load_inputs, render_cluster  # noqa: E402
@@ -83,22 +83,21 @@ def stages(cluster: Path) -> dict[str, float]:
     inputs = load_inputs(cluster)
     out["load + model"] = time.process_time() - start
     start = time.process_time()
-    plain: set[int] = set()
     for mc in inputs.machine_configs:
-        plain.update(check_machine_config(mc, allowed_extensions=inputs.cluster.extensions_allow_list).plain)
+        check_machine_config(mc, allowed_extensions=inputs.cluster.extensions_allow_list)
     out["validate inputs (ignition.validate)"] = time.process_time() - start
     for name in ("merge", "provenance", "validate result (ignition.validate)"):
         out[name] = 0.0
     for role in ("worker", "master"):
         selected = merge_order(m for m in inputs.machine_configs if m.role == role)
         start = time.process_time()
-        spec, trusted = merge_machine_configs_traced(selected, plain=plain)
+        spec = merge_machine_configs(selected)
         out["merge"] += time.process_time() - start
         start = time.process_time()
         compute_provenance(selected)
         out["provenance"] += time.process_time() - start
         start = time.process_time()
-        validate_result(spec, selected, size=0, pool=role, plain=trusted)
+        validate_result(spec, selected, size=0, pool=role)
         out["validate result (ignition.validate)"] += time.process_time() - start
     return out
 

@@ -35,41 +35,23 @@ Merge rules (parent P, child C; the one place they are written down):
 
 `merge_with_transcript` also returns Go's transcript: for every leaf (and every object taken whole)
 of the result, which side and which path it came from. The renderer uses it for provenance.
-
-`render_references` does what Ignition's fetch stage does with `ignition.config.replace` and
-`ignition.config.merge[]` (fetch, decompress, verify, parse, merge depth-first; rules at the end of
-this module); remote sources go through a `Fetch` seam (`MemoryFetcher` is the in-memory one).
-Unlike Ignition, which would recurse forever, a reference loop stops at MAX_DEPTH levels.
+Merging many configs left to right is merge_many.py; `ignition.config.replace`/`merge[]` references are
+rendered by references.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ignition import schema
-from ignition.dataurl import DataURLError, decode_data_url, gunzip_contents
 from ignition.decode import decode
 from ignition.errors import IgnitionError
-from ignition.parse import parse
-from ignition.report import Path, Report, path_str
-from ignition.translate import translate
-from ignition.validate import validate_dict
-from ignition.versions import LATEST, is_accepted
+from ignition.report import Path, path_str
+from ignition.versions import is_accepted
 
-__all__ = [
-    "Fetch",
-    "MemoryFetcher",
-    "MergeError",
-    "Origin",
-    "RenderError",
-    "merge",
-    "merge_with_transcript",
-    "render_references",
-]
+__all__ = ["CHILD", "PARENT", "MergeError", "Origin", "merge", "merge_with_transcript"]
 
 PARENT = "parent"
 CHILD = "child"
@@ -304,110 +286,3 @@ class _Merger:
                 self.transcribe(CHILD, cp + (j,), rp + (len(out),), item_node, child_item, False)
                 out.append(child_item)
         return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# Referenced configs: what Ignition does with ignition.config.replace and ignition.config.merge[] when it
-# renders a config (internal/exec/config_fetcher.go RenderConfig; ignition.md section 5.1):
-#   - replace.source set: fetch that config, discard the current one entirely, render the new one;
-#   - else, for each merge[] entry in order: fetch the child, render it first (depth-first), then
-#     result = merge(result, child). The result keeps every merge[] entry; they are not fetched again.
-# A fetched config must be a complete, valid config of its own; fetched bytes are gunzipped when the
-# reference says `compression: gzip`, and `verification.hash` is checked over the decompressed bytes.
-# Everything is translated up to one version (Ignition uses its newest), and the result is validated.
-
-# (source, headers as (name, value)) -> bytes; raises OSError or IgnitionError when it cannot fetch.
-Fetch = Callable[[str, Sequence[tuple[str, str]]], bytes]
-MAX_DEPTH = 16
-
-
-class RenderError(IgnitionError):
-    """A referenced config could not be fetched, verified or read, or the rendered result is invalid."""
-
-
-class MemoryFetcher:
-    """The in-memory Fetch seam: sources mapped to bytes (tests, and configs already at hand)."""
-
-    def __init__(self, documents: Mapping[str, bytes]) -> None:
-        self.documents = dict(documents)
-        self.requests: list[tuple[str, tuple[tuple[str, str], ...]]] = []
-
-    def __call__(self, source: str, headers: Sequence[tuple[str, str]]) -> bytes:
-        self.requests.append((source, tuple(headers)))
-        try:
-            return self.documents[source]
-        except KeyError:
-            raise RenderError(f"resource not found: {source}") from None
-
-
-def render_references(
-    config: Mapping[str, Any], *, fetch: Fetch | None = None, version: str | None = None
-) -> dict[str, Any]:
-    """Ignition's rendering of `replace` and `merge[]` (see above); `data:` sources need no fetcher."""
-    target = version or LATEST
-    result = _render(translate(config, target), fetch, target, 0, ())
-    report = validate_dict(result)
-    if report.is_fatal:
-        raise RenderError("merging configs resulted in an invalid config", report=Report(report.errors))
-    return result
-
-
-def _render(
-    config: dict[str, Any], fetch: Fetch | None, version: str, depth: int, where: Path
-) -> dict[str, Any]:
-    if depth > MAX_DEPTH:
-        raise RenderError(f"config references nest deeper than {MAX_DEPTH} levels", path=where)
-    refs = config.get("ignition", {}).get("config", {})
-    replace = refs.get("replace", {})
-    if replace.get("source") is not None:
-        at = where + ("ignition", "config", "replace")
-        return _render(_fetch_config(replace, fetch, version, at), fetch, version, depth + 1, at)
-    result = config
-    for i, ref in enumerate(refs.get("merge", [])):
-        at = where + ("ignition", "config", "merge", i)
-        child = _render(_fetch_config(ref, fetch, version, at), fetch, version, depth + 1, at)
-        result = merge(result, child)
-    return result
-
-
-def _fetch_config(ref: Mapping[str, Any], fetch: Fetch | None, version: str, at: Path) -> dict[str, Any]:
-    """Fetch, decompress, verify, parse and translate one referenced config."""
-    source = ref.get("source")
-    if not source:
-        raise RenderError("source is required", path=at + ("source",))
-    try:
-        if source.startswith("data:"):
-            raw = decode_data_url(source)
-        elif fetch is None:
-            raise RenderError(f"cannot fetch {source}: no fetcher for remote sources", path=at + ("source",))
-        else:
-            headers = [(h["name"], h["value"]) for h in ref.get("httpHeaders", []) if "value" in h]
-            raw = fetch(source, headers)
-        compression = ref.get("compression") or ""
-        if compression == "gzip":
-            raw = gunzip_contents(raw)
-        elif compression:
-            raise RenderError("invalid compression method", path=at + ("compression",))
-    except DataURLError as exc:
-        raise RenderError(f"cannot read {source}: {exc.message}", path=at + ("source",)) from exc
-    except OSError as exc:
-        raise RenderError(f"cannot fetch {source}: {exc}", path=at + ("source",)) from exc
-    except IgnitionError as exc:
-        if exc.path:
-            raise
-        raise RenderError(str(exc), report=exc.report, path=at + ("source",)) from exc
-    expected = (ref.get("verification") or {}).get("hash")
-    if expected:
-        function, _, digest = expected.partition("-")
-        if function not in ("sha512", "sha256"):
-            raise RenderError("unrecognized hash function", path=at + ("verification", "hash"))
-        actual = hashlib.new(function, raw).hexdigest()
-        if actual != digest.lower():
-            raise RenderError(
-                f"{source}: {function} of the fetched config is {actual}, expected {digest}",
-                path=at + ("verification", "hash"),
-            )
-    typed, report = parse(raw, source=source)
-    if typed is None:
-        raise RenderError(f"referenced config {source} is not valid", report=Report(report.errors), path=at)
-    return translate(json.loads(raw), version)

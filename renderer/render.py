@@ -37,7 +37,7 @@ from fleet.store import NotFound, Store, StoreError, check_name
 from renderer.cluster import Cluster, ClusterFileError, load_cluster
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
-from renderer.merge_mc import MergeError, merge_machine_configs_traced
+from renderer.merge_machineconfigs import MachineConfigMergeError, merge_machine_configs
 from renderer.model import (
     GENERATED_BY,
     ROLE_LABEL,
@@ -389,21 +389,18 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[int,
                               pool.origin.source, ("spec", "machineConfigSelector"), pool.origin.line))
         return _Outcome(pool, None, tuple(errors), tuple(warnings), sources)
     allowed = inputs.cluster.extensions_allow_list
-    plain: set[int] = set()
     for mc in selected:
         verdict = validated.get(id(mc))  # (every MachineConfig lives in `inputs` for the whole render)
         if verdict is None:
             verdict = validated[id(mc)] = check_machine_config(mc, allowed_extensions=allowed)
         for p in verdict.problems:
             (errors if p.severity == "error" else warnings).append(p)
-        plain.update(verdict.plain)
     if errors:
         return _Outcome(pool, None, tuple(errors), tuple(warnings), sources)
     try:
-        spec, trusted = merge_machine_configs_traced(
-            selected, default_os_image=inputs.cluster.os_image_url,
-            default_extensions_image=inputs.cluster.extensions_image, plain=plain)
-    except MergeError as exc:
+        spec = merge_machine_configs(selected, default_os_image=inputs.cluster.os_image_url,
+                                     default_extensions_image=inputs.cluster.extensions_image)
+    except MachineConfigMergeError as exc:
         mc = next(m for m in selected if m.name == exc.name)
         errors.append(Problem("translate", exc.message, mc.origin.source, ("spec", "config"), mc.origin.line))
         return _Outcome(pool, None, tuple(errors), tuple(warnings), sources)
@@ -417,7 +414,7 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[int,
     rendered = RenderedConfig(name=rendered_name(pool.name, spec, canonical), pool=pool.name, spec=spec,
                               sources=sources, annotations=annotations, provenance=compute_provenance(selected))
     size = machine_config_size(rendered, canonical)
-    errors.extend(validate_result(spec, selected, size=size, pool=pool.name, plain=trusted))
+    errors.extend(validate_result(spec, selected, size=size, pool=pool.name))
     if not errors and current is not None and current.name != rendered.name:
         errors.extend(reconcile_problems(current.name, current.spec, spec, selected, overrides=overrides))
     return _Outcome(pool, None if errors else rendered, tuple(errors), tuple(warnings), sources)

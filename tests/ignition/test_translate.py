@@ -788,7 +788,8 @@ def test_transforms_never_crash_on_any_json(
     source: str, target: str, a: dict[str, Any], b: dict[str, Any]
 ) -> None:
     from ignition.errors import IgnitionError
-    from ignition.merge import merge, render_references
+    from ignition.merge import merge
+    from ignition.references import render_references
 
     one, other = _document(source, a), _document(source, b)
     for run in (

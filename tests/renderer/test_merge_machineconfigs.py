@@ -1,13 +1,14 @@
-"""The MCO's merge rules (notes/mco.md §2.3-2.4, test vectors of §7), table-driven."""
+"""The MCO's merge rules (MCO pkg/controller/common/helpers.go: MergeMachineConfigs), table-driven."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from fleet.rendered import MachineConfigSpec
-from renderer.merge_mc import merge_machine_configs
+from renderer.merge_machineconfigs import merge_machine_configs
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, Origin
 from renderer.naming import rendered_name, spec_hash
 from renderer.order import merge_order
@@ -62,13 +63,32 @@ FILE_CASES = [
      [{"path": "/etc/b", "contents": {"source": "data:,b"}, "overwrite": True},
       {"path": "/etc/a", "contents": {"source": "data:,a"}, "overwrite": True}],
      "new-files-appended-in-order"),
+    ([files({"path": "/etc/a", "mode": 420, "contents": {"source": "data:,one"}},
+            {"path": "/etc/b", "contents": {"source": "data:,b"}}),
+      files({"path": "/etc/a", "overwrite": False})],
+     [{"path": "/etc/a", "mode": 420, "overwrite": False, "contents": {"source": "data:,one"}},
+      {"path": "/etc/b", "contents": {"source": "data:,b"}, "overwrite": True}],
+     "later-overwrite-false-keeps-the-source"),
+    ([files({"path": "/etc/a", "contents": {"source": "data:,one"}}), files({"path": "/etc/a", "mode": 384})],
+     [{"path": "/etc/a", "mode": 384, "contents": {"source": "data:,one"}, "overwrite": True}],
+     "later-mode-only-keeps-the-source"),
+    ([files({"path": "/etc/a", "mode": 384})], [{"path": "/etc/a", "mode": 384}], "no-source-no-overwrite"),
+    ([files({"path": "/etc/a", "contents": {"source": "data:;base64,H4sI", "compression": "gzip"}}),
+      files({"path": "/etc/a", "mode": 384})],
+     [{"path": "/etc/a", "mode": 384, "contents": {"source": "data:;base64,H4sI"}, "overwrite": True}],
+     "gzip-reset-by-a-later-file-without-contents"),
+    ([files({"path": "/etc/a", "contents": {"source": "data:,x"}}),
+      {"ignition": {"version": V}, "storage": {"directories": [{"path": "/etc/a"}]}}],
+     None, "a-directory-replaces-a-file"),
 ]
 
 
 @pytest.mark.parametrize(("configs", "expected"), [c[:2] for c in FILE_CASES], ids=[c[2] for c in FILE_CASES])
-def test_file_merge(configs: list[dict[str, Any]], expected: list[dict[str, Any]]) -> None:
+def test_file_merge(configs: list[dict[str, Any]], expected: list[dict[str, Any]] | None) -> None:
+    before = copy.deepcopy(configs)
     spec = _merged(*(mc(f"{i:02d}-worker", config=c) for i, c in enumerate(configs)))
-    assert spec.config["storage"]["files"] == expected
+    assert spec.config["storage"].get("files") == expected
+    assert configs == before  # the inputs are never written to
 
 
 def test_ssh_keys_union_and_units_merge_dropins_by_name() -> None:

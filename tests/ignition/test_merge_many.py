@@ -1,4 +1,5 @@
-"""The linear fold gives exactly what Ignition's pairwise merge (ignition.merge) gives, applied left to right."""
+"""Merging many configs in one pass (ignition/merge_many.py) gives exactly what Ignition's pairwise merge
+(ignition/merge.py) gives, applied left to right."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ignition.merge import merge
-from renderer.ignfold import Fold, prune_empty
+from ignition.merge_many import merge_many, prune_empty
 
 V = "3.5.0"
 PATHS = st.sampled_from(["/etc/a", "/etc/b", "/etc/c", "/var/d"])
@@ -91,19 +92,11 @@ def config(draw: st.DrawFn) -> dict[str, Any]:
     return cfg
 
 
-def _fold(configs: list[dict[str, Any]]) -> dict[str, Any]:
-    fold = Fold(configs[0], V)
-    for child in configs[1:]:
-        fold.merge(child)
-    # the result holds no empty list or object unless the fold says it may
-    return prune_empty(fold.result) if fold.may_have_empties else fold.result
-
-
 @settings(max_examples=500, deadline=None)
 @given(st.lists(config(), min_size=1, max_size=5))
-def test_fold_equals_pairwise_merge(configs: list[dict[str, Any]]) -> None:
+def test_merge_many_equals_pairwise_merge(configs: list[dict[str, Any]]) -> None:
     expected = reduce(merge, configs[1:], configs[0])
-    assert _fold(configs) == prune_empty(expected)
+    assert merge_many(configs, V) == prune_empty(expected)
 
 
 CASES = [
@@ -126,5 +119,5 @@ CASES = [
 
 
 @pytest.mark.parametrize(("configs", "expected"), CASES)
-def test_fold_cases(configs: list[dict[str, Any]], expected: dict[str, Any]) -> None:
-    assert _fold(configs) == expected
+def test_merge_many_cases(configs: list[dict[str, Any]], expected: dict[str, Any]) -> None:
+    assert merge_many(configs, V) == expected
