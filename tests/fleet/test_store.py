@@ -121,3 +121,38 @@ def test_claim_node_stores_the_decision(store: Store, handed: bool) -> None:
     assert (store.claim_node("node-b", decide) is not None) == handed
     assert seen[-1] == ["node-a"]
     assert [s.name for s in store.list_node_status()] == (["node-a", "node-b"] if handed else ["node-a"])
+
+
+def _claim_many(root: str, names: list[str]) -> None:
+    """One `mco serve --workers N` process's hand-outs: each node asks once, maxUnavailable 3."""
+    from fleet.rollout import desired_for
+
+    store = DirectoryStore(root)
+    for name in names:
+        def decide(statuses: list[NodeStatus], name: str = name) -> NodeStatus | None:
+            record = store.get_pool("worker")
+            if desired_for(name, record, statuses) != record.current:
+                return None
+            return NodeStatus(name, "worker", "rendered-worker-old", record.current or "", "Done")
+        store.claim_node(name, decide)
+
+
+def test_directory_store_claims_hold_across_processes(tmp_path: Path) -> None:
+    """Four processes hand out slots for 40 nodes at once through one directory: exactly 3 are handed out."""
+    import multiprocessing
+
+    from fleet.rollout import is_unavailable
+
+    store = DirectoryStore(tmp_path)
+    store.put_pool(PoolRecord(name="worker", current="rendered-worker-new", max_unavailable=3))
+    names = [f"node-{i:02d}" for i in range(40)]
+    for name in names:
+        store.put_node_status(NodeStatus(name, "worker", "rendered-worker-old", "", "Done"))
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_claim_many, args=(str(tmp_path), names[i::4])) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    assert sum(1 for s in store.list_node_status() if is_unavailable(s)) == 3
