@@ -23,6 +23,7 @@ from ignition.locate import Locator
 from ignition.merge import merge
 from ignition.parse import parse
 from ignition.report import Report
+from ignition.spec2 import SPEC2_VERSIONS, is_spec2, to_spec3
 from ignition.translate import translate_with_report
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS, version_index
@@ -48,7 +49,8 @@ def register(subparsers: Any) -> None:
         "translate",
         help="translate a config to another spec version (up, or down where it can be expressed)",
         description="Translate FILE to spec --to. Downward translation refuses, listing every field path "
-        "the target cannot express.",
+        f"the target cannot express. A spec {', '.join(SPEC2_VERSIONS)} config is converted as the MCO converts "
+        "one (duplicates removed, the last kept; filesystem root only).",
     )
     t.add_argument(
         "--to", required=True, metavar="X.Y.Z", help=f"target spec version ({', '.join(ACCEPTED_VERSIONS)})"
@@ -142,16 +144,33 @@ def _translated(item: _Input, version: str) -> dict[str, Any] | None:
     return result
 
 
+def _spec2_config(item: _Input) -> dict[str, Any] | None:
+    """The input as a JSON object when it is a spec 2.0-2.2 config (which Ignition's v3 parser refuses)."""
+    if item.config is not None:
+        return None
+    try:
+        data = json.loads(item.text)
+    except ValueError:
+        return None
+    return data if is_spec2(data) else None
+
+
 def run_translate(args: argparse.Namespace) -> int:
     """`mco ignition translate`: parse, translate (refusing what the target lacks), validate, print."""
     if args.to not in ACCEPTED_VERSIONS:
         raise UsageError(f"unknown spec version {args.to!r} for --to (known: {', '.join(ACCEPTED_VERSIONS)})")
     item = _load(args.file)
+    spec2 = _spec2_config(item)
+    if spec2 is not None:  # spec 2.x: converted as the MCO converts a MachineConfig's config (ignition.spec2)
+        item = _Input(item.name, item.text, spec2, Report())
     _emit_report(item.report, item.name)
     if item.config is None:
         return EXIT_INVALID
     try:
-        result, report = translate_with_report(item.config, args.to)
+        if spec2 is not None:
+            result, report = to_spec3(spec2, args.to)
+        else:
+            result, report = translate_with_report(item.config, args.to)
     except IgnitionError as exc:
         _emit_report(item.about_me(exc.report), item.name)
         if not exc.report.entries:

@@ -30,6 +30,7 @@ from typing import Any
 from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
 from ignition.merge_many import MergedConfig, prune_empty
+from ignition.spec2 import is_spec2, to_spec3
 from ignition.translate import translate
 from renderer.model import MachineConfig
 from renderer.problems import RendererError
@@ -53,6 +54,8 @@ def to_render_version(config: Mapping[str, Any], *, name: str = "") -> Mapping[s
     if version == IGNITION_VERSION:
         return config
     try:
+        if is_spec2(config):  # MCO ParseAndConvertConfig: de-duplicated, then converted (ignition.spec2)
+            return to_spec3(config, IGNITION_VERSION)[0]
         return translate(config, IGNITION_VERSION)
     except IgnitionError as exc:
         raise MachineConfigMergeError(name, f"cannot translate Ignition {version} to {IGNITION_VERSION}: {exc}") from exc

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, compress, repeat
 from typing import Any
 
+from ignition.spec2 import spec2_version
 from renderer.model import MachineConfig
 
 _KEYED = (("storage", "files", "path"), ("storage", "directories", "path"), ("storage", "links", "path"),
@@ -247,6 +248,9 @@ def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str 
     whos: list[str] = []
     for mc in configs:
         mc_keys, mc_whos = _setters(mc)
+        converted = spec2_version(mc.spec.config) if mc.has_config else None
+        if converted:  # said wherever the MachineConfig is named (MCO ParseAndConvertConfig converts it)
+            mc_whos = [f"{who} [Ignition {converted} config converted to spec 3]" for who in mc_whos]
         keys += mc_keys
         whos += mc_whos
     out = dict(zip(keys, whos, strict=True))

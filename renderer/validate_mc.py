@@ -25,14 +25,19 @@ from fleet.reconcile import check_reconcilable
 from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
 from ignition.report import plain_covers
+from ignition.spec2 import SPEC2_VERSIONS, to_spec3
 from ignition.validate import validate_dict
 from ignition.versions import SUPPORTED_VERSIONS
+from renderer.merge_machineconfigs import IGNITION_VERSION
 from renderer.model import MachineConfig
 from renderer.problems import Path, Problem
 
 KERNEL_TYPES = ("", "default", "realtime", "64k-pages")
 MAX_MACHINE_CONFIG_SIZE = 1572864
 MAX_MODE = 0o777
+# MCO IgnParseWrapper's list, with what this renderer really reads: spec 2.0-2.2 and 3.0-3.6
+SUPPORTED_MESSAGE = "Supported spec versions: " + ", ".join(
+    v.rsplit(".", 1)[0] for v in (*SPEC2_VERSIONS, *SUPPORTED_VERSIONS))
 
 
 def mc_problem(mc: MachineConfig, code: str, path: Path, message: str, *, severity: str = "error") -> Problem:
@@ -57,12 +62,12 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
     version = ignition.get("version") if type(ignition) is dict or isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
         return [("error", ("ignition", "version"), "invalid-version",
-                 "parsing Ignition config failed: invalid version. Supported spec versions: "
-                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
+                 f"parsing Ignition config failed: invalid version. {SUPPORTED_MESSAGE}")], frozenset()
+    if version in SPEC2_VERSIONS:
+        return _spec2_verdict(config), frozenset()
     if version not in SUPPORTED_VERSIONS:
         return [("error", ("ignition", "version"), "unknown-version",
-                 f"parsing Ignition config failed: unknown version {version!r}. Supported spec versions: "
-                 + ",".join(v.rsplit(".", 1)[0] for v in SUPPORTED_VERSIONS))], frozenset()
+                 f"parsing Ignition config failed: unknown version {version!r}. {SUPPORTED_MESSAGE}")], frozenset()
     plain: frozenset[int] = frozenset()
     try:
         report = validate_dict(config, known_plain=known_plain, plain_ids=plain_ids, plain_lists=plain_lists)
@@ -73,6 +78,18 @@ def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = 
             return [("error", (), "ignition", str(exc))], frozenset()
         entries = list(failed.entries)
     return [(e.severity, tuple(e.path), e.code, e.message) for e in entries], plain
+
+
+def _spec2_verdict(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
+    """A spec-2 config is read, de-duplicated and converted as the MCO converts it (ignition.spec2); its
+    problems are at the fields as written."""
+    try:
+        report = to_spec3(config, IGNITION_VERSION)[1]
+    except IgnitionError as exc:
+        report = exc.report
+    return [(e.severity, tuple(e.path), e.code,
+             f"parsing Ignition spec v2 failed: {e.message}" if e.severity == "error" else e.message)
+            for e in report.entries]
 
 
 def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path, str, int]]:

@@ -198,7 +198,18 @@ MORE = [
                                "    passwd:\n      users:\n        - name: core\n          shouldExist: true\n"),
      "", "36-translates-down"),
     ("50-worker-v2.yaml", _mc("50-worker-v2", "worker", "  config:\n    ignition:\n      version: 2.2.0\n"),
-     "manifests/50-worker-v2.yaml:10:16 $.spec.config.ignition.version: ", "spec-2-unsupported"),
+     "", "spec-2-converted"),
+    ("50-worker-v2fs.yaml", _mc("50-worker-v2fs", "worker", "  config:\n    ignition:\n      version: 2.2.0\n"
+                                "    storage:\n      files:\n        - filesystem: data\n          path: /etc/x\n"),
+     'manifests/50-worker-v2fs.yaml:13:23 $.spec.config.storage.files.0.filesystem: parsing Ignition spec v2 '
+     'failed: Config defined filesystem "data" but no mapping was defined', "spec-2-filesystem-not-root"),
+    ("50-worker-v2user.yaml", _mc("50-worker-v2user", "worker", "  config:\n    ignition:\n      version: 2.1.0\n"
+                                  "    passwd:\n      users:\n        - name: admin\n"),
+     "$.spec.config.passwd.users.0.name: parsing Ignition spec v2 failed: unexpected user with name: admin. "
+     "Only core user is supported", "spec-2-user-not-core"),
+    ("50-worker-v23.yaml", _mc("50-worker-v23", "worker", "  config:\n    ignition:\n      version: 2.3.0\n"),
+     "unknown version '2.3.0'. Supported spec versions: 2.0, 2.1, 2.2, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5, 3.6",
+     "spec-2.3-unknown"),
     ("50-worker-novers.yaml", _mc("50-worker-novers", "worker", "  config:\n    storage: {}\n"),
      "parsing Ignition config failed: invalid version", "missing-version"),
 ]
