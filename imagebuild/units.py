@@ -16,7 +16,9 @@ exactly as `systemctl --root=IMAGE enable UNIT` creates them (checked against th
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from ignition.rules.unitfile import UnitParseError, deserialize
 
 _LIST_KEYS = ("WantedBy", "RequiredBy", "UpheldBy", "Alias", "Also")
 
@@ -41,56 +43,34 @@ class Link:
     target: str
 
 
-@dataclass
-class _Acc:
-    lists: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in _LIST_KEYS})
-    default_instance: str = ""
-
-
-def _logical_lines(text: str) -> list[str]:
-    """Unit-file lines with comments dropped and backslash continuations joined."""
-    out: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not pending and (not line or line[0] in "#;"):
-            continue
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        out.append(pending + line)
-        pending = ""
-    if pending:
-        out.append(pending)
-    return out
-
-
 def parse_install(contents: str) -> InstallSection:
-    """Read the [Install] section; later assignments append, an empty assignment resets (systemd rules)."""
-    acc = _Acc()
-    section = ""
-    for line in _logical_lines(contents):
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1]
+    """Read the [Install] section with the one unit-file reader (ignition/rules/unitfile.py, go-systemd's
+    lexer), then systemd's rules for its values: a continued line joins with a space, later assignments
+    append, an empty assignment resets. A unit the lexer refuses (validation has reported it) enables nothing."""
+    lists: dict[str, list[str]] = {k: [] for k in _LIST_KEYS}
+    default_instance = ""
+    try:
+        options = deserialize(contents)
+    except UnitParseError:
+        options = []
+    for option in options:
+        if option.section != "Install":
             continue
-        if section != "Install" or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        key, value = key.strip(), value.strip()
-        if key in acc.lists:
+        value = option.value.replace("\\\n", " ").strip()
+        if option.name in lists:
             if value:
-                acc.lists[key].extend(value.split())
+                lists[option.name].extend(value.split())
             else:
-                acc.lists[key].clear()
-        elif key == "DefaultInstance":
-            acc.default_instance = value
+                lists[option.name].clear()
+        elif option.name == "DefaultInstance":
+            default_instance = value
     return InstallSection(
-        wanted_by=tuple(acc.lists["WantedBy"]),
-        required_by=tuple(acc.lists["RequiredBy"]),
-        upheld_by=tuple(acc.lists["UpheldBy"]),
-        alias=tuple(acc.lists["Alias"]),
-        also=tuple(acc.lists["Also"]),
-        default_instance=acc.default_instance,
+        wanted_by=tuple(lists["WantedBy"]),
+        required_by=tuple(lists["RequiredBy"]),
+        upheld_by=tuple(lists["UpheldBy"]),
+        alias=tuple(lists["Alias"]),
+        also=tuple(lists["Also"]),
+        default_instance=default_instance,
     )
 
 

@@ -188,11 +188,14 @@ def _is_json(text: str) -> bool:
 
 
 def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateJSONKey(key)
-        out[key] = value
+    """An object of a JSON manifest; a repeated key is refused (the first one repeated is named)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _DuplicateJSONKey(key)
+            seen.add(key)
     return out
 
 

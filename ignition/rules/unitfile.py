@@ -6,7 +6,6 @@ the Go lexer peeks 2048 bytes whenever at least that much is buffered and fails 
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -105,71 +104,7 @@ def _is_space(ch: str) -> bool:
 
 
 def deserialize(contents: str) -> list[UnitOption]:
-    """Parse unit contents like go-systemd; raises UnitParseError with the Go error text."""
-    options = deserialize_lines(contents)
-    return options if options is not None else deserialize_runes(contents)
-
-
-_BYTE_SPACE = " \t\n\r\x0b\x0c"  # what bytes.strip() strips
-
-
-def deserialize_lines(contents: str) -> list[UnitOption] | None:
-    """The lexer's result, line by line, for the text nearly every unit is; None for anything else.
-
-    Modelled exactly: ASCII text without carriage returns, every line shorter than LINE_MAX (so the "line
-    too long" check cannot fire), made of blank lines, comments without a backslash, `[Section]` headers
-    closed on their line with only blanks after, and `Name=value` lines inside a section, whose values
-    may continue over lines ending in a backslash. Before the first section only blank lines and comments
-    (the rune lexer would skip other text one character at a time). Anything else -- and every input the
-    lexer refuses -- answers None, and `deserialize_runes` decides (tests/ignition/test_unitfile.py checks
-    the two agree)."""
-    if not contents.isascii() or "\r" in contents:
-        return None
-    lines = contents.split("\n")  # the last one is what follows the final newline: read with EOF
-    if max(map(len, lines)) >= LINE_MAX:
-        return None
-    options: list[UnitOption] = []
-    section: str | None = None
-    last = len(lines) - 1
-    i = 0
-    while i <= last:
-        body = lines[i].lstrip()  # the lexer skips whitespace, newlines included, between entries
-        i += 1
-        if not body:
-            continue
-        first = body[0]
-        if first in "#;":
-            if "\\" in body:  # a comment may continue on the next line
-                return None
-            continue
-        if first == "[":
-            close = body.find("]")
-            if close < 0 or "\\" in body or body[close + 1:].strip(" \t\v\f"):
-                return None  # a name over lines, or garbage after it
-            section = body[1:close]
-            continue
-        equals = body.find("=")
-        if section is None or equals < 0:
-            return None
-        name = body[:equals].strip()
-        segment, at = body[equals + 1:], i - 1  # the value: the rest of the line, then continuations
-        partial = ""
-        while segment.strip(_BYTE_SPACE):  # (the lexer tests bytes: \x1c-\x1f are not blank here)
-            partial += segment
-            if not segment.endswith("\\"):
-                break
-            if at == last:  # a backslash before EOF: the next read is empty and ends the value
-                break
-            partial += "\n"
-            at += 1
-            segment = lines[at]
-        i = at + 1
-        options.append(UnitOption(section, name, partial.strip() + "\n" if partial.endswith("\n") else partial.strip()))
-    return options
-
-
-def deserialize_runes(contents: str) -> list[UnitOption]:
-    """The port of go-systemd's lexer, rune by rune (the reference for `deserialize_lines`)."""
+    """Parse unit contents like go-systemd, rune by rune; raises UnitParseError with the Go error text."""
     rd = _Reader(contents.encode("utf-8"))
     options: list[UnitOption] = []
     state = "next_section"
@@ -282,7 +217,8 @@ def _go_quote(b: bytes) -> str:
 def check_unit_contents(contents: str | None) -> tuple[str | None, list[UnitOption]]:
     """Ignition's validateUnitContent: (error text or None, the parsed options).
 
-    Memoised by contents (a pure function of the string): a merged config repeats its inputs' units."""
+    Memoised by contents (a pure function of the string; at most 4,096 texts of up to 64 KiB): a merged
+    config repeats its inputs' units."""
     if contents is None:
         return None, []
     if len(contents) > _CACHED_UNIT_LENGTH:
@@ -307,42 +243,13 @@ def _check_unit_contents(contents: str) -> tuple[str | None, list[UnitOption]]:
         return f"invalid unit content: {exc}", []
 
 
-# --- what validation needs of a unit: its error and whether it has an [Install] option -----------------------
-# A unit text that is ASCII, shorter than LINE_MAX, without a carriage return or a backslash (no continued
-# line, no escape) is read by `deserialize_lines` without error exactly when it is made of these lines:
-# blank, comment, `[Section]` with only blanks after it, and -- once a section began -- `Name=value`.
-_WS = r"[ \t\x0b\x0c\x1c-\x1f]"  # what str.lstrip strips from an ASCII line
-_BLANK_OR_COMMENT = rf"{_WS}*(?:[#;][^\n]*)?"
-_HEADER = rf"{_WS}*\[[^\]\n]*\][ \t\x0b\x0c]*"
-_OPTION = rf"{_WS}*(?:=|[^#;\[\n= \t\x0b\x0c\x1c-\x1f][^=\n]*=)[^\n]*"
-_PLAIN_UNIT = re.compile(rf"(?:{_BLANK_OR_COMMENT}\n)*(?:{_BLANK_OR_COMMENT}|{_HEADER}"
-                         rf"(?:\n(?:{_HEADER}|{_OPTION}|{_BLANK_OR_COMMENT}))*)")
-# an [Install] header followed, before any other header, by an option (a bare header gives no option)
-_INSTALL_OPTION = re.compile(rf"(?m)^{_WS}*\[Install\][ \t\x0b\x0c]*\n(?:{_BLANK_OR_COMMENT}\n)*{_OPTION}")
-
-
 def unit_verdict(contents: str) -> tuple[str | None, bool]:
     """(`check_unit_contents`' error, whether an option is in the `Install` section): all that Ignition's
-    unit rules read of a unit's text. Plain text (see above) is answered by two regex matches; anything
-    else by the lexer (tests/ignition/test_unitfile.py checks the two agree). Memoised like
-    `check_unit_contents`, texts longer than 64 KiB excepted."""
-    if len(contents) > _CACHED_UNIT_LENGTH:
-        return _unit_verdict(contents)
-    return _unit_verdict_cached(contents)
-
-
-def _unit_verdict(contents: str) -> tuple[str | None, bool]:
-    if (len(contents) < LINE_MAX and contents.isascii() and "\r" not in contents and "\\" not in contents
-            and _PLAIN_UNIT.fullmatch(contents) is not None):
-        return None, _INSTALL_OPTION.search(contents) is not None
+    unit rules read of a unit's text."""
     error, options = check_unit_contents(contents)
     return error, any(option.section == "Install" for option in options)
-
-
-_unit_verdict_cached = lru_cache(maxsize=4096)(_unit_verdict)
 
 
 def clear_cache() -> None:
     """Empty the unit memos (see ignition/rules/caches.py)."""
     _check_unit_contents_cached.cache_clear()
-    _unit_verdict_cached.cache_clear()
