@@ -63,6 +63,16 @@ def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since:
 def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
     """The MachineConfigPool-style object for one pool (rules in the module docstring)."""
     members = [n for n in nodes if n.pool == record.name]
+    body = pool_summary(record, members)
+    body["status"]["nodes"] = [
+        {"name": n.name, "currentConfig": n.current_config, "desiredConfig": n.desired_config, "state": n.state,
+         "message": n.message, "reportedAt": n.reported_at} for n in members]
+    return body
+
+
+def pool_summary(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
+    """`pool_status` without the per-node list: the counts and conditions (what the fleet page shows)."""
+    members = [n for n in nodes if n.pool == record.name]
     target = record.current
     updated = [n for n in members if n.state == "Done" and n.current_config == n.desired_config == target]
     degraded = [n for n in members if n.state == "Degraded"]
@@ -111,7 +121,5 @@ def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, An
             "unavailableMachineCount": len(unavailable),
             "degradedMachineCount": len(degraded),
             "conditions": conditions,
-            "nodes": [{"name": n.name, "currentConfig": n.current_config, "desiredConfig": n.desired_config,
-                       "state": n.state, "message": n.message, "reportedAt": n.reported_at} for n in members],
         },
     }

@@ -78,6 +78,14 @@ class RecordingStore:
         if self.on_report is not None:
             self.on_report()
 
+    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+        claimed = self.inner.claim_node(node, decide)
+        if claimed is not None:
+            self.history.record(claimed)
+            if self.on_report is not None:
+                self.on_report()
+        return claimed
+
     def put_rendered(self, rendered: RenderedConfig) -> None:
         self.inner.put_rendered(rendered)
 
@@ -106,5 +114,6 @@ class RecordingStore:
         return self.inner.list_node_status()
 
     def __getattr__(self, name: str) -> Any:
-        """Whatever else the wrapped store offers (a store may have more than the Store protocol)."""
+        """Whatever else the wrapped store offers beyond the Store protocol (every protocol method is written
+        out above, so none bypasses the history: tests/server/fleetpage/test_history.py checks that)."""
         return getattr(self.inner, name)

@@ -6,8 +6,10 @@ of rows (`PAGE_SIZE`), not all of them. Every bad parameter is a `QueryError` na
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,14 +17,17 @@ from fleet.rendered import NODE_STATES, NodeStatus
 from server.fleetpage.views import STATE_ORDER
 
 PAGE_SIZE = 100
+# Sort keys other than "state" (ties broken by name; attrgetter keeps 10,000 rows cheap). "state" orders by
+# STATE_ORDER, machines of one state by name in either direction.
 SORT_KEYS: Mapping[str, Callable[[NodeStatus], Any]] = {
-    "name": lambda n: n.name,
-    "state": lambda n: (STATE_ORDER.get(n.state, len(STATE_ORDER)), n.name),
-    "current": lambda n: (n.current_config, n.name),
-    "desired": lambda n: (n.desired_config, n.name),
-    "reported": lambda n: (n.reported_at, n.name),
+    "name": attrgetter("name"),
+    "current": attrgetter("current_config", "name"),
+    "desired": attrgetter("desired_config", "name"),
+    "reported": attrgetter("reported_at", "name"),
 }
+SORTS = ("state", *SORT_KEYS)
 ORDERS = ("asc", "desc")
+_RANK: defaultdict[str, int] = defaultdict(lambda: len(STATE_ORDER), STATE_ORDER)
 _MAX_PAGE_DIGITS = 9
 
 
@@ -61,8 +66,8 @@ def parse_query(query: Mapping[str, str]) -> MachineQuery:
     if state and state not in NODE_STATES:
         raise QueryError("state", f"must be one of {', '.join(NODE_STATES)} (or empty for all)")
     sort = query.get("sort", "state")
-    if sort not in SORT_KEYS:
-        raise QueryError("sort", f"must be one of {', '.join(SORT_KEYS)}")
+    if sort not in SORTS:
+        raise QueryError("sort", f"must be one of {', '.join(SORTS)}")
     order = query.get("order", "asc")
     if order not in ORDERS:
         raise QueryError("order", "must be asc or desc")
@@ -85,11 +90,15 @@ class MachinePage:
 
 def select(members: Sequence[NodeStatus], query: MachineQuery) -> MachinePage:
     """Filter, sort and cut out the requested page (a page past the end is empty, not an error)."""
-    counts = {s: 0 for s in NODE_STATES}
-    for node in members:
-        counts[node.state] = counts.get(node.state, 0) + 1
+    counts = {s: 0 for s in NODE_STATES} | Counter(map(attrgetter("state"), members))
     chosen = [n for n in members if n.state == query.state] if query.state else list(members)
-    chosen.sort(key=SORT_KEYS[query.sort], reverse=query.order == "desc")
+    if query.sort == "state":  # by name, then (stable) by the state's rank: no Python call per machine
+        chosen.sort(key=attrgetter("name"))
+        ranks = list(map(_RANK.__getitem__, map(attrgetter("state"), chosen)))
+        order = sorted(range(len(chosen)), key=ranks.__getitem__, reverse=query.order == "desc")
+        chosen = [chosen[i] for i in order]
+    else:
+        chosen.sort(key=SORT_KEYS[query.sort], reverse=query.order == "desc")
     pages = max(1, -(-len(chosen) // PAGE_SIZE))
     start = (query.page - 1) * PAGE_SIZE
     return MachinePage(rows=chosen[start:start + PAGE_SIZE], total=len(chosen), first=start + 1, pages=pages,

@@ -23,7 +23,7 @@ from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.fleetpage import access
 from server.fleetpage.history import ReportHistory
-from server.fleetpage.machines import QueryError, parse_query, select
+from server.fleetpage.machines import SORTS, QueryError, parse_query, select
 from server.fleetpage.render import page
 from server.fleetpage.views import by_pool, machine_row, pool_row
 from server.respond import NAME_RE
@@ -155,7 +155,7 @@ class Pages:
         now = self.clock()
         machines = [machine_row(n, row.target, now) for n in chosen.rows]
         return page("pool.html.j2", row=row, record=record, machines=machines, listing=chosen, query=query,
-                    configs=configs, **self._common(request))
+                    sorts=SORTS, configs=configs, **self._common(request))
 
     # -- diff --------------------------------------------------------------------------------------------
     def _pair(self, pool: str, old: str, new: str) -> tuple[RenderedConfig, RenderedConfig]:

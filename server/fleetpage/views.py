@@ -1,7 +1,8 @@
 """What the pages show, computed from pool records and node reports (pure: no I/O, no HTML).
 
-The counts and conditions come from `server.status.pool_status`, the very function behind `GET /pools`,
-so the page and the API never disagree. The progress bar splits a pool's machines into disjoint parts:
+The counts and conditions come from `server.status.pool_summary`, the very rules behind `GET /pools`,
+so the page and the API never disagree. A condition's message is cut at `MESSAGE_SHOWN` characters (a
+NodeDegraded message names every degraded machine; the pool page lists them, filtered by state). The progress bar splits a pool's machines into disjoint parts:
 updated (Done at the target), updating (Working), degraded (Degraded) and waiting (Done elsewhere).
 Only names and states are shown: rendered configs appear by name, never with their contents.
 """
@@ -14,9 +15,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fleet.rendered import NodeStatus, PoolRecord
-from server.status import pool_status
+from server.status import pool_summary
 
 STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
+MESSAGE_SHOWN = 300
 BAR_WIDTH = 1000  # the SVG bar's viewBox width; segments are laid out in these units
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how the server stamps reports (server/app.py)
 
@@ -122,6 +124,10 @@ def bar(parts: Sequence[tuple[str, int]]) -> tuple[Segment, ...]:
     return tuple(segments)
 
 
+def _shown(message: str) -> str:
+    return message if len(message) <= MESSAGE_SHOWN else message[:MESSAGE_SHOWN - 1] + "…"
+
+
 def _problems(condition: Mapping[str, Any]) -> tuple[str, ...]:
     """The renderer writes `Failed to render configuration for pool P: <problem>; <problem>`."""
     message = str(condition.get("message", ""))
@@ -133,14 +139,14 @@ def _problems(condition: Mapping[str, Any]) -> tuple[str, ...]:
 
 def pool_row(record: PoolRecord, members: Sequence[NodeStatus]) -> PoolRow:
     """The row of one pool, from its record and the reports of its machines."""
-    status = pool_status(record, members)["status"]
+    status = pool_summary(record, members)["status"]
     target = record.current or ""
     updated = status["updatedMachineCount"]
     degraded = status["degradedMachineCount"]
     updating = sum(1 for n in members if n.pool == record.name and n.state == "Working")
     machines = status["machineCount"]
     waiting = machines - updated - degraded - updating
-    conditions = tuple(ConditionView(str(c["type"]), str(c["status"]), str(c["reason"]), str(c["message"]),
+    conditions = tuple(ConditionView(str(c["type"]), str(c["status"]), str(c["reason"]), _shown(str(c["message"])),
                                      str(c["lastTransitionTime"]), _problems(c)) for c in status["conditions"])
     return PoolRow(name=record.name, target=target, configuration=str(status["configuration"]["name"] or ""),
                    machines=machines, updated=updated, updating=updating, degraded=degraded,

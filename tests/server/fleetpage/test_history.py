@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fleet.rendered import NodeStatus
-from fleet.store import MemoryStore
+from fleet.store import MemoryStore, Store
 from server.fleetpage import history
 from server.fleetpage.history import RecordingStore, ReportHistory
 
@@ -64,3 +64,17 @@ def test_observe_learns_what_other_writers_stored() -> None:
     assert not h.observe([_report("n1", 0), _report("n2", 0)])
     assert h.observe([_report("n1", 1)])
     assert len(h.reports("n1")) == 2
+
+
+def test_recording_store_writes_out_every_store_method() -> None:
+    """A protocol method left to `__getattr__` would store reports that the history never sees."""
+    members = {name for name in vars(Store) if not name.startswith("_")}
+    assert members and members <= set(vars(RecordingStore))
+
+
+def test_a_claimed_hand_out_is_recorded() -> None:
+    store = RecordingStore(MemoryStore(), ReportHistory())
+    handed = store.claim_node("n1", lambda statuses: _report("n1", 0, message="handed out"))
+    assert handed is not None and store.get_node_status("n1") == handed
+    assert store.claim_node("n1", lambda statuses: None) is None
+    assert [r.message for r in store.history.reports("n1")] == ["handed out"]

@@ -73,3 +73,10 @@ def test_url_keeps_the_view_and_leaves_out_defaults() -> None:
     query = MachineQuery(state="Working", sort="name")
     assert query.url(page=2) == "?state=Working&sort=name&page=2"
     assert MachineQuery().url() == "?"
+
+
+def test_state_sort_descending_keeps_names_ascending_within_a_state() -> None:
+    rows = select(NODES, MachineQuery(order="desc")).rows
+    assert [n.state for n in rows] == sorted((n.state for n in rows), key=["Done", "Working", "Degraded"].index)
+    dones = [n.name for n in rows if n.state == "Done"]
+    assert dones == sorted(dones)

@@ -1,0 +1,144 @@
+"""Benchmark: the fleet page's response times for a pool of 10,000 machines (goal: every page under 50 ms).
+
+One run: a store (in memory, as a replica's etcd mirror is, and on disk as `DirectoryStore`) holding pool
+`worker` mid-rollout with `--machines` reports (a mix of Done at the target, Done at the old target,
+Working and Degraded) and two rendered configs of `--files` files; `server.run.start` serves it on a free
+port (the real aiohttp app, access log off). Each URL gets `--warmup` unmeasured requests, then `--runs`
+measured ones over one keep-alive connection; printed: median and p95 wall time per request (client
+included) and the ratio of the median to the reference in the same run, `GET /pools/worker` (the JSON
+the page replaces, reading the same records).
+
+    .venv/bin/python bench/ui_bench.py [--machines 10000] [--runs 30] [--store memory,directory]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fleet.rendered import Condition, HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig  # noqa: E402
+from fleet.store import DirectoryStore, MemoryStore, Store  # noqa: E402
+from server.run import start  # noqa: E402
+from server.settings import ServerSettings  # noqa: E402
+
+GOAL_MS = 50.0
+STAMP = "2026-12-03T10:{:02d}:{:02d}Z"
+
+
+def _rendered(pool: str, files: int, salt: str, kargs: tuple[str, ...]) -> RenderedConfig:
+    config = {"ignition": {"version": "3.4.0"},
+              "storage": {"files": [{"path": f"/etc/bench/{salt}-{i}.conf", "mode": 420,
+                                     "contents": {"source": f"data:,{salt}%20{i}"}} for i in range(files)]},
+              "systemd": {"units": [{"name": f"bench-{i}.service", "enabled": True} for i in range(files // 10)]}}
+    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:32]
+    return RenderedConfig(f"rendered-{pool}-{digest}", pool, MachineConfigSpec(config=config, kernel_arguments=kargs),
+                          sources=("00-bench",))
+
+
+def fill(store: Store, machines: int, files: int) -> tuple[str, str]:
+    """Pool `worker` mid-rollout; returns (old, new) rendered names."""
+    old, new = _rendered("worker", files, "a", ()), _rendered("worker", files, "b", ("nosmt",))
+    for rendered in (old, new):
+        store.put_rendered(rendered)
+    store.put_pool(PoolRecord("worker", current=new.name, sources=new.sources, max_unavailable="10%",
+                              conditions=(Condition("RenderDegraded", "False"),),
+                              history=(HistoryEntry(old.name, "2026-12-01T00:00:00Z"),
+                                       HistoryEntry(new.name, "2026-12-03T09:00:00Z"))))
+    for i in range(machines):
+        kind = i % 20
+        stamp = STAMP.format((i // 60) % 60, i % 60)
+        if kind < 8:
+            status = NodeStatus(f"worker-{i:05d}", "worker", new.name, new.name, "Done", "", stamp)
+        elif kind < 17:
+            status = NodeStatus(f"worker-{i:05d}", "worker", old.name, old.name, "Done", "", stamp)
+        elif kind < 19:
+            status = NodeStatus(f"worker-{i:05d}", "worker", old.name, new.name, "Working", "draining", stamp)
+        else:
+            status = NodeStatus(f"worker-{i:05d}", "worker", old.name, new.name, "Degraded",
+                                f"failed to apply /etc/bench/b-{i % files}.conf: disk full", stamp)
+        store.put_node_status(status)
+    return old.name, new.name
+
+
+async def _time(http: aiohttp.ClientSession, url: str, warmup: int, runs: int) -> tuple[float, float, int]:
+    """(median ms, p95 ms, body bytes)."""
+    size = 0
+    for _ in range(warmup):
+        async with http.get(url) as response:
+            assert response.status == 200, (url, response.status)
+            size = len(await response.read())
+    samples = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        async with http.get(url) as response:
+            await response.read()
+        samples.append((time.perf_counter() - began) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.95))], size
+
+
+async def bench(kind: str, machines: int, files: int, warmup: int, runs: int) -> list[tuple[str, float, float, int]]:
+    with tempfile.TemporaryDirectory(prefix="mco-ui-bench-") as tmp:
+        store: Store = MemoryStore() if kind == "memory" else DirectoryStore(Path(tmp) / "store")
+        old, new = fill(store, machines, files)
+        settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off")
+        running = await start(settings, store=store, leader=False)
+        try:
+            _, host, port = running.addresses[0]
+            base = f"http://{host}:{port}"
+            urls = [("GET /pools/worker (JSON, reference)", "/pools/worker"),
+                    ("GET /ui/ (overview)", "/ui/"),
+                    ("GET /ui/pools/worker (first page)", "/ui/pools/worker"),
+                    ("… ?state=Degraded&sort=reported&order=desc&page=3",
+                     "/ui/pools/worker?state=Degraded&sort=reported&order=desc&page=3"),
+                    ("GET /ui/nodes/worker-00019 (machine)", "/ui/nodes/worker-00019"),
+                    (f"GET /ui/pools/worker/diff ({files} files each)", f"/ui/pools/worker/diff?from={old}&to={new}")]
+            rows = []
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as http:
+                for label, path in urls:
+                    median, p95, size = await _time(http, base + path, warmup, runs)
+                    rows.append((label, median, p95, size))
+            return rows
+        finally:
+            await running.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--machines", type=int, default=10_000)
+    parser.add_argument("--files", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--store", default="memory,directory")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    worst = 0.0
+    for kind in args.store.split(","):
+        rows = asyncio.run(bench(kind, args.machines, args.files, args.warmup, args.runs))
+        reference = rows[0][1]
+        print(f"\n{kind} store, {args.machines} machines, {args.runs} runs")
+        print("| request | median ms | p95 ms | / reference | body KB |")
+        print("|---|---|---|---|---|")
+        for label, median, p95, size in rows:
+            print(f"| {label} | {median:.1f} | {p95:.1f} | {median / reference:.2f} | {size / 1024:.0f} |")
+            if "/ui" in label or label.startswith("…"):
+                worst = max(worst, median)
+    print(f"\nslowest page median: {worst:.1f} ms (goal < {GOAL_MS:.0f} ms): {'met' if worst < GOAL_MS else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
