@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"mco: {exc}", file=sys.stderr)
             io_error = True
             continue
-        checked = check(raw, source=label)
+        checked = check(raw)
         report = checked.report
         valid = not report.is_fatal and not (args.strict and report.warnings)
         any_invalid = any_invalid or not valid

@@ -12,10 +12,8 @@ UnmarshalTypeError: only the first one is reported), warns about keys the versio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import compress
-from operator import not_
 from typing import Any
 
 from ignition.report import Path
@@ -78,25 +76,12 @@ def _zero(node: Node) -> Any:
     return []
 
 
-Accept = Callable[[dict[str, Any]], bool]
-AcceptList = Callable[[list[Any]], bool]
-
-
 class _Decoder:
-    def __init__(self, accept: Mapping[int, Accept] | None = None, known: Collection[int] = (),
-                 accept_lists: Mapping[int, AcceptList] | None = None) -> None:
+    def __init__(self) -> None:
         self.unused: list[Path] = []
         # set when the document has what makes Go's unused-key walk differ from a walk of the JSON: a repeated
         # or odd-cased key, a null on a struct value or list item (decode() then redoes the walk Go's way)
         self.odd = False
-        self.accept = accept or {}
-        self.accept_lists = accept_lists or {}
-        self.known = known
-        self.accepted: set[int] = set()
-        self.whole: set[int] = set()
-        # the lists named in `whole`, kept alive until decode returns: a list a later key replaces (Go reads
-        # `Files` into `files`) is freed, and a list decoded after it could take its id (and its "whole" mark)
-        self.whole_lists: list[list[Any]] = []
         # id() of the object nodes Go holds through a pointer (3.2's *Clevis, *Custom): a later null unsets them
         self.pointer_structs: frozenset[int] = frozenset()
 
@@ -116,13 +101,6 @@ class _Decoder:
             literal = repr(value)
         raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
 
-    def _unknown(self, items: list[Any]) -> list[Any]:
-        """The items whose id() the caller did not vouch for (`known`), in order."""
-        known = self.known
-        if not known:
-            return items
-        return list(compress(items, map(not_, map(known.__contains__, map(id, items)))))
-
     def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
         """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
         kind = node.kind
@@ -138,27 +116,9 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
-                if not old and value:
-                    accept_list = self.accept_lists.get(id(item))
-                    rest = self._unknown(value) if accept_list is not None else value
-                    if accept_list is not None and (not rest or accept_list(rest)):
-                        # every item is one `accept` would take (or one the caller vouched for)
-                        self.accepted.update(map(id, value))
-                        out = value.copy()
-                        self.whole.add(id(out))
-                        self.whole_lists.append(out)
-                        return out
-                accept = self.accept.get(id(item))
-                known = self.known if accept is not None and not old else ()
                 for i, v in enumerate(value):
-                    if known and id(v) in known:
-                        out.append(v)  # vouched for by the caller, and listed among `accepted` by decode()
-                        continue
                     prev = old[i] if i < len(old) else None
-                    if accept is not None and prev is None and type(v) is dict and accept(v):
-                        out.append(v)  # the caller vouches that it decodes to itself: shared, not copied
-                        self.accepted.add(id(v))
-                    elif v is None:
+                    if v is None:
                         self.odd = True
                         out.append(prev if prev is not None else {})
                     elif isinstance(v, dict):
@@ -270,24 +230,11 @@ class Decoded:
     unused: list[Path]
     # paths of struct values whose JSON is not an object (a null): Go's "context tree" warning
     context: list[Path] = field(default_factory=list)
-    accepted: frozenset[int] = frozenset()  # id() of the list items `accept` vouched for (shared with the input)
-    whole: frozenset[int] = frozenset()  # id() of the lists in `doc` whose items `accept_lists` vouched for
 
 
-def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None,
-           known: frozenset[int] | set[int] = frozenset(),
-           accept_lists: Mapping[int, AcceptList] | None = None) -> Decoded:
-    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring).
-
-    `accept` maps id(item node) of a list of objects to a test that an item decodes to itself (no nulls,
-    unknown or odd-cased keys, wrong types): such items are put in the result as they are, not copied,
-    and listed in `Decoded.accepted` (the validator's fast path, ignition/rules/plain.py). Items whose id()
-    is in `known` are taken as accepted without the test (the caller has seen them pass it); `accepted`
-    then holds those ids too. `accept_lists` (same keys) maps to a test of a whole list at once: when it
-    says every item is one `accept` would take, they all are, without asking `accept` item by item (a False
-    from it means "ask `accept`"; it must never be True where `accept` would refuse an item); the result's
-    lists built so are listed in `Decoded.whole`."""
-    dec = _Decoder(accept, known, accept_lists)
+def decode(doc: Any, version: str) -> Decoded:
+    """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring)."""
+    dec = _Decoder()
     if version == "3.2.0":
         dec.pointer_structs = _pointer_structs_3_2()
     if doc is None:
@@ -302,8 +249,7 @@ def decode(doc: Any, version: str, *, accept: Mapping[int, Accept] | None = None
     if dec.odd:
         unused = []
         _go_unused(doc, root(version), out, (), version, unused, context)
-    accepted = frozenset(dec.accepted) | known if known else frozenset(dec.accepted)
-    return Decoded(out, None, unused, context, accepted, frozenset(dec.whole))
+    return Decoded(out, None, unused, context)
 
 
 def _pointer_structs_3_2() -> frozenset[int]:

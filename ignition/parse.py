@@ -18,25 +18,21 @@ import codecs
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ignition import gojson
-from ignition.decode import CONTEXT_MISMATCH, DupDict, TypeMismatch, decode, pairs_hook
+from ignition.config_version import config_version
+from ignition.decode import TypeMismatch, decode, pairs_hook
+from ignition.errors import ParseError, ValidationError
 from ignition.locate import Locator
-from ignition.report import ERROR, WARNING, Entry, Report, path_str
-from ignition.versions import ACCEPTED_VERSIONS
-
-if TYPE_CHECKING:
-    from ignition.types import Config
+from ignition.report import ERROR, Entry, Report
+from ignition.types import Config, to_config
+from ignition.validate import validate_decoded
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-_SEMVER_IDENT = re.compile(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*")
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 MSG_EMPTY = "not a config (empty)"
-MSG_BAD_VERSION = "invalid config version (couldn't parse)"
-MSG_UNSUPPORTED = "unsupported config version"
 
 
 def _reject_constant(name: str) -> Any:
@@ -62,51 +58,6 @@ class _Numbers:
         if len(text) > 308 and abs(float(text)) == _INF:
             self.huge = True
         return int(text)
-
-
-def parse_semver(text: str) -> tuple[int, int, int, str, str] | None:
-    """coreos/go-semver's NewVersion: (major, minor, patch, prerelease, metadata), or None if it fails."""
-    version, sep, metadata = text.partition("+")
-    if not sep:
-        metadata = ""
-    version, sep, pre = version.partition("-")
-    if not sep:
-        pre = ""
-    parts = version.split(".", 2)
-    if len(parts) != 3:
-        return None
-    for ident in (pre, metadata):
-        if ident and not _SEMVER_IDENT.fullmatch(ident):
-            return None
-    nums = []
-    for part in parts:
-        if not _GO_INT.fullmatch(part):
-            return None
-        value = int(part)
-        if not -(2**63) <= value < 2**63:
-            return None
-        nums.append(value)
-    return nums[0], nums[1], nums[2], pre, metadata
-
-
-_ACCEPTED = {parse_semver(v): v for v in ACCEPTED_VERSIONS}
-
-
-def match_version(text: str) -> tuple[str | None, str | None]:
-    """(accepted version, None) or (None, the error text) for an `ignition.version` string."""
-    parsed = parse_semver(text)
-    if parsed is None:
-        return None, MSG_BAD_VERSION
-    version = _ACCEPTED.get(parsed)
-    if version is None:
-        return None, MSG_UNSUPPORTED
-    return version, None
-
-
-def _fold_all(obj: dict[str, Any], name: str) -> list[tuple[str, Any]]:
-    """Every (key, value) Go's case-insensitive field lookup feeds into field `name`, in document order."""
-    pairs = obj.pairs if type(obj) is DupDict else obj.items()
-    return [(key, val) for key, val in pairs if key == name or (isinstance(key, str) and key.lower() == name)]
 
 
 @dataclass
@@ -184,48 +135,8 @@ def _mismatch_entry(m: TypeMismatch, locator: Locator | None) -> Entry:
     return Entry(ERROR, "json-type", m.path, m.message(literal), line, col)
 
 
-def _version_stub(doc: Any) -> tuple[str | None, Entry | None]:
-    """Step 3a: Ignition's util.GetConfigVersion (unmarshal only ignition.version)."""
-    if doc is None:
-        return "", None
-    if not isinstance(doc, dict):
-        kind = _go_kind(doc)
-        return None, Entry(ERROR, "json-type", (), f"json: cannot unmarshal {kind} into Go value of type util.versionStub")
-    version = ""
-    # a repeated key decodes into the same struct, as in Go; a type error is located at the key as spelt
-    for ign_key, ign in _fold_all(doc, "ignition"):
-        if ign is None:
-            continue
-        if not isinstance(ign, dict):
-            return None, Entry(
-                ERROR,
-                "json-type",
-                (ign_key,),
-                f"json: cannot unmarshal {_go_kind(ign)} into Go struct field versionStub.ignition of type struct",
-            )
-        for key, value in _fold_all(ign, "version"):
-            if value is None:
-                continue
-            if type(value) is not str:
-                return None, Entry(
-                    ERROR,
-                    "json-type",
-                    (ign_key, key),
-                    f"json: cannot unmarshal {_go_kind(value)} into Go struct field .Ignition.Version of type string",
-                )
-            version = value
-    return version, None
-
-
-def _go_kind(value: Any) -> str:
-    from ignition.decode import json_kind
-
-    return json_kind(value)
-
-
-def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Checked:
+def check(raw: bytes | str) -> Checked:
     """Run the whole pipeline on one document (see the module docstring); never raises for bad input."""
-    del source
     if len(raw) == 0:
         return Checked(Report([Entry(ERROR, "empty", (), MSG_EMPTY)]))
     text, data, located = _text_of(raw)
@@ -238,30 +149,16 @@ def check(raw: bytes | str, *, source: str = "", validate: bool = True) -> Check
     if _SURROGATE_ESCAPE.search(text):
         doc = _replace_lone_surrogates(doc)
     locator = Locator(located)
-    version_text, stub_error = _version_stub(doc)
-    if stub_error is not None:
-        return Checked(Report([_mismatch_stub(stub_error, locator)]), raw_doc=doc)
-    assert version_text is not None
-    version, problem = match_version(version_text)
-    if version is None:
-        code = "version-invalid" if problem == MSG_BAD_VERSION else "version-unsupported"
-        entry = Entry(ERROR, code, ("ignition", "version"), problem or "")
-        return Checked(_positioned(Report([entry]), locator), raw_doc=doc)
-    tests = list_tests = None
-    if validate:  # plain files and directories pass through decoding and skip the per-entry rules
-        from ignition.validate import plain_list_tests, plain_tests, validate_normalized
-
-        tests, list_tests = plain_tests(version), plain_list_tests(version)
-    decoded = decode(doc, version, accept=tests, accept_lists=list_tests)
+    version, error = config_version(doc)
+    if error is not None or version is None:
+        assert error is not None
+        if error.code == "json-type":  # the version stub's own type error
+            return Checked(Report([_mismatch_stub(error, locator)]), raw_doc=doc)
+        return Checked(_positioned(Report([error]), locator), raw_doc=doc)
+    decoded = decode(doc, version)
     if decoded.mismatch is not None:
         return Checked(Report([_mismatch_entry(decoded.mismatch, locator)]), version=version, raw_doc=doc)
-    report = Report()
-    if validate:
-        report = validate_normalized(decoded.doc or {}, version, plain=decoded.accepted, whole=decoded.whole)
-    for path in decoded.unused:
-        report.entries.append(Entry(WARNING, "unused-key", path, f"unused key {path[-1]}"))
-    for path in decoded.context:  # a null where Go has a struct value
-        report.entries.append(Entry(WARNING, "context-mismatch", path, CONTEXT_MISMATCH.format(path_str(path))))
+    report = validate_decoded(decoded, version)
     if numbers.huge:
         # a number beyond float64 (1e400): Ignition's context-tree parser fails on it, so Ignition reports no
         # unused key and no line or column for the validation entries (encoding/json merely skips the value)
@@ -290,11 +187,10 @@ def _positioned(report: Report, locator: Locator) -> Report:
 
 def parse(raw: bytes | str, *, source: str = "") -> tuple[Config | None, Report]:
     """Parse and validate a document: (typed immutable Config, or None when it is invalid; the report)."""
-    checked = check(raw, source=source)
+    del source  # (the report's entries are located by line:col; `load` names the source in its message)
+    checked = check(raw)
     if not checked.ok or checked.doc is None or checked.version is None:
         return None, checked.report
-    from ignition.types import to_config
-
     return to_config(checked.doc, checked.version), checked.report
 
 
@@ -304,8 +200,6 @@ _PARSE_CODES = frozenset({"empty", "json-syntax", "json-type", "version-invalid"
 def load(raw: bytes | str, *, source: str = "") -> Config:
     """Parse and validate, raising instead of returning a report: ParseError when the document cannot be read
     (empty, bad JSON, bad version, wrong JSON type), ValidationError when Ignition's rules reject it."""
-    from ignition.errors import ParseError, ValidationError
-
     config, report = parse(raw, source=source)
     if config is not None:
         return config

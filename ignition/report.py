@@ -8,7 +8,7 @@ Every entry has a severity, a stable code (what tests and tools match), a JSON p
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,11 +64,6 @@ class Report:
     """An ordered collection of entries; fatal when it holds any error."""
 
     entries: list[Entry] = field(default_factory=list)
-    # id() of the input's files and directories that passed every per-entry rule on the plain-entry fast path
-    # (ignition/rules/plain.py); a caller holding the same objects may skip work for them (the renderer's merge).
-    # Asked for with `plain_lists` (validate_dict), a list whose every entry is plain may be named by its own id
-    # instead: read it with `plain_covers`.
-    plain: frozenset[int] = frozenset()
 
     def add(self, severity: str, code: str, path: Path, message: str) -> None:
         """Append an entry (positions are attached later by the parser)."""
@@ -123,14 +118,3 @@ class Report:
         """The entries as a JSON list of objects."""
         return json.dumps([e.as_dict(source) for e in self.entries])
 
-
-def plain_covers(plain: Collection[int], entries: Any) -> bool:
-    """Whether `Report.plain` vouches for every entry of the list `entries`: the list named whole by its id,
-    or each of its entries by theirs."""
-    if not plain:
-        return False
-    if id(entries) in plain:
-        return True
-    if isinstance(plain, (set, frozenset)):
-        return plain.issuperset(map(id, entries))
-    return all(id(entry) in plain for entry in entries)

@@ -17,14 +17,14 @@ The merged result:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fleet.reconcile import check_reconcilable
 from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
-from ignition.report import plain_covers
+from ignition.report import Entry
 from ignition.spec2 import SPEC2_VERSIONS, to_spec3
 from ignition.validate import validate_dict
 from ignition.versions import SUPPORTED_VERSIONS
@@ -53,31 +53,23 @@ def _config_path(mc: MachineConfig, inner: Sequence[str | int]) -> Path:
     return (*mc.config_path, *inner)
 
 
-def _ignition_verdict(config: Mapping[str, Any], known_plain: Collection[int] = (), *, plain_ids: bool = True,
-                      plain_lists: bool = False) -> tuple[list[tuple[str, Path, str, str]], frozenset[int]]:
-    """(severity, path, code, message) of Ignition's verdict on a config dict, plus the id()s of the
-    config's plain files and directories (`Report.plain`); `known_plain`, `plain_lists` as in
-    `ignition.validate_dict`."""
+def _ignition_verdict(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
+    """(severity, path, code, message) of Ignition's verdict on a config dict."""
     ignition = config.get("ignition")
     version = ignition.get("version") if type(ignition) is dict or isinstance(ignition, Mapping) else None
     if not isinstance(version, str) or not version:
         return [("error", ("ignition", "version"), "invalid-version",
-                 f"parsing Ignition config failed: invalid version. {SUPPORTED_MESSAGE}")], frozenset()
+                 f"parsing Ignition config failed: invalid version. {SUPPORTED_MESSAGE}")]
     if version in SPEC2_VERSIONS:
-        return _spec2_verdict(config), frozenset()
+        return _spec2_verdict(config)
     if version not in SUPPORTED_VERSIONS:
         return [("error", ("ignition", "version"), "unknown-version",
-                 f"parsing Ignition config failed: unknown version {version!r}. {SUPPORTED_MESSAGE}")], frozenset()
-    plain: frozenset[int] = frozenset()
+                 f"parsing Ignition config failed: unknown version {version!r}. {SUPPORTED_MESSAGE}")]
     try:
-        report = validate_dict(config, known_plain=known_plain, plain_ids=plain_ids, plain_lists=plain_lists)
-        entries, plain = list(report.entries), report.plain
+        entries = list(validate_dict(config).entries)
     except IgnitionError as exc:
-        failed = getattr(exc, "report", None)
-        if failed is None:
-            return [("error", (), "ignition", str(exc))], frozenset()
-        entries = list(failed.entries)
-    return [(e.severity, tuple(e.path), e.code, e.message) for e in entries], plain
+        entries = list(exc.report.entries) or [Entry("error", "ignition", (), str(exc))]
+    return [(e.severity, tuple(e.path), e.code, e.message) for e in entries]
 
 
 def _spec2_verdict(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]]:
@@ -92,16 +84,14 @@ def _spec2_verdict(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]
             for e in report.entries]
 
 
-def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path, str, int]]:
-    """Modes above 0777 (plain entries, vouched for by `plain`, have none)."""
+def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
+    """Modes above 0777."""
     out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
     if not (type(storage) is dict or isinstance(storage, Mapping)):
         return out
     for kind in ("files", "directories"):
         entries = storage.get(kind) or ()
-        if isinstance(entries, list) and plain_covers(plain, entries):
-            continue
         for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
                 mode = entry.get("mode")
@@ -112,29 +102,24 @@ def _modes(config: Mapping[str, Any], plain: frozenset[int]) -> list[tuple[Path,
 
 @dataclass(frozen=True)
 class Verdict:
-    """One input MachineConfig's problems, and the id()s of its config's plain files and directories
-    (ignition/rules/plain.py), which the merge copies cheaply and the merged result's validation trusts: of
-    the entries, or of a whole list when every entry is plain (`ignition.report.plain_covers` reads both).
-    The ids name live objects only while that MachineConfig does: use them within one render."""
+    """One input MachineConfig's problems (errors and warnings)."""
 
     problems: list[Problem]
-    plain: frozenset[int] = frozenset()
 
 
 def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]) -> Verdict:
-    """Every problem of one input MachineConfig (errors and warnings), with its plain entries (see `Verdict`)."""
+    """Every problem of one input MachineConfig (errors and warnings)."""
     problems: list[Problem] = []
-    plain: frozenset[int] = frozenset()
     spec = mc.spec
     if spec.kernel_type not in KERNEL_TYPES:
         problems.append(mc_problem(mc, "kernel-type", ("spec", "kernelType"),
                                    f"kernelType={spec.kernel_type} is invalid"))
     if mc.has_config:
         config = spec.config
-        found, plain = _ignition_verdict(config, plain_lists=True)
+        found = _ignition_verdict(config)
         for severity, path, code, message in found:
             problems.append(mc_problem(mc, code, _config_path(mc, path), message, severity=severity))
-        for path, file_path, mode in _modes(config, plain):
+        for path, file_path, mode in _modes(config):
             hint = ""
             if set(str(mode)) <= set("01234567") and int(str(mode), 8) <= MAX_MODE:
                 hint = f" (the decimal {mode} would be reasonable in octal: write 0{mode})"
@@ -146,16 +131,12 @@ def check_machine_config(mc: MachineConfig, *, allowed_extensions: Sequence[str]
             problems.append(mc_problem(mc, "extension-unsupported", ("spec", "extensions", index),
                                        f"invalid extensions found: [{' '.join(bad)}] "
                                        f"(allowed: {', '.join(allowed_extensions)})"))
-    return Verdict(problems, plain)
+    return Verdict(problems)
 
 
 def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *, size: int,
-                    pool: str, plain: Collection[int] | None = None) -> list[Problem]:
-    """Problems of a pool's merged spec; `size` is the length of its MachineConfig JSON.
-
-    `plain` (from merge_mc.merge_machine_configs_traced) names the merged entries that are copies of one
-    input's plain entry (ignition/rules/plain.py): they skip the plain test and the per-entry rules, which
-    they passed as inputs; everything else, and the whole-config rules, run as usual."""
+                    pool: str) -> list[Problem]:
+    """Problems of a pool's merged spec; `size` is the length of its MachineConfig JSON."""
     problems: list[Problem] = []
     if spec.kernel_type != "default" and "kernel-devel" in spec.extensions:
         culprit = next((m for m in configs if "kernel-devel" in m.spec.extensions), None)
@@ -166,7 +147,7 @@ def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *
                                        message))
         else:
             problems.append(Problem("kernel-devel", message, path=("spec", "extensions")))
-    for severity, path, code, message in _ignition_verdict(spec.config, plain or (), plain_ids=False)[0]:
+    for severity, path, code, message in _ignition_verdict(spec.config):
         if severity == "error":
             problems.append(Problem(code, f"merged config of pool {pool}: {message}",
                                     path=("spec", "config", *path)))

@@ -18,16 +18,9 @@ _HEADER_OK = re.compile(
     r"data:(?:(?:text|image|audio|video|application|message|multipart)[A-Za-z0-9.+-]*/[A-Za-z0-9.+-]+)?"
     r"(?:;[A-Za-z0-9.+-]+=[A-Za-z0-9.+-]+)*(;base64)?,"
 )
-_ASCII_OK = re.compile(r"(?:[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]|%[0-9A-Fa-f]{2})*")
-# A whole data URL that Go's url.Parse takes as opaque (no "#", no control character, no "/" after "data:")
-# and dataurl decodes: the common header followed by plain text or padded base64 (ignition/rules/plain.py).
-# (The text part is `_ASCII_OK` written as runs of plain characters between escapes: the same strings, matched
-# in a third less time.)
-_URL_CHAR = r"[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]"
-PLAIN_DATA_URL = re.compile(
-    _HEADER_OK.pattern.replace("(;base64)?,", "(?:,") + f"{_URL_CHAR}*(?:%[0-9A-Fa-f]{{2}}{_URL_CHAR}*)*"
-    + "|;base64," + _B64_OK.pattern + ")"
-)
+# (runs of URL characters between escapes: the language of `(?:[chars]|%XX)*`, matched in a third less time)
+_URL_CHARS = r"[!$&'()*+,\-./0-9:;=?@A-Z_a-z~]*"
+_ASCII_OK = re.compile(rf"{_URL_CHARS}(?:%[0-9A-Fa-f]{{2}}{_URL_CHARS})*")
 
 
 def _token(c: str) -> bool:

@@ -74,12 +74,8 @@ _PLANS: dict[int, tuple[dict[str, Node], dict[str, _Deeper], frozenset[str]]] = 
 _RELEVANT: dict[int, frozenset[str]] = {}
 
 
-def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: frozenset[int] | set[int] = frozenset(),
-               whole: frozenset[int] | set[int] = frozenset()) -> None:
-    """Report every duplicate in `obj` and below it.
-
-    Items whose id() is in `plain` (ignition/rules/plain.py) hold no deduplicated list, so they are not
-    walked into; their own keys are still counted. Lists whose id() is in `whole` have only such items."""
+def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
+    """Report every duplicate in `obj` and below it."""
     lists, deeper, names = _plan(node)
     present = names.intersection(obj)
     if not present:
@@ -141,11 +137,8 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx, plain: fro
         child, relevant, item_node = step
         if item_node is None:
             if not relevant.isdisjoint(value):
-                check_dups(value, child, path + (name,), ctx, plain, whole)
-        elif id(value) not in whole and not (plain and plain.issuperset(map(id, value))):
-            # (a list of plain items only has nothing inside them to deduplicate)
+                check_dups(value, child, path + (name,), ctx)
+        else:
             for i, item in enumerate(value):
-                if plain and id(item) in plain:
-                    continue
                 if not relevant.isdisjoint(item):
-                    check_dups(item, item_node, path + (name, i), ctx, plain, whole)
+                    check_dups(item, item_node, path + (name, i), ctx)

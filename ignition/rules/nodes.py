@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
 from typing import Any
 
 from ignition.rules.context import Ctx
@@ -41,13 +40,9 @@ def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
                 ctx.warn(("storage", kind, i, "mode"), SPECIAL_BITS)
 
 
-def check_files(files: list[dict[str, Any]], ctx: Ctx, plain: Collection[int] = ()) -> None:
-    """File.Validate for each file: node rules, mode, overwrite, contents and append resources.
-
-    Files whose id() is in `plain` are known to pass (ignition/rules/plain.py) and are skipped."""
+def check_files(files: list[dict[str, Any]], ctx: Ctx) -> None:
+    """File.Validate for each file: node rules, mode, overwrite, contents and append resources."""
     for i, f in enumerate(files):
-        if plain and id(f) in plain:
-            continue
         _check_node("files", i, f, ctx)
         contents = f.get("contents")
         if f.get("overwrite") is True and (contents is None or contents.get("source") is None):
@@ -64,11 +59,10 @@ def check_files(files: list[dict[str, Any]], ctx: Ctx, plain: Collection[int] = 
             check_resource(frag, ("storage", "files", i, "append", j), ctx)
 
 
-def check_directories(dirs: list[dict[str, Any]], ctx: Ctx, plain: Collection[int] = ()) -> None:
-    """Directory.Validate for each directory (those whose id() is in `plain` are known to pass)."""
+def check_directories(dirs: list[dict[str, Any]], ctx: Ctx) -> None:
+    """Directory.Validate for each directory."""
     for i, d in enumerate(dirs):
-        if not (plain and id(d) in plain):
-            _check_node("directories", i, d, ctx)
+        _check_node("directories", i, d, ctx)
 
 
 def check_links(links: list[dict[str, Any]], ctx: Ctx) -> None:

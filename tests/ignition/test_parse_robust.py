@@ -47,4 +47,19 @@ def test_any_bytes_give_a_report(raw: bytes) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.text(alphabet='{}[]",: \n0123456789.-eEtrufalsn\\u', max_size=60))
 def test_json_like_text_gives_a_report(text: str) -> None:
-    check(text)
+    """Text that is not JSON gets one json-syntax error placed inside the text; JSON (which, in this alphabet,
+    cannot spell `ignition`) gets a fatal version or type error and no document."""
+    checked = check(text)
+    codes = [e.code for e in checked.report.entries]
+    try:
+        json.loads(text)
+    except ValueError:
+        if not text:
+            assert codes == ["empty"]
+            return
+        [entry] = checked.report.entries
+        assert entry.code == "json-syntax" and entry.line is not None and entry.col is not None
+        assert 1 <= entry.line <= text.count("\n") + 1 and entry.col >= 1
+    else:
+        assert checked.report.is_fatal and checked.doc is None
+        assert codes[0] in ("json-type", "version-invalid"), codes

@@ -14,7 +14,7 @@ CASES = validation_cases()
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_corpus_verdict_and_message(case: dict[str, Any]) -> None:
-    checked = check(case["raw"], source="case.ign")
+    checked = check(case["raw"])
     report = checked.report
     assert (not report.is_fatal) == case["valid"], report.format("case.ign")
     if case["error_contains"]:
