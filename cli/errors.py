@@ -1,6 +1,42 @@
-"""Errors the CLI turns into exit codes; library code raises its own typed errors, commands translate them."""
+"""Exit codes: the one table from every package's exceptions to `mco`'s exit codes, and the CLI's own errors.
+
+0 success, 1 invalid input or refusal, 2 usage or I/O error. A library exception that reaches cli/main.py is
+printed as `mco: <message>` and exits with the code of the nearest class in its hierarchy listed in
+EXIT_CODES. Classes are named, not imported, so that `mco` loads no package it does not run.
+"""
 
 from __future__ import annotations
+
+EXIT_CODES: dict[str, int] = {
+    # renderer/errors.py
+    "renderer.errors.ClusterFileInvalid": 1,     # cluster.yaml read and found invalid
+    "renderer.errors.ClusterDirectoryMissing": 2,
+    "renderer.errors.StoreWriteFailed": 2,
+    "renderer.errors.RendererError": 1,
+    # fleet/errors.py, fleet/store.py
+    "fleet.store.NotFound": 1,                   # a name that is not in the store
+    "fleet.store.StoreError": 2,                 # the store cannot be read or written
+    "fleet.errors.FleetError": 1,
+    # ignition/errors.py
+    "ignition.errors.IgnitionError": 1,
+    # imagebuild/errors.py
+    "imagebuild.errors.ImageInputError": 1,
+    "imagebuild.errors.ImageBuildError": 2,      # a build tool, registry or OCI layout failed
+    # applier/errors.py
+    "applier.errors.TemporaryError": 2,
+    "applier.errors.ApplyError": 1,
+    # the standard library: files and sockets
+    "builtins.OSError": 2,
+}
+
+
+def exit_code_of(exc: BaseException) -> int | None:
+    """The exit code EXIT_CODES gives `exc` (its nearest listed class), or None when none is listed."""
+    for cls in type(exc).__mro__:
+        code = EXIT_CODES.get(f"{cls.__module__}.{cls.__qualname__}")
+        if code is not None:
+            return code
+    return None
 
 
 class CliError(Exception):

@@ -64,14 +64,11 @@ def _progress(line: str) -> None:
 def _rendered(cluster_dir: Path, pool: str) -> Any:
     """Render the cluster in memory and return the pool's rendered config."""
     from fleet.store import MemoryStore
-    from renderer.render import RenderError, render_cluster
+    from renderer.render import render_cluster
 
     if not cluster_dir.is_dir():
         raise UsageError(f"{cluster_dir}: not a directory")
-    try:
-        result = render_cluster(cluster_dir, store=MemoryStore())
-    except RenderError as exc:
-        raise UsageError(str(exc)) from exc
+    result = render_cluster(cluster_dir, store=MemoryStore())
     if pool not in result.pools:
         known = ", ".join(sorted(result.pools)) or "none"
         raise InvalidInput(f"{cluster_dir}: no pool {pool!r} (pools: {known})")

@@ -4,6 +4,7 @@ Exit codes, shared by every subcommand:
   0  success
   1  the input was understood and found wanting (invalid config, refused translation, failed apply)
   2  usage or I/O errors (bad flags, unreadable files)
+Library exceptions map to them in one table, cli/errors.py `EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from cli.errors import CliError
+from cli.errors import CliError, exit_code_of
 
 # Each module exposes `register(subparsers)`; it adds its subcommands and sets `func` on them.
 # The table maps each top-level command to the module that registers it, so that a run imports
@@ -62,6 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 130
     except BrokenPipeError:
         code = 0
+    except Exception as exc:  # a package's own exception: its code from the one table (cli/errors.py)
+        code_of = exit_code_of(exc)
+        if code_of is None:
+            raise
+        print(f"mco: {exc}", file=sys.stderr)
+        code = code_of
     if __name__ == "__main__" or argv is None:
         sys.exit(code)
     return code

@@ -26,9 +26,9 @@ from cli.errors import InvalidInput, UsageError
 from fleet.diff import diff_rendered
 from fleet.disruption import DisruptionPolicy, PolicyError, disruption
 from fleet.rendered import RenderedConfig
-from fleet.store import DirectoryStore, MemoryStore, NotFound, Store, StoreError
+from fleet.store import DirectoryStore, MemoryStore, NotFound, Store
 from renderer.provenance import explain
-from renderer.render import RenderError, RenderResult, load_inputs, render_cluster
+from renderer.render import RenderResult, load_inputs, render_cluster
 
 
 def register(subparsers: Any) -> None:
@@ -66,12 +66,7 @@ def _open_store(path: Path | None) -> Store:
 
 
 def _render(cluster_dir: Path, store: Store) -> RenderResult:
-    try:
-        return render_cluster(cluster_dir, store=store)
-    except RenderError as exc:
-        if exc.path == "cluster.yaml" and (cluster_dir / "cluster.yaml").is_file():
-            raise InvalidInput(str(exc)) from exc
-        raise UsageError(str(exc)) from exc
+    return render_cluster(cluster_dir, store=store)  # (ClusterUnusable: its exit code from cli/errors.py)
 
 
 def _report_errors(result: RenderResult) -> None:
@@ -146,10 +141,7 @@ def run_render(args: argparse.Namespace) -> int:
 def _policy(cluster_dir: Path | None) -> DisruptionPolicy:
     if cluster_dir is None:
         return DisruptionPolicy.defaults()
-    try:
-        inputs = load_inputs(cluster_dir)
-    except RenderError as exc:
-        raise UsageError(str(exc)) from exc
+    inputs = load_inputs(cluster_dir)
     mc = inputs.machine_configuration
     try:
         return DisruptionPolicy.from_dict(mc.spec if mc else None)
@@ -159,12 +151,7 @@ def _policy(cluster_dir: Path | None) -> DisruptionPolicy:
 
 
 def _get(store: Store, name: str) -> RenderedConfig:
-    try:
-        return store.get_rendered(name)
-    except NotFound as exc:
-        raise InvalidInput(str(exc)) from exc
-    except StoreError as exc:
-        raise UsageError(str(exc)) from exc
+    return store.get_rendered(name)  # (NotFound exits 1, other StoreErrors 2: cli/errors.py)
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from fleet.rendered import SUPPORTED_EXTENSIONS as DEFAULT_EXTENSIONS
+from renderer.errors import ClusterDirectoryMissing, ClusterFileInvalid
 from renderer.load import load_file
 from renderer.problems import Problem
 
@@ -37,29 +38,23 @@ class Cluster:
     values: Mapping[str, Any] = field(default_factory=dict)
 
 
-class ClusterFileError(Exception):
-    """cluster.yaml is missing or unusable; `problems` say where."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("; ".join(p.format() for p in problems))
-        self.problems = problems
-
-
 def load_cluster(cluster_dir: FsPath) -> Cluster:
-    """Read `cluster_dir/cluster.yaml`; raises ClusterFileError naming file:line:col and field."""
+    """Read `cluster_dir/cluster.yaml`; raises ClusterDirectoryMissing, or ClusterFileInvalid naming
+    file:line:col and field."""
     path = cluster_dir / CLUSTER_FILE
     if not path.is_file():
-        raise ClusterFileError([Problem("missing", f"no {CLUSTER_FILE} in {cluster_dir}", CLUSTER_FILE)])
+        missing = Problem("missing", f"no {CLUSTER_FILE} in {cluster_dir}", CLUSTER_FILE)
+        raise ClusterDirectoryMissing(CLUSTER_FILE, missing.format())
     docs, problems = load_file(path, CLUSTER_FILE)
     if problems:
-        raise ClusterFileError(problems)
+        raise ClusterFileInvalid(problems)
     if len(docs) != 1:
-        raise ClusterFileError([Problem("documents", f"{CLUSTER_FILE} must hold exactly one document, "
+        raise ClusterFileInvalid([Problem("documents", f"{CLUSTER_FILE} must hold exactly one document, "
                                         f"found {len(docs)}", CLUSTER_FILE)])
     doc = docs[0]
     data = doc.data
     if not isinstance(data, Mapping):
-        raise ClusterFileError([doc.problem("json-type", (), "cluster.yaml must be a mapping of values")])
+        raise ClusterFileInvalid([doc.problem("json-type", (), "cluster.yaml must be a mapping of values")])
     errors: list[Problem] = []
 
     def text(key: str, required: bool = False) -> str:
@@ -98,5 +93,5 @@ def load_cluster(cluster_dir: FsPath) -> Cluster:
         values=dict(data),
     )
     if errors:
-        raise ClusterFileError(errors)
+        raise ClusterFileInvalid(errors)
     return cluster

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from renderer.errors import RendererError
 from renderer.problems import Path, Problem
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -31,11 +32,11 @@ _MAX_DEPTH = 200
 _SURPRISING_BOOL = {"yes", "no", "on", "off", "y", "n"}
 
 
-class LoadProblem(Exception):
+class LoadProblem(RendererError):
     """Internal: a problem found while building a document; carries a Problem."""
 
     def __init__(self, problem: Problem) -> None:
-        super().__init__(problem.format())
+        super().__init__("", problem.format())
         self.problem = problem
 
 

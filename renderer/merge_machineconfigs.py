@@ -32,8 +32,8 @@ from ignition.errors import IgnitionError
 from ignition.merge_many import MergedConfig, prune_empty
 from ignition.spec2 import is_spec2, to_spec3
 from ignition.translate import translate
+from renderer.errors import RendererError
 from renderer.model import MachineConfig
-from renderer.problems import RendererError
 
 IGNITION_VERSION = "3.5.0"
 SPECIAL_KERNEL_TYPES = ("realtime", "64k-pages")

@@ -50,12 +50,3 @@ class Problem:
 def errors_of(problems: Sequence[Problem]) -> list[Problem]:
     """Only the errors."""
     return [p for p in problems if p.severity == "error"]
-
-
-class RendererError(Exception):
-    """Base of the renderer's exceptions; `path` names the file or object concerned."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}" if path else message)
-        self.path = path
-        self.message = message

@@ -34,7 +34,8 @@ import yaml
 from fleet.disruption import DisruptionPolicy, PolicyError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError, check_name
-from renderer.cluster import Cluster, ClusterFileError, load_cluster
+from renderer.cluster import Cluster, load_cluster
+from renderer.errors import ClusterDirectoryMissing, StoreWriteFailed
 from renderer.generated import base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
 from renderer.merge_machineconfigs import MachineConfigMergeError, merge_machine_configs
@@ -51,7 +52,7 @@ from renderer.model import (
 )
 from renderer.naming import rendered_name, spec_bytes
 from renderer.order import merge_order
-from renderer.problems import Problem, RendererError
+from renderer.problems import Problem
 from renderer.provenance import butane_origins, compute_provenance
 from renderer.select import LabelSelector, parse_selector
 from renderer.templates import CONTROLLER_VERSION, render_role, ssh_machine_config, template_roles
@@ -65,10 +66,6 @@ OS_IMAGE_OVERRIDDEN = "machineconfiguration.openshift.io/os-image-url-overridden
 RELEASE_VERSION = "machineconfiguration.openshift.io/release-image-version"
 _ALL = "*"  # problem owner meaning "every pool"
 _CLUSTER = "cluster"  # problem owner: about the cluster as a whole, reported but degrading no pool
-
-
-class RenderError(RendererError):
-    """The cluster directory itself is unusable (no cluster.yaml, ...); `path` names what."""
 
 
 @dataclass(frozen=True)
@@ -260,13 +257,10 @@ def _default_pool(name: str) -> MachineConfigPool:
 
 
 def load_inputs(cluster_dir: Path) -> Inputs:
-    """Read cluster.yaml, manifests/ and templates/; raises RenderError only if cluster.yaml is unusable."""
+    """Read cluster.yaml, manifests/ and templates/; raises ClusterUnusable only if cluster.yaml is unusable."""
     if not cluster_dir.is_dir():
-        raise RenderError(str(cluster_dir), "not a directory")
-    try:
-        cluster = load_cluster(cluster_dir)
-    except ClusterFileError as exc:
-        raise RenderError("cluster.yaml", "; ".join(p.format() for p in exc.problems)) from exc
+        raise ClusterDirectoryMissing(str(cluster_dir), "not a directory")
+    cluster = load_cluster(cluster_dir)
     inputs = Inputs(cluster=cluster)
     for path, inner in manifest_files(cluster_dir / MANIFESTS_DIR):
         rel = f"{MANIFESTS_DIR}/{inner}"
@@ -515,7 +509,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
         for record, _ in records:
             store.put_pool(record)
     except StoreError as exc:
-        raise RenderError(exc.path, f"store: {exc}") from exc
+        raise StoreWriteFailed(exc.path, f"store: {exc}") from exc
     pools: dict[str, PoolRender] = {}
     for (outcome, _previous, current), (_rec, changed) in zip(outcomes, records, strict=True):
         target = outcome.rendered if outcome.rendered is not None else current

@@ -103,14 +103,14 @@ class Controller:
 
     def render(self) -> None:
         """Render once through the fenced store and publish the outcome."""
-        from renderer.render import RenderError
+        from renderer.errors import ClusterUnusable
 
         fenced = self.store.fenced(self.election.key, self.election.won_revision)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         status: dict[str, Any] = {"leader": self.election.identity, "renderedAt": now}
         try:
             result = self.render_fn(self.cluster_dir, fenced)
-        except RenderError as exc:
+        except ClusterUnusable as exc:
             if isinstance(exc.__cause__, NotLeader):
                 self._deposed()
                 return

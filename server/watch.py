@@ -5,7 +5,7 @@
   several files), it renders in a worker thread, then rebuilds the snapshot from the store and swaps it
   in whole. A broken edit: the renderer keeps the pool's last good target and records RenderDegraded in
   the pool record, so the rebuilt snapshot serves the old bytes and /pools shows the condition. A
-  cluster directory that cannot be rendered at all (RenderError) leaves the old snapshot untouched and
+  cluster directory that cannot be rendered at all (ClusterUnusable) leaves the old snapshot untouched and
   is reported in `state.render_errors`.
 - Follower (other worker processes): polls the store's pool records and rebuilds when they change.
 """
@@ -86,12 +86,12 @@ class Reloader:
     async def render(self) -> bool:
         """Render the cluster directory once and swap in the result; False if nothing good came of it."""
         assert self.cluster_dir is not None
-        from renderer.render import RenderError
+        from renderer.errors import ClusterUnusable
 
         started = time.perf_counter()
         try:
             result = await asyncio.to_thread(self.render_fn, self.cluster_dir, self.store)
-        except RenderError as exc:
+        except ClusterUnusable as exc:
             self.state.render_errors = (str(exc),)
             self.metrics.renders.labels("failed").inc()
             log.error("render failed, still serving the previous render: %s", exc)

@@ -11,7 +11,8 @@ import pytest
 
 from fleet.rendered import RenderedConfig
 from fleet.store import DirectoryStore, MemoryStore
-from renderer.render import RenderError, render_cluster
+from renderer.errors import ClusterDirectoryMissing
+from renderer.render import render_cluster
 
 GOLDEN = Path(__file__).parent / "golden" / "example"
 UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
@@ -168,7 +169,7 @@ def test_template_undefined_value_names_the_template(cluster: Path) -> None:
 
 
 def test_unusable_cluster_directory(tmp_path: Path) -> None:
-    with pytest.raises(RenderError, match="no cluster.yaml"):
+    with pytest.raises(ClusterDirectoryMissing, match="no cluster.yaml"):
         render_cluster(tmp_path, store=MemoryStore())
 
 
