@@ -11,5 +11,6 @@ Flow of one `mco serve` (composition root: run.py):
     app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /nodes/*/status|desired, /rendered
     fastpath.py  plain GET/HEAD /config/<pool> answered inside aiohttp's connection protocol
     status.py    node reports -> MachineConfigPool-style status; rollout.py decides desired configs
+    fleetpage/   the HTML fleet page at / and /ui/ over the same store (docs/fleet-page.md)
     tls.py       TLS 1.2+ context and certificate reload; certs.py makes them; pointer.py points at us
 """

@@ -70,8 +70,9 @@ class Page:
 
     async def screenshot(self, path: Path) -> None:
         """A PNG of the whole page, as tall as its content."""
-        size = (await self.call("Page.getLayoutMetrics"))["cssContentSize"]
-        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}
+        width, height = await self.evaluate(
+            "[document.documentElement.scrollWidth, Math.ceil(document.body.getBoundingClientRect().bottom)]")
+        clip = {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}
         shot = await self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip=clip)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(shot["data"]))
