@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 LINE_MAX = 2048
 _BUF = 4096
+_ASCII = [chr(b) for b in range(128)]
 
 
 class UnitParseError(ValueError):
@@ -46,6 +47,11 @@ class _Reader:
         self.w = min(self.r + _BUF, len(self.data))
 
     def read_rune(self) -> str | None:
+        r = self.r
+        if r < self.w and self.data[r] < 0x80:  # an ASCII byte already buffered: the rune is the byte
+            self.r = r + 1
+            self.last = 1
+            return _ASCII[self.data[r]]
         if self.r == self.w or (self.data[self.r] >= 0x80 and self.w - self.r < 4 and self.w < len(self.data)):
             self.fill()
             if self.r == self.w:
@@ -67,6 +73,23 @@ class _Reader:
         self.r += size
         self.last = size
         return ch
+
+    def read_name(self) -> str | None:
+        """The runes up to the next `=` (consumed), as read_rune would read them one by one, buffer included;
+        None when a newline or the end comes first, or when the name is not ASCII (then read rune by rune)."""
+        data, r = self.data, self.r
+        end = len(data)
+        stop = min((i for i in (data.find(b"=", r), data.find(b"\n", r), data.find(b"\r", r)) if i >= 0),
+                   default=-1)
+        if stop < 0 or data[stop] != 0x3D or not data[r:stop].isascii():
+            return None
+        w = self.w
+        while w <= stop:  # each time the buffer runs dry, read_rune refills it from the read position
+            if w >= end:
+                return None
+            w = min(w + _BUF, end)
+        self.w, self.r, self.last = w, stop + 1, 1
+        return data[r:stop].decode("ascii")
 
     def unread_rune(self) -> None:
         self.r -= self.last
@@ -165,6 +188,12 @@ def deserialize(contents: str) -> list[UnitOption]:
                 rd.unread_rune()
                 state = "option_name"
         elif state == "option_name":
+            fast = rd.read_name()
+            if fast is not None:
+                name = fast.strip()
+                partial = b""
+                state = "option_value"
+                continue
             chars: list[str] = []
             while True:
                 ch = rd.read_rune()
