@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ignition.errors import IgnitionError
 from ignition.report import Path
 from ignition.schema import Field, Node, root
 
@@ -42,8 +43,11 @@ class TypeMismatch:
         return f"json: cannot unmarshal {what} into Go struct field {self.go_struct}.{self.field_path} of type {self.go_type}"
 
 
-class _Stop(Exception):
+class _MismatchFound(IgnitionError):
+    """Decoding stops at the first wrong JSON type, as Go's does (caught inside `decode`)."""
+
     def __init__(self, mismatch: TypeMismatch) -> None:
+        super().__init__(mismatch.message(), path=mismatch.path)
         self.mismatch = mismatch
 
 
@@ -99,18 +103,18 @@ class _Decoder:
         literal = None
         if kind == "integer" and t in (int, float):
             literal = repr(value)
-        raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
+        raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
 
     def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
         """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
         kind = node.kind
         if kind == "object":
             if not isinstance(value, dict):
-                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
+                raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
             return self.obj(value, node, path, fpath, into if isinstance(into, dict) else None)
         if kind == "list":
             if type(value) is not list:
-                raise _Stop(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
+                raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
             item = node.item
             assert item is not None
             old = into if isinstance(into, list) else ()
@@ -124,7 +128,7 @@ class _Decoder:
                     elif isinstance(v, dict):
                         out.append(self.obj(v, item, path + (i,), fpath, prev))
                     else:
-                        raise _Stop(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
+                        raise _MismatchFound(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
             else:
                 for i, v in enumerate(value):
                     if v is None:
@@ -243,7 +247,7 @@ def decode(doc: Any, version: str) -> Decoded:
         return Decoded(None, TypeMismatch((), json_kind(doc), "", "", "types.Config"), [])
     try:
         out = dec.obj(doc, root(version), (), "")
-    except _Stop as stop:
+    except _MismatchFound as stop:
         return Decoded(None, stop.mismatch, dec.unused)
     unused, context = dec.unused, list[Path]()
     if dec.odd:

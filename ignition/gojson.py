@@ -6,6 +6,8 @@ and including the offending one, or None when Go would accept the bytes.
 
 from __future__ import annotations
 
+from ignition.errors import IgnitionError
+
 _SPACE = frozenset(b" \t\r\n")
 _HEXB = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
@@ -30,8 +32,11 @@ def quote_char(c: int) -> str:
     return f"'{chr(c)}'"
 
 
-class _Err(Exception):
+class _SyntaxFound(IgnitionError):
+    """Go's decoder stopped: `msg` is its text (caught inside `syntax_error`)."""
+
     def __init__(self, msg: str) -> None:
+        super().__init__(msg)
         self.msg = msg
 
 
@@ -41,8 +46,8 @@ def syntax_error(data: bytes) -> tuple[str, int] | None:
     state = "begin_value"
     n = 0
 
-    def err(c: int, context: str) -> _Err:
-        return _Err(f"invalid character {quote_char(c)} {context}")
+    def err(c: int, context: str) -> _SyntaxFound:
+        return _SyntaxFound(f"invalid character {quote_char(c)} {context}")
 
     try:
         for n, c in enumerate(data, start=1):  # noqa: B007 (n is the offset reported)
@@ -177,7 +182,7 @@ def syntax_error(data: bytes) -> tuple[str, int] | None:
                         raise err(c, "after top-level value")
                 if not redo:
                     break
-    except _Err as e:
+    except _SyntaxFound as e:
         return e.msg, n
     if state == "end_top" or (state in ("end_value", "one", "zero", "dot0", "e0") and not stack):
         return None

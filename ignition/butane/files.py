@@ -16,6 +16,7 @@ import os
 from ignition.butane.goflate import gzip_best
 from ignition.butane.messages import ERR_FILES_DIR_ESCAPE, ERR_NO_FILES_DIR
 from ignition.dataurl import escape
+from ignition.errors import IgnitionError
 
 _GO_ERRNO = {
     errno.ENOENT: "no such file or directory",
@@ -27,7 +28,7 @@ _GO_ERRNO = {
 }
 
 
-class LocalFileError(Exception):
+class LocalFileError(IgnitionError):
     """A local file could not be used; the message is Butane's (or Go's `open <path>: <reason>`)."""
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from ignition.errors import IgnitionError
+
 NULL, BOOL, INT, FLOAT, STR, MAP, SEQ = "!!null", "!!bool", "!!int", "!!float", "!!str", "!!map", "!!seq"
 TIMESTAMP = "!!timestamp"
 
@@ -29,7 +31,7 @@ _NEG_INF = {"-.inf", "-.Inf", "-.INF"}
 _NAN = {".nan", ".NaN", ".NAN"}
 
 
-class YamlSyntaxError(Exception):
+class YamlSyntaxError(IgnitionError):
     """The text is not YAML; the message is go-yaml's `yaml: line N: <problem>`."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ignition.errors import IgnitionError
+
 _CTL = re.compile(r"[\x00-\x1f\x7f]")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _PLAIN = re.compile(r"[A-Za-z0-9._~-]*")
@@ -16,7 +18,7 @@ _HOST_OK = frozenset("!$&'()*+,;=:[]<>\"-_.~")
 _USERINFO_OK = frozenset("-._:~!$&'()*+,;=%@")
 
 
-class URLError(ValueError):
+class URLError(IgnitionError, ValueError):
     """Go's url.Parse failed."""
 
 

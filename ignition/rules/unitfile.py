@@ -9,12 +9,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
+from ignition.errors import IgnitionError
+
 LINE_MAX = 2048
 _BUF = 4096
 _ASCII = [chr(b) for b in range(128)]
 
 
-class UnitParseError(ValueError):
+class UnitParseError(IgnitionError, ValueError):
     """The lexer's error; its text follows `invalid unit content: `."""
 
 
