@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
+from fleet.rendered import Condition
 from fleet.store import DirectoryStore, MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
@@ -227,3 +229,19 @@ async def test_token_form_never_redirects_away(store: Store, rollout: Rollout, m
     client = await make_client(store, policy=AccessPolicy(all_pools_tokens=("t",)))
     response = await client.post("/ui/token", data={"token": "t", "next": target}, allow_redirects=False)
     assert response.status == 303 and response.headers["Location"] == "/ui/"
+
+
+async def test_render_degraded_shows_each_problem_with_file_line_and_path(store: Store, rollout: Rollout,
+                                                                           make_client: MakeClient) -> None:
+    problems = ["manifests/50-chrony.yaml:12:9 $.spec.config.storage.files.0.path: path not absolute",
+                "manifests/60-<karg>.yaml:3 $.spec.kernelArguments: must be a list"]
+    record = store.get_pool("worker")
+    degraded = Condition("RenderDegraded", "True", "",
+                         "Failed to render configuration for pool worker: " + "; ".join(problems), "2026-12-03T11:00:00Z")
+    store.put_pool(replace(record, conditions=(degraded,)))
+    client = await make_client(store)
+    for url in ("/ui/", "/ui/pools/worker"):
+        text = await (await client.get(url)).text()
+        assert html_problems(text) == []
+        for problem in problems:
+            assert f"<li><code>{escape(problem)}</code></li>" in text, url
