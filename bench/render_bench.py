@@ -28,11 +28,12 @@ sys.path.insert(0, str(ROOT))
 
 from fleet.store import DirectoryStore, MemoryStore  # noqa: E402
 from ignition.rules.caches import clear_caches  # noqa: E402
+from renderer.inputs import load_inputs  # noqa: E402
 from renderer.merge_machineconfigs import merge_machine_configs  # noqa: E402
 from renderer.order import merge_order  # noqa: E402
 from renderer.provenance import compute_provenance  # noqa: E402
-from renderer.render import load_inputs, render_cluster  # noqa: E402
-from renderer.validate_mc import check_machine_config, validate_result  # noqa: E402
+from renderer.render import render_cluster  # noqa: E402
+from renderer.validate_machineconfigs import check_machine_config, validate_result  # noqa: E402
 
 
 def generate(root: Path, configs: int, per_config: int) -> list[Path]:

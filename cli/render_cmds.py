@@ -27,8 +27,9 @@ from fleet.diff import diff_rendered
 from fleet.disruption import DisruptionPolicy, PolicyError, disruption
 from fleet.rendered import RenderedConfig
 from fleet.store import DirectoryStore, MemoryStore, NotFound, Store
+from renderer.inputs import load_inputs
 from renderer.provenance import explain
-from renderer.render import RenderResult, load_inputs, render_cluster
+from renderer.render import RenderResult, render_cluster
 
 
 def register(subparsers: Any) -> None:

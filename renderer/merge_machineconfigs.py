@@ -16,7 +16,7 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 2. `fips` is the OR of all MachineConfigs.
 3. `kernelType` is the last `realtime` or `64k-pages` in order, else `default`.
 4. `kernelArguments` and 5. `extensions` are concatenated in order: no de-duplication, no splitting.
-   `kernel-devel` with a non-default kernel type is refused (validate_mc.py).
+   `kernel-devel` with a non-default kernel type is refused (validate_machineconfigs.py).
 6. `osImageURL` is the cluster default (cluster.yaml `osImageURL`), overridden by the LAST MachineConfig
    that is not generated (no `generated-by-controller-version` annotation) and sets a non-empty one.
 7. `baseOSExtensionsContainerImage`: the same rule with cluster.yaml's `baseOSExtensionsContainerImage`.

@@ -2,7 +2,7 @@
 
 Second stage of the flow: a loaded `Document` becomes one of these, or `Problem`s naming file:line:col and
 the field path. Only the shape is checked here (types, required fields, names); what a MachineConfig's
-Ignition config means is checked in `validate_mc.py`.
+Ignition config means is checked in `validate_machineconfigs.py`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.rendered import MachineConfigSpec
+from renderer.label_selector import LabelSelector, parse_selector
 from renderer.load import Document
 from renderer.problems import Path, Problem
-from renderer.select import LabelSelector, parse_selector
 
 MCO_API = "machineconfiguration.openshift.io/v1"
 OPERATOR_API = "operator.openshift.io/v1"

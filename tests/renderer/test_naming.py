@@ -44,7 +44,7 @@ def test_name_ignores_key_order_and_follows_values() -> None:
 @given(config=st.dictionaries(TEXT, JSON, max_size=6))
 def test_size_from_the_canonical_bytes_is_the_size(config: dict[str, Any]) -> None:
     from fleet.rendered import RenderedConfig
-    from renderer.render import machine_config_size
+    from renderer.render_pool import machine_config_size
 
     spec = MachineConfigSpec(config=config, extensions=("usbguard",))
     rendered = RenderedConfig(name=rendered_name("worker", spec), pool="worker", spec=spec, sources=("a",),

@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from renderer import provenance
+from renderer.inputs import load_inputs
 from renderer.load import Document, load_text
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, parse_manifest
 from renderer.order import merge_order
 from renderer.provenance import butane_origins, compute_provenance
-from renderer.render import load_inputs
 
 # ---------------------------------------------------------------------------------------------------
 # The reference: renderer/provenance.py's compute_provenance as it was before the speed-up (verbatim

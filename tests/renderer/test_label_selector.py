@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from renderer.select import parse_selector
+from renderer.label_selector import parse_selector
 
 ROLE = "machineconfiguration.openshift.io/role"
 CASES = [
