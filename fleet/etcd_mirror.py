@@ -77,6 +77,7 @@ class Mirror:
         self._nodes: dict[str, NodeStatus] = {}
         self._sorted_nodes: list[NodeStatus] | None = None
         self.revision = 0
+        self.shared_version = 0  # counts changes of keys other than node statuses (pools, configs, controller)
         self.loaded = False
         self.relists = 0
         self._latest = 0
@@ -174,6 +175,8 @@ class Mirror:
             else:
                 self._nodes.pop(name, None)
             self._sorted_nodes = None
+            return
+        self.shared_version += 1
 
     async def _load(self) -> None:
         client = self.conn.client

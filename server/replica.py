@@ -35,7 +35,15 @@ def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop
     assert mirror is not None
     state.feed = mirror
 
+    seen = [-1]
+
     def changed() -> None:
+        # Node reports change what is served only while a pool holds its target back (snapshot.py's rule);
+        # otherwise rebuilding the snapshot on each of a rollout's thousands of reports would only burn CPU.
+        snapshot = state.snapshot
+        if mirror.shared_version == seen[0] and snapshot is not None and not snapshot.held_back:
+            return
+        seen[0] = mirror.shared_version
         errors = mirror.controller().get("errors") or []
         state.render_errors = tuple(str(e) for e in errors) if isinstance(errors, list) else ()
         loop.call_soon_threadsafe(state.wake.set)
