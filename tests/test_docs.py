@@ -24,6 +24,8 @@ OUTSIDE = re.compile(r"\.\./shared|\bnotes/[a-z]+\.md|\bstyle\.md|notes/mco|§\s
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 # `mco` as a command word: at the start, after a space, a backtick, `=` (ExecStart=) or a path (/opt/mco/bin/mco)
 COMMAND = re.compile(r"(?:^|[\s`=/$(])mco\s+(?=([a-z][^\n`]*))")  # a lookahead: commands may nest in prose
+# a file or directory of this repository named in backticks: `renderer/render.py`, `docs/scale-out.md`
+REPO_PATH = re.compile(r"`((?:ignition|fleet|renderer|server|imagebuild|applier|cli|docs|examples|scripts)/[^`\s]*)`")
 OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 _ENDS = re.compile(r"\s(?:\||&&|;|>|#)\s|\\\||\s\|\s*$")  # a pipe, a redirection or a comment ends the command
 
@@ -87,6 +89,13 @@ def test_relative_links_resolve(doc: Path) -> None:
         if not path.exists():
             missing.append(target)
     assert missing == [], f"{_rel(doc)} links to files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if d != ROOT / "bench" / "README.md"], ids=_rel)
+def test_named_repository_paths_exist(doc: Path) -> None:
+    missing = [path for path in REPO_PATH.findall(doc.read_text())
+               if "<" not in path and "*" not in path and not (ROOT / path).exists()]
+    assert missing == [], f"{_rel(doc)} names files that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_rel)
