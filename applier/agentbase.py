@@ -27,7 +27,7 @@ from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter
 from applier.verify import on_disk_message, verify_config
 from fleet.diff import files_of, units_of
-from fleet.disruption import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.rendered import RENDERED_PREFIX, RenderedConfig
 
 NODE_ANNOTATIONS = "node-annotations.json"

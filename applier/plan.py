@@ -15,7 +15,8 @@ from typing import Any
 
 from applier.units import dropin_path, unit_path
 from fleet.diff import ConfigDiff, diff_rendered, dropins_of, files_of, units_of
-from fleet.disruption import VERDICTS, Disruption, DisruptionPolicy, disruption
+from fleet.disruption import VERDICTS, Disruption, disruption
+from fleet.disruption_policy import DisruptionPolicy
 from fleet.reconcile import check_reconcilable
 from fleet.rendered import MachineConfigSpec
 

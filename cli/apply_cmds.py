@@ -84,7 +84,7 @@ def _read_token(path: Path | None) -> str:
 
 def _policy(path: Path | None) -> tuple[Any, tuple[str, ...]]:
     """The MachineConfiguration's disruption policy and irreconcilable-validation overrides (storage)."""
-    from fleet.disruption import DisruptionPolicy, PolicyError
+    from fleet.disruption_policy import DisruptionPolicy, PolicyError
 
     if path is None:
         return None, ()

@@ -24,7 +24,8 @@ import yaml
 
 from cli.errors import InvalidInput, UsageError
 from fleet.diff import diff_rendered
-from fleet.disruption import DisruptionPolicy, PolicyError, disruption
+from fleet.disruption import disruption
+from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import RenderedConfig
 from fleet.store import DirectoryStore, MemoryStore, NotFound, Store
 from renderer.inputs import load_inputs

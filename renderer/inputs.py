@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from fleet.disruption import DisruptionPolicy, PolicyError
+from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.store import StoreError, check_name
 from renderer.cluster import Cluster, load_cluster
 from renderer.errors import ClusterDirectoryMissing

@@ -16,7 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from fleet.diff import diff_rendered
-from fleet.disruption import DisruptionPolicy, PolicyError, disruption, policy_from_annotations
+from fleet.disruption import disruption
+from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE

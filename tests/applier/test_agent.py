@@ -15,7 +15,7 @@ from applier.fetch import MemorySource
 from applier.hooks import Hooks
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
-from fleet.disruption import DisruptionPolicy
+from fleet.disruption_policy import DisruptionPolicy
 from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, rendered, unit
 from tests.tools import real_tool
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from applier.plan import make_plan
-from fleet.disruption import DisruptionPolicy
+from fleet.disruption_policy import DisruptionPolicy
 from tests.applier.helpers import SERVICE, file_entry, rendered, unit
 
 POLICY = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": {

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from fleet.diff import diff_rendered
-from fleet.disruption import Action, DisruptionPolicy, PolicyError, disruption
+from fleet.disruption import disruption
+from fleet.disruption_policy import Action, DisruptionPolicy, PolicyError
 from fleet.rendered import MachineConfigSpec
 
 
@@ -170,7 +171,7 @@ def test_full_object_accepted() -> None:
 
 
 def test_policy_annotation_round_trip() -> None:
-    from fleet.disruption import POLICY_ANNOTATION, policy_annotation, policy_from_annotations
+    from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation, policy_from_annotations
 
     spec = {"nodeDisruptionPolicy": {"files": [{"path": "/etc/x", "actions": [{"type": "None"}]}]}}
     ann = policy_annotation(spec)
