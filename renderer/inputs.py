@@ -26,7 +26,7 @@ from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.store import StoreError, check_name
 from renderer.cluster import Cluster, load_cluster
 from renderer.errors import ClusterDirectoryMissing
-from renderer.generated import base_kubelet_config, generate
+from renderer.generated import Failure, base_kubelet_config, generate
 from renderer.label_selector import LabelSelector, parse_selector
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
 from renderer.model import (
@@ -62,6 +62,8 @@ class Inputs:
     machine_configuration: MachineConfiguration | None = None
     # (owner, problem): owner is a label set (dict) for MachineConfig-like objects, a pool name, or EVERY_POOL.
     problems: list[tuple[Any, Problem]] = field(default_factory=list)
+    # per pool: the KubeletConfigs/ContainerRuntimeConfigs refused there (reported, not degrading the pool)
+    failures: dict[str, tuple[Failure, ...]] = field(default_factory=dict)
 
 
 def _raw_labels(doc: Document) -> dict[str, str] | None:
@@ -275,4 +277,9 @@ def load_inputs(cluster_dir: Path) -> Inputs:
         inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)
     for configs in generated.configs.values():
         inputs.machine_configs.extend(configs)
+    inputs.failures = dict(generated.failures)
+    for failures in generated.failures.values():  # listed once each, as errors of the cluster directory
+        for failure in failures:
+            inputs.problems.extend((WHOLE_CLUSTER, p) for p in failure.problems
+                                   if (WHOLE_CLUSTER, p) not in inputs.problems)
     return inputs

@@ -21,7 +21,9 @@ from pathlib import Path
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from renderer.errors import StoreWriteFailed
+from renderer.generated import Failure
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs, load_inputs
+from renderer.last_sync import failure_conditions
 from renderer.problems import Problem
 from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
@@ -72,7 +74,8 @@ def _message(pool: str, errors: Sequence[Problem]) -> str:
     return f"Failed to render configuration for pool {pool}: " + "; ".join(p.format() for p in errors)
 
 
-def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str) -> tuple[PoolRecord, bool]:
+def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
+            failures: Sequence[Failure] = ()) -> tuple[PoolRecord, bool]:
     """The pool's new record; the bool says whether the target moved."""
     pool = outcome.pool
     old_current = previous.current if previous else None
@@ -89,6 +92,7 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str) -> tupl
     old = conditions.get(RENDER_DEGRADED)
     since = old.last_transition_time if old is not None and old.status == degraded.status else now
     conditions[RENDER_DEGRADED] = Condition(degraded.type, degraded.status, degraded.reason, degraded.message, since)
+    failure_conditions(conditions, failures, now)
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())
     if pool.broken and previous is not None:  # keep what we knew of the pool's rollout settings
@@ -128,7 +132,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
         for outcome, previous, _ in outcomes:
             if outcome.rendered is not None:
                 store.put_rendered(outcome.rendered)
-            records.append(_record(previous, outcome, now))
+            records.append(_record(previous, outcome, now, inputs.failures.get(outcome.pool.name, ())))
         for record, _ in records:
             store.put_pool(record)
     except StoreError as exc:

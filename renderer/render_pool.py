@@ -16,6 +16,7 @@ import orjson
 
 from fleet.rendered import RenderedConfig
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs
+from renderer.last_sync import last_synced
 from renderer.merge_machineconfigs import MachineConfigMergeError, merge_machine_configs
 from renderer.model import GENERATED_BY, MachineConfigPool
 from renderer.naming import rendered_name, spec_bytes
@@ -78,7 +79,8 @@ def render_pool(pool: MachineConfigPool, inputs: Inputs, *, validated: dict[int,
                               "select every MachineConfig; refusing to render (SelectingAll)", pool.origin.source,
                               ("spec", "machineConfigSelector"), pool.origin.line))
         return PoolOutcome(pool, None, tuple(errors), tuple(warnings), ())
-    selected = merge_order(mc for mc in inputs.machine_configs if selector.matches(mc.labels))
+    kept = last_synced(inputs.failures.get(pool.name, ()), pool.name, current)  # refused generators' last sync
+    selected = merge_order([*(mc for mc in inputs.machine_configs if selector.matches(mc.labels)), *kept])
     sources = tuple(mc.name for mc in selected)
     for mc in selected:
         if not mc.labels:  # only NotIn / DoesNotExist selectors pick these; the MCO refuses to merge them

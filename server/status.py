@@ -99,6 +99,8 @@ def pool_summary(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, A
     conditions.append(render.to_dict() if render is not None else _condition("RenderDegraded", False))
     conditions.append(_condition("Degraded", bool(degraded) or render_degraded,
                                  message=node_message or (render.message if render_degraded and render else "")))
+    # the render's other conditions (a refused KubeletConfig or ContainerRuntimeConfig: `<Kind>Failure`)
+    conditions += [c.to_dict() for c in record.conditions if c.type.endswith("Failure")]
     if all_updated or not members:
         configuration = target
     else:

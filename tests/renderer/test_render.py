@@ -149,13 +149,18 @@ def test_pool_selector_problems(cluster: Path, spec: str, message: str) -> None:
     assert result.pools["worker"].errors == ()
 
 
-def test_kubelet_config_forbidden_field_degrades_only_its_pool(cluster: Path) -> None:
+def test_kubelet_config_forbidden_field_fails_only_that_object(cluster: Path) -> None:
+    """MCO: the KubeletConfig gets a Failure condition; its pool still renders (issue 16, item 5)."""
     path = cluster / "manifests" / "80-kubelet-infra.yaml"
     path.write_text(path.read_text().replace("    maxPods: 110\n", "    maxPods: 110\n    clusterDNS: [1.2.3.4]\n"))
-    result = render_cluster(cluster, store=MemoryStore(), clock=_clock)
-    assert [e.split(": ", 1)[0] for e in result.pools["infra"].errors] == \
+    store = MemoryStore()
+    result = render_cluster(cluster, store=store, clock=_clock)
+    assert [e.split(": ", 1)[0] for e in result.errors] == \
         ["manifests/80-kubelet-infra.yaml:13:17 $.spec.kubeletConfig.clusterDNS"]
-    assert result.pools["worker"].errors == () and result.pools["master"].errors == ()
+    assert all(p.errors == () for p in result.pools.values())
+    failure = store.get_pool("infra").condition("KubeletConfigFailure")
+    assert failure is not None and failure.status == "True"
+    assert store.get_pool("worker").condition("KubeletConfigFailure") is None
 
 
 def test_template_undefined_value_names_the_template(cluster: Path) -> None:

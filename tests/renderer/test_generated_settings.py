@@ -1,0 +1,176 @@
+"""KubeletConfig and ContainerRuntimeConfig settings as the MCO writes or refuses them (MCO
+pkg/controller/kubelet-config/helpers.go: validateUserKubeletConfig, generateKubeletIgnFiles;
+pkg/controller/container-runtime-config/helpers.go: validateUserContainerRuntimeConfig,
+createCRIODropinFiles; TLS profiles from openshift/api config/v1 TLSProfiles with library-go's
+OpenSSL -> IANA cipher names, as MCO GetSecurityProfileCiphers maps them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fleet.store import MemoryStore
+from ignition.dataurl import decode_data_url
+from renderer.render import RenderResult, render_cluster
+
+KC = """\
+apiVersion: machineconfiguration.openshift.io/v1
+kind: KubeletConfig
+metadata:
+  name: test-kubelet
+spec:
+  machineConfigPoolSelector:
+    matchLabels:
+      pools.operator.machineconfiguration.openshift.io/{pool}: ""
+{spec}"""
+CRC = """\
+apiVersion: machineconfiguration.openshift.io/v1
+kind: ContainerRuntimeConfig
+metadata:
+  name: test-ctrcfg
+spec:
+  machineConfigPoolSelector:
+    matchLabels:
+      pools.operator.machineconfiguration.openshift.io/{pool}: ""
+  containerRuntimeConfig:
+{settings}"""
+
+
+def _render(cluster: Path, name: str, text: str) -> RenderResult:
+    (cluster / "manifests" / "80-crio-worker.yaml").unlink()  # the example's own ctrcfg for worker
+    (cluster / "manifests" / name).write_text(text)
+    return render_cluster(cluster, store=MemoryStore())
+
+
+def _file(result: RenderResult, pool: str, path: str) -> bytes | None:
+    rendered = result.pools[pool].rendered
+    assert rendered is not None, result.pools[pool].errors
+    for f in rendered.spec.config.get("storage", {}).get("files", []):
+        if f["path"] == path:
+            return decode_data_url(f["contents"]["source"])
+    return None
+
+
+def _problems(result: RenderResult) -> list[str]:
+    return [*result.errors, *result.warnings, *(e for p in result.pools.values() for e in (*p.errors, *p.warnings))]
+
+
+INTERMEDIATE = ["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"]
+OLD = [*INTERMEDIATE, "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+       "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+       "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+       "TLS_RSA_WITH_AES_128_GCM_SHA256", "TLS_RSA_WITH_AES_256_GCM_SHA384", "TLS_RSA_WITH_AES_128_CBC_SHA256",
+       "TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_RSA_WITH_AES_256_CBC_SHA", "TLS_RSA_WITH_3DES_EDE_CBC_SHA"]
+TLS = [
+    ("old", "  tlsSecurityProfile:\n    type: Old\n    old: {}\n", "VersionTLS10", OLD),
+    ("intermediate", "  tlsSecurityProfile:\n    type: Intermediate\n    intermediate: {}\n", "VersionTLS12",
+     INTERMEDIATE),
+    ("modern-tls13-ciphers-not-configurable", "  tlsSecurityProfile:\n    type: Modern\n    modern: {}\n",
+     "VersionTLS13", []),
+    ("custom", "  tlsSecurityProfile:\n    type: Custom\n    custom:\n      ciphers: [ECDHE-RSA-AES128-GCM-SHA256, "
+     "ECDHE-ECDSA-AES256-GCM-SHA384, DHE-RSA-AES128-GCM-SHA256]\n      minTLSVersion: VersionTLS11\n",
+     "VersionTLS11", ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]),
+    ("custom-without-spec-is-intermediate", "  tlsSecurityProfile:\n    type: Custom\n", "VersionTLS12",
+     INTERMEDIATE),
+]
+
+
+@pytest.mark.parametrize(("spec", "min_version", "ciphers"), [t[1:] for t in TLS], ids=[t[0] for t in TLS])
+def test_tls_security_profile_reaches_kubelet_conf(cluster: Path, spec: str, min_version: str,
+                                                   ciphers: list[str]) -> None:
+    result = _render(cluster, "81-kc.yaml", KC.format(pool="worker", spec=spec))
+    conf = yaml.safe_load(_file(result, "worker", "/etc/kubernetes/kubelet.conf") or b"{}")
+    assert conf["tlsMinVersion"] == min_version
+    assert conf.get("tlsCipherSuites", []) == ciphers
+
+
+# (id, pool, spec, expected problem fragment or "" for accepted, kubelet.conf expectations)
+KUBELET = [
+    ("static-pod-path-empty-worker", "worker", "  kubeletConfig:\n    staticPodPath: \"\"\n", "", {}),
+    ("static-pod-path-empty-custom", "infra", "  kubeletConfig:\n    staticPodPath: \"\"\n", "", {}),
+    ("static-pod-path-empty-master", "master", "  kubeletConfig:\n    staticPodPath: \"\"\n",
+     "$.spec.kubeletConfig.staticPodPath: KubeletConfiguration: staticPodPath is not allowed to be set on the "
+     "control plane pool master", {}),
+    ("static-pod-path-set-worker", "worker", "  kubeletConfig:\n    staticPodPath: /etc/manifests\n",
+     "KubeletConfiguration: staticPodPath is not allowed to be set, but contains: /etc/manifests", {}),
+    ("cgroup-driver-empty-allowed", "worker", "  kubeletConfig:\n    cgroupDriver: \"\"\n    maxPods: 300\n", "",
+     {"maxPods": 300}),
+    ("cgroup-driver-set", "worker", "  kubeletConfig:\n    cgroupDriver: cgroupfs\n",
+     "KubeletConfiguration: cgroupDriver is not allowed to be set, but contains: cgroupfs", {}),
+    ("fail-swap-on", "worker", "  kubeletConfig:\n    failSwapOn: false\n",
+     "KubeletConfiguration: failSwapOn is not allowed to be set, but contains: false", {}),
+    ("system-reserved-to-env-file", "worker",
+     "  kubeletConfig:\n    systemReserved:\n      memory: 3Gi\n      cpu: 1000m\n      pid: \"1000\"\n", "",
+     {"systemReserved": {"pid": "1000", "memory": "1Gi"}}),  # the template's memory stays
+    ("unknown-kubelet-field-named", "worker", "  kubeletConfig:\n    maxPodz: 300\n",
+     "$.spec.kubeletConfig.maxPodz: unknown field", {}),
+    ("unknown-tls-type", "worker", "  tlsSecurityProfile:\n    type: Ancient\n",
+     "$.spec.tlsSecurityProfile.type: Unsupported value: \"Ancient\"", {}),
+]
+
+
+@pytest.mark.parametrize(("pool", "spec", "problem", "conf"), [k[1:] for k in KUBELET], ids=[k[0] for k in KUBELET])
+def test_kubelet_config_fields(cluster: Path, pool: str, spec: str, problem: str, conf: dict[str, Any]) -> None:
+    result = _render(cluster, "81-kc.yaml", KC.format(pool=pool, spec=spec))
+    problems = _problems(result)
+    if problem:
+        assert any(problem in p for p in problems), problems
+    else:
+        assert not any("81-kc.yaml" in p for p in problems), problems
+    if conf:
+        written = yaml.safe_load(_file(result, pool, "/etc/kubernetes/kubelet.conf") or b"{}")
+        for key, value in conf.items():
+            if isinstance(value, dict):  # merged into the template's map
+                assert {k: written[key].get(k) for k in value} == value
+            else:
+                assert written[key] == value
+
+
+def test_system_reserved_goes_to_the_node_sizing_file(cluster: Path) -> None:
+    result = _render(cluster, "81-kc.yaml", KC.format(pool="worker", spec=(
+        "  kubeletConfig:\n    systemReserved:\n      memory: 3Gi\n      cpu: 1000m\n")))
+    env = _file(result, "worker", "/etc/node-sizing-enabled.env")
+    assert env == (b"NODE_SIZING_ENABLED=false\nSYSTEM_RESERVED_MEMORY=3Gi\nSYSTEM_RESERVED_CPU=1000m\n"
+                   b"SYSTEM_RESERVED_ES=1Gi\n")
+
+
+# (id, settings, expected problem or "", {drop-in file: expected body})
+CRIO = [
+    ("log-size-max-unlimited", "    logSizeMax: \"-1\"\n", "", {"01-ctrcfg-logSizeMax": "log_size_max = -1"}),
+    ("log-size-max-unlimited-int", "    logSizeMax: -1\n", "", {"01-ctrcfg-logSizeMax": "log_size_max = -1"}),
+    ("log-size-max-binary", "    logSizeMax: 1.5Mi\n", "", {"01-ctrcfg-logSizeMax": "log_size_max = 1572864"}),
+    ("log-size-max-just-above", "    logSizeMax: \"8193\"\n", "", {"01-ctrcfg-logSizeMax": "log_size_max = 8193"}),
+    ("log-size-max-zero-writes-nothing", "    logSizeMax: \"0\"\n", "", {"01-ctrcfg-logSizeMax": None}),
+    ("log-size-max-8k", "    logSizeMax: 8k\n", 'invalid LogSizeMax "8k", cannot be less than 8kB', {}),
+    ("log-size-max-8Ki", "    logSizeMax: 8Ki\n", 'invalid LogSizeMax "8Ki", cannot be less than 8kB', {}),
+    ("log-size-max-not-a-quantity", "    logSizeMax: lots\n", "$.spec.containerRuntimeConfig.logSizeMax: "
+     "quantities must match the regular expression", {}),
+    ("overlay-size-negative", "    overlaySize: -1G\n", 'invalid overlaySize "-1G", cannot be less than 0', {}),
+    ("pids-limit-zero-written", "    pidsLimit: 0\n", "", {"01-ctrcfg-pidsLimit": "pids_limit = 0"}),
+    ("pids-limit-negative", "    pidsLimit: -1\n", "invalid PidsLimit -1", {}),
+    ("additional-layer-stores-named", "    additionalLayerStores:\n    - path: /var/lib/stargz-store\n",
+     "$.spec.containerRuntimeConfig.additionalLayerStores: ", {}),
+    ("unknown-field-named", "    logSize: 10Mi\n", "$.spec.containerRuntimeConfig.logSize: unknown field", {}),
+]
+
+
+@pytest.mark.parametrize(("settings", "problem", "dropins"), [c[1:] for c in CRIO], ids=[c[0] for c in CRIO])
+def test_container_runtime_config_fields(cluster: Path, settings: str, problem: str,
+                                         dropins: dict[str, str | None]) -> None:
+    result = _render(cluster, "81-crc.yaml", CRC.format(pool="worker", settings=settings))
+    problems = _problems(result)
+    if problem:
+        assert any(problem in p for p in problems), problems
+    else:
+        assert not any("81-crc.yaml" in p for p in problems), problems
+    for name, body in dropins.items():
+        data = _file(result, "worker", f"/etc/crio/crio.conf.d/{name}")
+        if body is None:
+            assert data is None
+        else:
+            assert data is not None and body in data.decode()
