@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 from imagebuild.errors import OCIError
 from imagebuild.oci import BaseImage
-from imagebuild.plan import Entry, Problem, add_parents, image_path_problem
+from imagebuild.plan import add_parents
+from imagebuild.plan_builder import Entry, Problem, image_path_problem
 
 Progress = Callable[[str], None]
 _MAX_LINKS = 40

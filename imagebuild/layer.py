@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from imagebuild.plan import Entry
+from imagebuild.plan_builder import Entry
 
 MEDIA_TAR = "application/vnd.oci.image.layer.v1.tar"
 MEDIA_TAR_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"

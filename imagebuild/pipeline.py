@@ -24,7 +24,8 @@ from imagebuild.containerfile import write_context
 from imagebuild.errors import ImageInputError, OCIError, PlanRefused
 from imagebuild.layer import LayerInfo, write_layer
 from imagebuild.oci import BaseImage, DerivedImage, Descriptor, Layout, derive_image, write_layout
-from imagebuild.plan import ImagePlan, PlanSettings, plan_image, source_of
+from imagebuild.plan import plan_image, source_of
+from imagebuild.plan_builder import ImagePlan, PlanSettings
 from imagebuild.refs import LayoutRef, RegistryRef, parse_ref
 from imagebuild.registry import RegistryClient, RegistrySettings, push_image
 

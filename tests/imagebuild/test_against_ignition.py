@@ -12,7 +12,8 @@ import pytest
 
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.layer import write_layer
-from imagebuild.plan import FIRST_BOOT, plan_image
+from imagebuild.plan import plan_image
+from imagebuild.plan_builder import FIRST_BOOT
 from tests.imagebuild.trees import enabled_units, ignition_apply, snapshot, systemctl_enable
 
 DATA = Path(__file__).parent / "data"

@@ -7,7 +7,8 @@ import tarfile
 
 from imagebuild.basetree import fit_to_base
 from imagebuild.oci import BaseImage, Descriptor
-from imagebuild.plan import Entry, add_parents
+from imagebuild.plan import add_parents
+from imagebuild.plan_builder import Entry
 
 
 def tar_layer(members: list[tuple[str, str, int, str]]) -> bytes:

@@ -12,7 +12,8 @@ import pytest
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.containerfile import render_containerfile, write_context
 from imagebuild.errors import ImageInputError
-from imagebuild.plan import PlanSettings, plan_image
+from imagebuild.plan import plan_image
+from imagebuild.plan_builder import PlanSettings
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = Path(__file__).parent / "data"

@@ -11,7 +11,7 @@ import tarfile
 import pytest
 
 from imagebuild.layer import MEDIA_TAR, MEDIA_TAR_GZIP, write_layer
-from imagebuild.plan import Entry
+from imagebuild.plan_builder import Entry
 
 ENTRIES = [
     Entry("/etc", "dir", 0o755),

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from fleet.rendered import MachineConfigSpec, RenderedConfig
-from imagebuild.plan import FIRST_BOOT, NODE_SPECIFIC_ANNOTATION, REFUSED, PlanSettings, plan_image
+from imagebuild.plan import plan_image
+from imagebuild.plan_builder import FIRST_BOOT, NODE_SPECIFIC_ANNOTATION, REFUSED, PlanSettings
 
 
 def rc(config: dict[str, Any], **spec: Any) -> RenderedConfig:
