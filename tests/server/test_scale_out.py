@@ -126,3 +126,31 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
                             timeout=60)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
+
+
+def test_replica_serves_reads_without_quorum_and_answers_writes_503(own_etcd_cluster: EtcdCluster, tmp_path: Path,
+                                                                   cluster_dir: Path) -> None:
+    fleet = Fleet(own_etcd_cluster.url("quorum"), tmp_path)
+    try:
+        fleet.start_controller("ctl-a", cluster_dir)
+        base = fleet.start_replica()
+        served = config(base)
+        name = requests.get(f"{base}/pools/worker", timeout=10).json()["spec"]["configuration"]["name"]
+        report = {"pool": "worker", "currentConfig": name, "desiredConfig": name, "state": "Done"}
+        assert requests.post(f"{base}/nodes/node-a/status", json=report, timeout=10).status_code == 200
+
+        own_etcd_cluster.kill_member(1)
+        own_etcd_cluster.kill_member(2)
+        assert config(base) == served  # reads come from memory
+        assert requests.post(f"{base}/nodes/node-b/status", json=report, timeout=30).status_code == 503
+        health = until(lambda: "behind" in (h := requests.get(f"{base}/healthz", timeout=5)).text and h)
+        assert health.status_code == 200 and "etcd last answered" in health.text  # type: ignore[attr-defined]
+        assert config(base) == served
+
+        own_etcd_cluster.start_member(1)
+        own_etcd_cluster.start_member(2)
+        own_etcd_cluster.wait_healthy()
+        until(lambda: requests.post(f"{base}/nodes/node-b/status", json=report, timeout=30).status_code == 200)
+        until(lambda: "current at etcd revision" in requests.get(f"{base}/healthz", timeout=5).text)
+    finally:
+        fleet.stop()
