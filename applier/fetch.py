@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -19,6 +19,7 @@ import requests
 import yaml
 
 from applier.errors import PermanentError, TemporaryError
+from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
 from fleet.rendered import ModelError, RenderedConfig
 
 
@@ -132,16 +133,29 @@ class ServerSource:
         if not name:
             return current
         if current is not None and current.name == name:
-            return current
+            return with_cluster_policy(current, answer)
 
         def fetch() -> Any:
             return self.client.json(f"/rendered/{name}")
 
         data = retrying(fetch, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         try:
-            return RenderedConfig.from_dict(data)
+            return with_cluster_policy(RenderedConfig.from_dict(data), answer)
         except ModelError as exc:
             raise PermanentError(f"{self.client.url}/rendered/{name}", f"not a rendered config: {exc}") from exc
+
+
+def with_cluster_policy(config: RenderedConfig, answer: Mapping[str, Any]) -> RenderedConfig:
+    """`config` carrying the cluster's node disruption policy from the desired-config answer, in the annotation
+    the agent reads its policy from (fleet.disruption_policy); without one in the answer, `config` as served.
+    The server hands the policy beside the rendered config, so a policy-only change moves no target; the
+    agent's `--policy FILE` still overrides it."""
+    policy = answer.get("nodeDisruptionPolicy")
+    if not isinstance(policy, Mapping):
+        return config
+    annotations = {k: v for k, v in config.annotations.items() if k != POLICY_ANNOTATION}
+    annotations.update(policy_annotation({"nodeDisruptionPolicy": policy}))
+    return replace(config, annotations=annotations)
 
 
 @dataclass

@@ -223,6 +223,9 @@ class PoolRecord:
     max_unavailable: int | str = 1
     node_selector: Mapping[str, str] = field(default_factory=dict)
     paused: bool = False
+    # the cluster's MachineConfiguration `spec.nodeDisruptionPolicy` as written (None: none given); beside
+    # the target, not in it, so a policy-only change moves no rendered name (MCO: the daemon reads it live)
+    disruption_policy: Mapping[str, Any] | None = None
 
     def condition(self, type_: str) -> Condition | None:
         """The condition of this type, if any."""
@@ -239,6 +242,7 @@ class PoolRecord:
             "maxUnavailable": self.max_unavailable,
             "nodeSelector": dict(self.node_selector),
             "paused": self.paused,
+            **({"nodeDisruptionPolicy": self.disruption_policy} if self.disruption_policy is not None else {}),
         }
 
     @classmethod
@@ -253,6 +257,7 @@ class PoolRecord:
             max_unavailable=data.get("maxUnavailable", 1),
             node_selector=dict(data.get("nodeSelector") or {}),
             paused=bool(data.get("paused", False)),
+            disruption_policy=data.get("nodeDisruptionPolicy"),
         )
 
 

@@ -17,7 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from renderer.errors import StoreWriteFailed
@@ -74,8 +76,21 @@ def _message(pool: str, errors: Sequence[Problem]) -> str:
     return f"Failed to render configuration for pool {pool}: " + "; ".join(p.format() for p in errors)
 
 
+def _cluster_policy(inputs: Inputs) -> Mapping[str, Any] | None:
+    """The MachineConfiguration's `spec.nodeDisruptionPolicy` as written, handed to agents beside the target."""
+    mc = inputs.machine_configuration
+    policy = mc.spec.get("nodeDisruptionPolicy") if mc is not None else None
+    if not isinstance(policy, Mapping) or not policy:
+        return None
+    try:
+        DisruptionPolicy.from_dict(mc.spec if mc is not None else None)
+    except PolicyError:  # reported by the render; agents keep the defaults rather than a policy in error
+        return None
+    return dict(policy)
+
+
 def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
-            failures: Sequence[Failure] = ()) -> tuple[PoolRecord, bool]:
+            failures: Sequence[Failure] = (), policy: Mapping[str, Any] | None = None) -> tuple[PoolRecord, bool]:
     """The pool's new record; the bool says whether the target moved."""
     pool = outcome.pool
     old_current = previous.current if previous else None
@@ -101,7 +116,8 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
         max_unavailable, node_selector, paused = pool.max_unavailable, pool.node_selector, pool.paused
     return PoolRecord(name=pool.name, current=current, sources=sources,
                       conditions=tuple(conditions[k] for k in sorted(conditions)), history=history,
-                      max_unavailable=max_unavailable, node_selector=dict(node_selector), paused=paused), changed
+                      max_unavailable=max_unavailable, node_selector=dict(node_selector), paused=paused,
+                      disruption_policy=policy), changed
 
 
 def render_cluster(cluster_dir: Path, *, store: Store,
@@ -132,7 +148,8 @@ def render_cluster(cluster_dir: Path, *, store: Store,
         for outcome, previous, _ in outcomes:
             if outcome.rendered is not None:
                 store.put_rendered(outcome.rendered)
-            records.append(_record(previous, outcome, now, inputs.failures.get(outcome.pool.name, ())))
+            records.append(_record(previous, outcome, now, inputs.failures.get(outcome.pool.name, ()),
+                                   _cluster_policy(inputs)))
         for record, _ in records:
             store.put_pool(record)
     except StoreError as exc:

@@ -169,7 +169,8 @@ class Handlers:
         self.store.put_node_status(status)
 
     async def desired(self, request: web.Request) -> web.Response:
-        """`{"desiredConfig": NAME, "pool": P}`: where the rollout says this node should go now."""
+        """`{"desiredConfig": NAME, "pool": P}`: where the rollout says this node should go now, with the
+        cluster's `nodeDisruptionPolicy` when it has one (the agent applies it on every update)."""
         if (refused := self._address(request)) is not None:
             return refused
         node = request.match_info["name"]
@@ -213,6 +214,8 @@ class Handlers:
 
                 desired = desired_for(node, record, statuses)
             answer.update(desiredConfig=desired, pool=chosen)
+            if record.disruption_policy is not None:  # the cluster's current policy, beside the target
+                answer["nodeDisruptionPolicy"] = record.disruption_policy
             if desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
