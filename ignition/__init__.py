@@ -8,8 +8,8 @@ from ignition.errors import IgnitionError, ParseError, TranslationError, Validat
 from ignition.merge import MergeError, merge, merge_with_transcript
 from ignition.parse import check, load, parse
 from ignition.report import Entry, Report
+from ignition.spec_types import Config
 from ignition.translate import translate, translate_with_report
-from ignition.types import Config
 from ignition.validate import validate_dict
 from ignition.versions import LATEST, SUPPORTED_VERSIONS
 

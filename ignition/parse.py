@@ -9,7 +9,7 @@
 6. line:col attached to every entry (ignition/locate.py), lazily, only for the entries there are.
 
 `check(raw)` runs it all and returns a `Checked` (the normalized dict, the version, the report);
-`parse(raw)` also builds the typed, immutable `Config` (ignition/types.py) when the document is valid.
+`parse(raw)` also builds the typed, immutable `Config` (ignition/spec_types.py) when the document is valid.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from ignition.decode import TypeMismatch, decode, pairs_hook
 from ignition.errors import ParseError, ValidationError
 from ignition.locate import Locator
 from ignition.report import ERROR, Entry, Report
-from ignition.types import Config, to_config
+from ignition.spec_json import to_config
+from ignition.spec_types import Config
 from ignition.validate import validate_decoded
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -191,7 +192,7 @@ def parse(raw: bytes | str, *, source: str = "") -> tuple[Config | None, Report]
     checked = check(raw)
     if not checked.ok or checked.doc is None or checked.version is None:
         return None, checked.report
-    return to_config(checked.doc, checked.version), checked.report
+    return to_config(checked.doc), checked.report
 
 
 _PARSE_CODES = frozenset({"empty", "json-syntax", "json-type", "version-invalid", "version-unsupported"})

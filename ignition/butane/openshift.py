@@ -14,8 +14,8 @@ from typing import Any
 
 from ignition import schema as ign
 from ignition.butane import messages as m
-from ignition.butane.output import go_order
-from ignition.butane.translate import Context
+from ignition.butane.context import Context
+from ignition.butane.go_json import go_order
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
 KIND = "MachineConfig"

@@ -19,14 +19,17 @@ from typing import Any
 from ignition import schema as ign
 from ignition.butane import bootdevice, openshift
 from ignition.butane import messages as m
+from ignition.butane.checks import validate
+from ignition.butane.context import Context
 from ignition.butane.decode import Decoder, Positions
 from ignition.butane.errors import ButaneError
-from ignition.butane.output import go_json, go_order, go_yaml, ignition_json_value
+from ignition.butane.go_json import go_json, go_order, ignition_json_value
+from ignition.butane.go_yaml import go_yaml
 from ignition.butane.quadlets import process_quadlets
 from ignition.butane.report import Problems
 from ignition.butane.schema import BNode, butane_root
 from ignition.butane.systemd import add_mount_units
-from ignition.butane.translate import Context, copy, validate
+from ignition.butane.translate import copy
 from ignition.butane.trees import process_trees
 from ignition.butane.variants import Spec, lookup, parse_semver
 from ignition.butane.yamlsrc import NULL, YamlSyntaxError, YNode, load

@@ -16,8 +16,8 @@ import stat
 from typing import Any
 
 from ignition.butane import messages as m
+from ignition.butane.context import Context
 from ignition.butane.files import LocalFileError, ensure_within, go_error, join, make_data_url
-from ignition.butane.translate import Context
 
 
 class Tracker:

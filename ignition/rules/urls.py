@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache, lru_cache
 
+from ignition.dataurl import data_url_problem
 from ignition.rules import goneturl
-from ignition.rules.dataurls import check_data_url
 from ignition.versions import at_least
 
 INVALID_URL = "unable to parse url"
@@ -69,7 +69,7 @@ def _check_url_cached(source: str, version: str) -> str | None:
 
 def _check_url(source: str, version: str) -> str | None:
     if goneturl.is_opaque_with_scheme(source, "data"):  # every version fetches data URLs
-        return check_data_url(source)
+        return data_url_problem(source)
     try:
         u = goneturl.parse(source)
     except goneturl.URLError:
@@ -82,7 +82,7 @@ def _check_url(source: str, version: str) -> str | None:
     if scheme == "arn":
         return _check_arn(u)
     if scheme == "data":
-        return check_data_url(source)
+        return data_url_problem(source)
     return None
 
 

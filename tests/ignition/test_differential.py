@@ -2,7 +2,8 @@
 
 Cases: every corpus validation case 2.14 can read (3.0-3.3, and the version-rejection cases), every 3.x corpus
 case relabelled to 3.3.0, a few hundred configs from a seeded mutator (tests/ignition/mutate.py), relabelled
-to 3.0-3.3, and fuzzed URLs / unit files, where the error messages must match too. Verdicts must agree, except for rules the notes date after 2.14 (EXCEPTED_POST_2_14):
+to 3.0-3.3, and fuzzed URLs / unit files, where the error messages must match too. A larger run on new configs:
+`MCO_DIFFERENTIAL_SEED=<n> MCO_DIFFERENTIAL_SCALE=<k>` (k times as many generated and fuzzed configs, from seed n). Verdicts must agree, except for rules the notes date after 2.14 (EXCEPTED_POST_2_14):
 
 * `path-conflicts-systemd` — "path conflicts with systemd unit or dropin", added in Ignition 2.15.0 for all 3.x
   specs; we implement the current rule, so we reject what 2.14 still accepts.
@@ -11,6 +12,7 @@ to 3.0-3.3, and fuzzed URLs / unit files, where the error messages must match to
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,9 +29,11 @@ pytestmark = pytest.mark.realtool
 
 EXCEPTED_POST_2_14 = frozenset({"path-conflicts-systemd"})
 READABLE_BY_2_14 = ("3.0.0", "3.1.0", "3.2.0", "3.3.0")
-GENERATED = 400
-FUZZED = 150
-SHAPES = 60
+SCALE = int(os.environ.get("MCO_DIFFERENTIAL_SCALE", "1"))
+SEED = int(os.environ.get("MCO_DIFFERENTIAL_SEED", "0"))  # 0: the seeds the suite always runs
+GENERATED = 400 * SCALE
+FUZZED = 150 * SCALE
+SHAPES = 60 * SCALE
 # 2.14's words for what HEAD (and we) word differently; only the case and the version differ
 _WORDED_2_14 = (("Unused key", "unused key"),
                 ("are not supported in spec versions older than 3.4.0", "are not supported or functional in spec versions older than 3.6.0"))
@@ -54,10 +58,10 @@ def _differential_inputs() -> list[tuple[str, str]]:
             if c["version"] in ("3.4.0", "3.5.0", "3.6.0"):
                 out.append((c["id"] + "-as-3.3.0", _relabelled(c, "3.3.0")))
     seeds = [c["config"] for c in CASES if c.get("config") and isinstance(c["config"].get("ignition"), dict) and c["version"].startswith("3.")]
-    out.extend(generate(seeds, GENERATED, seed=2))
-    out.extend(fuzz_sources(FUZZED))
-    out.extend(fuzz_units(FUZZED))
-    out.extend(fuzz_shapes(SHAPES))
+    out.extend(generate(seeds, GENERATED, seed=SEED or 2))
+    out.extend(fuzz_sources(FUZZED, seed=SEED + 1 if SEED else 3))
+    out.extend(fuzz_units(FUZZED, seed=SEED + 2 if SEED else 5))
+    out.extend(fuzz_shapes(SHAPES, seed=SEED + 3 if SEED else 7))
     return out
 
 

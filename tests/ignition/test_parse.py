@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ignition import check, parse, validate_dict
-from ignition.types import Config, to_dict
+from ignition.spec_json import to_dict
+from ignition.spec_types import Config
 
 # (id, document, expected (severity, code, path, message, line, col) of the first entry); the positions and
 # texts below were produced by the real ignition-validate (Debian 2.14) on the same bytes.

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from ignition.butane import ButaneError, transpile
+from ignition.butane.checks import check_decimal_mode
 from ignition.butane.files import make_data_url
-from ignition.butane.output import _key_less, _scalar, go_format_g, go_yaml
+from ignition.butane.go_yaml import _scalar, go_yaml
+from ignition.butane.go_yaml_style import go_format_g, key_less
 from ignition.butane.systemd import path_escape
-from ignition.butane.translate import check_decimal_mode
 from ignition.butane.variants import parse_semver
 from ignition.butane.yamlsrc import resolve_plain
 from ignition.dataurl import decode_data_url
@@ -320,8 +321,8 @@ def test_go_float_formatting(value: float, text: str) -> None:
 
 
 def test_go_yaml_key_order_is_natural() -> None:
-    assert _key_less("a2", "a10")
-    assert _key_less("kernelArguments", "kernelType")
+    assert key_less("a2", "a10")
+    assert key_less("kernelArguments", "kernelType")
     assert go_yaml({"b": 1, "a": {"d": [1, 2], "c": "s"}}) == "a:\n  c: s\n  d:\n    - 1\n    - 2\nb: 1"
     assert go_yaml({"y": "n"}) == '"y": "n"'  # YAML 1.1 booleans stay quoted, as go-yaml v3 writes them
 
@@ -414,7 +415,7 @@ def test_cli_bad_flag_is_a_usage_error(tmp_path: Path) -> None:
 )
 def test_embedded_config_parse_errors(raw: bytes, message: str | None) -> None:
     """ValidateIgnitionConfig first unmarshals into the spec's types.Config: Go's error text, or none."""
-    from ignition.butane.translate import _UNPARSABLE, _embedded_parse_error
+    from ignition.butane.checks import _UNPARSABLE, _embedded_parse_error
 
     try:
         config = json.loads(raw)

@@ -1,4 +1,4 @@
-"""go-yaml v3 conformance of the MachineConfig YAML (`ignition.butane.output.go_yaml` / `_scalar`).
+"""go-yaml v3 conformance of the MachineConfig YAML (`ignition.butane.go_yaml.go_yaml` / `_scalar`).
 
 Butane (config/util/util.go TranslateBytesYAML, go.mod `gopkg.in/yaml.v3 v3.0.1`) json.Marshals the
 MachineConfig, json.Unmarshals it into interface{} (numbers become float64) and encodes that with
@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ignition.butane.output import _scalar, _sorted_keys, go_yaml
+from ignition.butane.go_yaml import _scalar, go_yaml
+from ignition.butane.go_yaml_style import sorted_keys
 
 # ---- encode_test.go marshalTests (gopkg.in/yaml.v3), the string/number/map/list cases a MachineConfig can hold.
 # Integers are float64 once Butane re-reads its JSON, so they print as strconv.FormatFloat(v, 'g', -1, 64).
@@ -85,7 +86,7 @@ def test_sorted_output_order() -> None:
     for seed in range(5):
         keys = SORTED_KEYS[:]
         random.Random(seed).shuffle(keys)
-        assert _sorted_keys(keys) == SORTED_KEYS
+        assert sorted_keys(keys) == SORTED_KEYS
 
 
 # ---- Scalars as a mapping value at indent 2 (what `_scalar(text, 2, simple_key=False)` shows) ----------------
@@ -332,5 +333,5 @@ KEY_PAIRS = [
 
 @pytest.mark.parametrize(("first", "second"), KEY_PAIRS, ids=[f"{a}<{b}" for a, b in KEY_PAIRS])
 def test_key_order_non_ascii(first: str, second: str) -> None:
-    assert _sorted_keys([second, first]) == [first, second]
-    assert _sorted_keys([first, second]) == [first, second]
+    assert sorted_keys([second, first]) == [first, second]
+    assert sorted_keys([first, second]) == [first, second]
