@@ -47,8 +47,6 @@ def register(subparsers: Any) -> None:
                    help="do not append /etc/ignition-machine-config-encapsulated.json")
     p.add_argument("--access-log", default="-", metavar="FILE",
                    help="JSON access log: a file, '-' for stderr (default), 'off'")
-    p.add_argument("--no-fast-path", action="store_true",
-                   help="answer /config through the aiohttp route only (for comparison; slower)")
     p.add_argument("--poll-interval", type=float, default=1.0, metavar="SECONDS",
                    help="how often to check the cluster directory, store and certificates")
     p.set_defaults(func=run_serve)
@@ -57,7 +55,7 @@ def register(subparsers: Any) -> None:
 def build_settings(args: argparse.Namespace) -> Any:
     """Turn the flags into ServerSettings; every problem is a UsageError naming the flag."""
     from fleet.etcd_client import is_etcd_url
-    from server.appended import AppendOptions
+    from server.added_files import AppendOptions
     from server.auth import AccessPolicy, AuthSettingsError, parse_networks, read_token_file
     from server.negotiate import SUPPORTED_VERSIONS
     from server.settings import ServerSettings, parse_hostport
@@ -112,7 +110,7 @@ def build_settings(args: argparse.Namespace) -> Any:
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,
         policy=policy, append=AppendOptions(node_annotations=not args.no_node_annotations,
                                             encapsulated=not args.no_encapsulated),
-        access_log=args.access_log, poll_interval=args.poll_interval, fast_path=not args.no_fast_path)
+        access_log=args.access_log, poll_interval=args.poll_interval)
 
 
 def run_serve(args: argparse.Namespace) -> int:

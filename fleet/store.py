@@ -26,7 +26,10 @@ from typing import Protocol
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+# A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
+# written through `.<name>.json.<random>.tmp`, which must stay under the file systems' 255-byte limit.
+MAX_NAME = 236
+_NAME_RE = re.compile(rf"[a-z0-9](?:[-a-z0-9.]{{0,{MAX_NAME - 2}}}[a-z0-9])?")
 
 
 class StoreError(FleetError):
@@ -45,10 +48,18 @@ class InUse(StoreError):
     """The rendered config is still referenced and cannot be deleted."""
 
 
+def valid_name(name: object) -> bool:
+    """Whether `name` is a lowercase DNS subdomain name of at most MAX_NAME characters (whole string)."""
+    return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
+
+
 def check_name(kind: str, name: str) -> str:
     """Refuse names that are not Kubernetes DNS subdomain names (this also rules out path traversal)."""
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise StoreError(f"{kind}/{name}", "invalid name (must be a lowercase DNS subdomain name)")
+    if not valid_name(name):
+        text = name if isinstance(name, str) else repr(name)
+        shown = text if len(text) <= 64 and text.isprintable() else repr(text[:64])
+        raise StoreError(f"{kind}/{shown}", f"invalid name (a lowercase DNS subdomain name of at most "
+                         f"{MAX_NAME} characters)")
     return name
 
 

@@ -5,11 +5,13 @@ Flow of one `mco serve` (composition root: run.py):
     watch.py     render the cluster dir (leader) or follow the store (other workers) -> snapshot.py
     snapshot.py  immutable pools -> payloads, swapped in whole (state.py holds the current one)
     payload.py   per rendered config: bytes per (spec version, encoding) with ETag, built once
-                 (appended.py adds the MCS's node-annotations and encapsulated-config files;
+                 (added_files.py adds the MCS's node-annotations and encapsulated-config files;
                  convert.py translates with ignition/)
-    respond.py   the /config/{pool} decision (auth.py, negotiate.py), used by app.py and fastpath.py
+    respond.py   the /config/{pool} decision (auth.py, negotiate.py), used by app.py and answer_bytes.py
     app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /nodes/*/status|desired, /rendered
-    fastpath.py  plain GET/HEAD /config/<pool> answered inside aiohttp's connection protocol
+    connection.py  aiohttp's connection protocol (llhttp parses every request): plain GET/HEAD
+                 /config/<pool> answered from answer_bytes.py's cache, a read deadline, quiet 400s
+    loop_monitor.py  how long the event loop ran without yielding (metrics, tests, bench soak)
     status.py    node reports -> MachineConfigPool-style status; rollout.py decides desired configs
     fleetpage/   the HTML fleet page at / and /ui/ over the same store (docs/fleet-page.md)
     tls.py       TLS 1.2+ context and certificate reload; certs.py makes them; pointer.py points at us

@@ -19,13 +19,14 @@ from typing import Any
 from aiohttp import web
 
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
-from fleet.store import NotFound, Store, StoreError, check_name
+from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
+from server.answer_bytes import SERVER_NAME
 from server.auth import AccessPolicy, Refused
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
-from server.respond import JSON, NAME_RE, ConfigResponder, error_body
+from server.respond import JSON, ConfigResponder, error_body
 from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import StatusReportError, parse_report, pool_status
@@ -35,7 +36,6 @@ STORE: web.AppKey[Any] = web.AppKey("store", object)
 METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
 SETTINGS: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings)
 
-_NAME_RE = NAME_RE
 _JSON = JSON
 DesiredFn = Callable[[str, PoolRecord, Sequence[NodeStatus]], "str | None"]
 
@@ -59,18 +59,10 @@ class Handlers:
         self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
                                          default_version=settings.default_version)
 
-    # -- /config/{pool}: the hot path (decided in respond.py; fastpath.py answers it without aiohttp) ----
+    # -- /config/{pool}: the hot path (decided in respond.py; connection.py answers most of them itself) --
     async def config(self, request: web.Request) -> web.StreamResponse:
         """Ignition for a pool, in the negotiated spec version."""
-        headers = request.headers
-        accept = headers.getall("Accept", None)
-
-        def header(name: str) -> str | None:
-            if name == "accept":
-                return ", ".join(accept) if accept else None
-            return headers.get(name)
-
-        answer = self.responder.answer(request.method, request.match_info["pool"], header, request.remote)
+        answer = self.responder.answer(request.method, request.match_info["pool"], request.headers, request.remote)
         request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
 
@@ -114,7 +106,7 @@ class Handlers:
         if (refused := self._address(request)) is not None:
             return refused
         name = request.match_info["pool"]
-        if not _NAME_RE.match(name):
+        if not valid_name(name):
             return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool")
         try:
             items = await asyncio.to_thread(self._pool_statuses, name)
@@ -135,7 +127,7 @@ class Handlers:
         if (refused := self._address(request)) is not None:
             return refused
         node = request.match_info["name"]
-        if not _NAME_RE.match(node):
+        if not valid_name(node):
             return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
         try:
             body = json.loads(await request.read())
@@ -147,7 +139,7 @@ class Handlers:
             return _error(400, "invalid-report", exc.message, exc.path)
         request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
         try:
-            self.policy.check_token(status.pool, request.headers.get("Authorization"))
+            self.policy.check_token(status.pool, list(request.headers.getall("Authorization", [])))
         except Refused as exc:
             request[LOG_NOTE]["refused"] = exc.reason
             return _error(403, "forbidden", "forbidden")
@@ -174,13 +166,13 @@ class Handlers:
         if (refused := self._address(request)) is not None:
             return refused
         node = request.match_info["name"]
-        if not _NAME_RE.match(node):
+        if not valid_name(node):
             return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
         pool = request.query.get("pool", "")
-        if pool and not _NAME_RE.match(pool):
+        if pool and not valid_name(pool):
             return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "query pool")
         try:
-            answer = await asyncio.to_thread(self._desired, node, pool, request.headers.get("Authorization"))
+            answer = await asyncio.to_thread(self._desired, node, pool, list(request.headers.getall("Authorization", [])))
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
             return _error(403, "forbidden", "forbidden")
@@ -197,7 +189,7 @@ class Handlers:
             return _error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
         return web.json_response(answer)
 
-    def _desired(self, node: str, pool: str, authorization: str | None) -> dict[str, Any]:
+    def _desired(self, node: str, pool: str, authorization: Sequence[str]) -> dict[str, Any]:
         answer: dict[str, Any] = {}
 
         def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
@@ -232,9 +224,7 @@ class Handlers:
         if (refused := self._address(request)) is not None:
             return refused
         name = request.match_info["name"]
-        try:
-            check_name("rendered", name)
-        except StoreError:
+        if not valid_name(name):
             return _error(400, "invalid-name", "rendered config name must be a lowercase DNS name", "path name")
         try:
             rendered = await asyncio.to_thread(self.store.get_rendered, name)
@@ -243,7 +233,7 @@ class Handlers:
         except (StoreError, ModelError) as exc:
             return _error(503, "store", str(exc))
         try:
-            self.policy.check_token(rendered.pool, request.headers.get("Authorization"))
+            self.policy.check_token(rendered.pool, list(request.headers.getall("Authorization", [])))
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
             return _error(403, "forbidden", "forbidden")
@@ -270,10 +260,16 @@ async def count_requests(request: web.Request, handler: Callable[..., Any]) -> w
         request.app[METRICS].http_request(resource.canonical if resource is not None else "-", status)
 
 
+async def _server_header(request: web.Request, response: web.StreamResponse) -> None:
+    """Every response names the server as the cached config answers do (answer_bytes.py), no version."""
+    response.headers["Server"] = SERVER_NAME
+
+
 def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
                desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> web.Application:
     """The aiohttp application with every route (no listeners; run.py adds them)."""
     app = web.Application(client_max_size=settings.limits.max_body, middlewares=[count_requests])
+    app.on_response_prepare.append(_server_header)
     app[STATE] = state
     app[STORE] = store
     app[METRICS] = metrics

@@ -3,15 +3,22 @@
 - CIDR rules (the MCS leaves this to the cluster network; we do it ourselves): a client matching any
   `deny` network is refused; when `allow` is non-empty the client must match one of its networks.
 - Tokens: a pool with tokens requires `Authorization: Bearer <token>`; several tokens per pool may be
-  valid at once, so a rotation can overlap (hypershift#1008). Comparison is constant-time.
+  valid at once, so a rotation can overlap (hypershift#1008). Comparison is constant-time. Token files
+  are read once at start-up: restart the server to rotate them (docs/server-security.md).
+- Node tokens (`--node-secret-file`): a node proves its name with the HMAC-SHA256 of that name under the
+  secret, so every replica checks it without shared state; a token for node A never acts for node B.
+- The Authorization header is judged one way on every route: absent, or exactly one printable-ASCII
+  value (`Bearer <token>`, any other scheme counting as no token); sent twice, non-ASCII or with
+  control characters it is a malformed request (HTTP 400 naming the header), never a 500.
 Refusals carry a reason for the access log; the HTTP answer is always 403 with no config bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +40,52 @@ class Refused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class BadAuthorization(ValueError):
+    """The Authorization header cannot be read (HTTP 400 naming the header)."""
+
+    path = "header Authorization"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"header Authorization: {message}")
+        self.message = message
+
+
+NODE_TOKEN_CONTEXT = b"mco node token v1\x00"
+MIN_SECRET_BYTES = 16
+
+
+def bearer_token(values: Sequence[str]) -> str | None:
+    """The token of the request's Authorization header (None without one); BadAuthorization if unreadable."""
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadAuthorization("given more than once")
+    value = values[0]
+    if not value.isascii() or not value.isprintable():
+        raise BadAuthorization("must be printable ASCII")
+    scheme, _, presented = value.strip().partition(" ")
+    token = presented.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None  # another scheme, or no token: no bearer token presented
+    return token
+
+
+def node_token(secret: bytes, node: str) -> str:
+    """The bearer token of `node`: HMAC-SHA256 of its name under the node secret, hex."""
+    return hmac.new(secret, NODE_TOKEN_CONTEXT + node.encode(), hashlib.sha256).hexdigest()
+
+
+def read_node_secret(path: Path, *, option: str = "--node-secret-file") -> bytes:
+    """The node secret: the file's bytes without surrounding whitespace, at least 16 of them."""
+    try:
+        secret = path.read_bytes().strip()
+    except OSError as exc:
+        raise AuthSettingsError(f"{option} {path}", f"cannot read: {exc.strerror or exc}") from None
+    if len(secret) < MIN_SECRET_BYTES:
+        raise AuthSettingsError(f"{option} {path}", f"secret shorter than {MIN_SECRET_BYTES} bytes")
+    return secret
 
 
 def parse_networks(values: Iterable[str], *, option: str) -> tuple[Network, ...]:
@@ -69,6 +122,7 @@ class AccessPolicy:
     deny: tuple[Network, ...] = ()
     tokens: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # pool -> accepted tokens
     all_pools_tokens: tuple[str, ...] = ()  # accepted for every pool (an admin or fleet-wide token)
+    node_secret: bytes | None = None  # node authentication on (--node-secret-file)
 
     def check_address(self, remote: str | None) -> None:
         """Raise Refused unless the client address passes the deny and allow lists."""
@@ -82,22 +136,38 @@ class AccessPolicy:
         """Whether requests for this pool must carry a bearer token."""
         return bool(self.all_pools_tokens) or pool in self.tokens
 
-    def check_token(self, pool: str, authorization: str | None) -> None:
-        """Raise Refused unless `authorization` carries a token accepted for `pool`."""
+    def check_token(self, pool: str, authorization: Sequence[str]) -> None:
+        """Raise Refused unless the Authorization header values carry a token accepted for `pool`.
+
+        BadAuthorization (a 400) when the header is unreadable, whether or not the pool needs a token.
+        """
+        presented = bearer_token(authorization)
         accepted = self.tokens.get(pool, ()) + self.all_pools_tokens
         if not accepted:
             return
-        if not authorization:
+        if presented is None:
             raise Refused("no bearer token")
-        scheme, _, presented = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not presented.strip():
-            raise Refused("authorization is not a bearer token")
-        token = presented.strip().encode()
+        token = presented.encode()
         ok = False
         for candidate in accepted:
             ok |= hmac.compare_digest(token, candidate.encode())
         if not ok:
             raise Refused(f"token not accepted for pool {pool}")
+
+    @property
+    def nodes_authenticated(self) -> bool:
+        """Whether node reports and slot claims need the node's own token."""
+        return self.node_secret is not None
+
+    def check_node(self, node: str, authorization: Sequence[str]) -> None:
+        """Raise Refused unless the request carries `node`'s own token (no-op without a node secret)."""
+        presented = bearer_token(authorization)
+        if self.node_secret is None:
+            return
+        if presented is None:
+            raise Refused("no node token")
+        if not hmac.compare_digest(presented.encode(), node_token(self.node_secret, node).encode()):
+            raise Refused(f"token not accepted for node {node}")
 
 
 @lru_cache(maxsize=4096)

@@ -1,14 +1,20 @@
 """Prometheus metrics of one server process (`GET /metrics`, text exposition format).
 
 Label sets stay bounded: an unknown pool is counted as `pool="-"`, so a scan of random names cannot
-grow the series without limit. Children are cached so the request path does a dict lookup, not a
-label-lookup under prometheus-client's lock, per request.
+grow the series without limit. Config answers and HTTP requests are counted in plain dicts on the
+request path (a few hundred nanoseconds) and turned into counter families when /metrics is scraped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
+
+from server.loop_monitor import LoopMonitor
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -18,12 +24,11 @@ class ServerMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("mco_config_requests", "Config requests by pool, spec version and status.",
-                                ["pool", "version", "status"], registry=self.registry)
-        self.config_bytes = Counter("mco_config_bytes_served", "Config body bytes sent, by pool and version.",
-                                    ["pool", "version"], registry=self.registry)
-        self.http = Counter("mco_http_requests", "All HTTP requests by route and status.",
-                            ["route", "status"], registry=self.registry)
+        self.config_counts: dict[tuple[str, str, int], int] = {}  # (pool, version, status) -> answers
+        self.config_bytes: dict[tuple[str, str], int] = {}  # (pool, version) -> body bytes sent
+        self.http_counts: dict[tuple[str, int], int] = {}  # (route, status) -> requests
+        self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
+        self.registry.register(_Counted(self))
         self.render_seconds = Histogram("mco_render_duration_seconds", "Wall time of one cluster render.",
                                         registry=self.registry,
                                         buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
@@ -32,28 +37,49 @@ class ServerMetrics:
         self.generation = Gauge("mco_snapshot_generation", "Generation of the snapshot being served.",
                                 registry=self.registry)
         self.ready = Gauge("mco_ready", "1 once a good render is being served.", registry=self.registry)
-        self._req: dict[tuple[str, str, str], tuple[Counter, Counter]] = {}
-        self._http: dict[tuple[str, str], Counter] = {}
 
     def config_request(self, pool: str, version: str, status: int, nbytes: int) -> None:
         """Count one `/config` answer and its body bytes."""
-        key = (pool, version, str(status))
-        children = self._req.get(key)
-        if children is None:
-            children = (self.requests.labels(*key), self.config_bytes.labels(pool, version))
-            self._req[key] = children
-        children[0].inc()
+        key = (pool, version, status)
+        counts = self.config_counts
+        counts[key] = counts.get(key, 0) + 1
         if nbytes:
-            children[1].inc(nbytes)
+            sent = self.config_bytes
+            sent[(pool, version)] = sent.get((pool, version), 0) + nbytes
 
     def http_request(self, route: str, status: int) -> None:
         """Count one request to any route."""
-        key = (route, str(status))
-        child = self._http.get(key)
-        if child is None:
-            child = self._http[key] = self.http.labels(*key)
-        child.inc()
+        key = (route, status)
+        self.http_counts[key] = self.http_counts.get(key, 0) + 1
 
     def exposition(self) -> bytes:
         """The text exposition of every metric."""
         return generate_latest(self.registry)
+
+
+class _Counted(Collector):
+    """The dict-kept counters of ServerMetrics as Prometheus families, built at scrape time."""
+
+    def __init__(self, metrics: ServerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        m = self.metrics
+        requests = CounterMetricFamily("mco_config_requests", "Config requests by pool, spec version and status.",
+                                       labels=["pool", "version", "status"])
+        for (pool, version, status), n in sorted(m.config_counts.items()):
+            requests.add_metric([pool, version, str(status)], n)
+        sent = CounterMetricFamily("mco_config_bytes_served", "Config body bytes sent, by pool and version.",
+                                   labels=["pool", "version"])
+        for (pool, version), n in sorted(m.config_bytes.items()):
+            sent.add_metric([pool, version], n)
+        http = CounterMetricFamily("mco_http_requests", "All HTTP requests by route and status.",
+                                   labels=["route", "status"])
+        for (route, status), n in sorted(m.http_counts.items()):
+            http.add_metric([route, str(status)], n)
+        longest = GaugeMetricFamily("mco_event_loop_longest_block_seconds",
+                                    "Longest CPU stretch of the event loop between two heartbeats.")
+        longest.add_metric([], m.monitor.longest if m.monitor is not None else 0.0)
+        blocks = CounterMetricFamily("mco_event_loop_blocks", "Event-loop stretches over 100 ms without a heartbeat.")
+        blocks.add_metric([], m.monitor.over if m.monitor is not None else 0)
+        yield from (requests, sent, http, longest, blocks)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from fleet.rendered import RenderedConfig
-from server.appended import AppendOptions, with_appended
+from server.added_files import AppendOptions, with_appended
 from server.convert import ConversionRefused, config_version, encode, to_version
 from server.negotiate import SUPPORTED_VERSIONS
 

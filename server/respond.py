@@ -1,32 +1,34 @@
-"""The `/config/{pool}` decision, shared by the aiohttp handler and the fast path (fastpath.py).
+"""The `/config/{pool}` decision, shared by the aiohttp route (app.py) and the cached answers (connection.py).
 
-Pure with respect to I/O: given the method, pool, request headers and client address, it reads the
-current snapshot once and returns an `Answer` (status, headers, body). The order of checks:
+Pure with respect to I/O: given the method, pool, the request's parsed headers (aiohttp's multidict)
+and the client address, it reads the current snapshot once and returns an `Answer` (status, headers,
+body). The order of checks:
 
     client address (403) -> pool name (400) -> snapshot loaded (503) -> pool known (404)
-    -> bearer token (403) -> pool has a target (503) -> Accept (400 / 406) -> version servable (406)
-    -> If-None-Match (304) -> Accept-Encoding (gzip or identity) -> 200
+    -> Authorization readable (400) -> bearer token (403) -> pool has a target (503)
+    -> Accept (400 / 406) -> version servable (406) -> If-None-Match (304)
+    -> Accept-Encoding (gzip or identity) -> 200
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.auth import AccessPolicy, Refused
+from multidict import MultiMapping
+
+from fleet.store import valid_name
+from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.convert import ConversionRefused
 from server.metrics import ServerMetrics
 from server.negotiate import choose_cached
 from server.state import ServerState
 
-NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 JSON = "application/json"
-Header = Callable[[str], "str | None"]
 
 
+Headers = MultiMapping[str]  # parsed request headers, case-insensitive (aiohttp's CIMultiDictProxy)
 @dataclass(slots=True)
 class Answer:
     """One response: `body` is the full body even for HEAD (the writer leaves it out)."""
@@ -52,21 +54,39 @@ def _error(status: int, code: str, message: str, path: str = "", *, label: str =
     return Answer(status, {"Content-Type": JSON}, error_body(code, message, path), label, version, note)
 
 
+def _quality(params: list[str]) -> float:
+    """The q parameter of one Accept-Encoding element (1 when absent, 0 when unreadable)."""
+    for param in params:
+        key, sep, value = param.partition("=")
+        if sep and key.strip().lower() == "q":
+            try:
+                q = float(value.strip())
+            except ValueError:
+                return 0.0
+            return q if 0.0 <= q <= 1.0 else 0.0
+    return 1.0
+
+
 def accepts_gzip(header: str | None) -> bool:
-    """Whether Accept-Encoding allows gzip (an explicit `gzip;q=0` refuses it)."""
-    if not header or "gzip" not in header:
+    """Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: names case-insensitive, q=0 refuses).
+
+    `gzip`/`x-gzip` decide when named; otherwise `*` does; otherwise no gzip.
+    """
+    if not header:
         return False
+    named: float | None = None
+    star: float | None = None
     for element in header.split(","):
-        coding, _, params = element.strip().partition(";")
-        if coding.strip().lower() in ("gzip", "x-gzip"):
-            q = params.strip()
-            if q.startswith("q="):
-                try:
-                    return float(q[2:]) > 0
-                except ValueError:
-                    return False
-            return True
-    return False
+        parts = element.split(";")
+        coding = parts[0].strip().lower()
+        if coding in ("gzip", "x-gzip"):
+            q = _quality(parts[1:])
+            named = q if named is None else max(named, q)
+        elif coding == "*":
+            star = _quality(parts[1:])
+    if named is not None:
+        return named > 0
+    return star is not None and star > 0
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
@@ -92,9 +112,9 @@ class ConfigResponder:
         self.metrics = metrics
         self.default_version = default_version
 
-    def answer(self, method: str, pool: str, header: Header, remote: str | None) -> Answer:
+    def answer(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
         """Decide, count, return."""
-        answer = self.decide(method, pool, header, remote)
+        answer = self.decide(method, pool, headers, remote)
         self.count(answer, method)
         return answer
 
@@ -103,8 +123,9 @@ class ConfigResponder:
         nbytes = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
         self.metrics.config_request(answer.pool_label, answer.version, answer.status, nbytes)
 
-    def decide(self, method: str, pool: str, header: Header, remote: str | None) -> Answer:
-        note: dict[str, Any] = {"pool": pool}
+    def decide(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
+        """The answer to one request (the order of checks is in the module docstring)."""
+        note: dict[str, Any] = {"pool": pool if valid_name(pool) else "-"}
         policy = self.policy
         if policy.allow or policy.deny:
             try:
@@ -112,7 +133,7 @@ class ConfigResponder:
             except Refused as exc:
                 note["refused"] = exc.reason
                 return _error(403, "forbidden", "forbidden", note=note)
-        if not NAME_RE.match(pool):
+        if not valid_name(pool):
             return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool", note=note)
         snapshot = self.state.snapshot
         if snapshot is None:
@@ -120,16 +141,19 @@ class ConfigResponder:
         entry = snapshot.pools.get(pool)
         if entry is None:
             return _error(404, "unknown-pool", f"no pool {pool!r}", "path pool", note=note)
-        if policy.pool_requires_token(pool):
-            try:
-                policy.check_token(pool, header("authorization"))
-            except Refused as exc:
+        try:
+            policy.check_token(pool, headers.getall("Authorization", ()))
+        except BadAuthorization as exc:
+            note["refused"] = exc.message
+            return _error(400, "authorization", exc.message, exc.path, label=pool, note=note)
+        except Refused as exc:
                 note["refused"] = exc.reason
                 return _error(403, "forbidden", "forbidden", label=pool, note=note)
         payload = entry.payload
         if payload is None:
             return _error(503, "not-ready", f"pool {pool} has no rendered config yet", label=pool, note=note)
-        choice = choose_cached(header("accept"))
+        accept = headers.getall("Accept", ())
+        choice = choose_cached(", ".join(accept) if accept else None)
         if choice.error is not None:
             e = choice.error
             return _error(e.status, "accept", e.message, e.path, label=pool, note=note)
@@ -141,14 +165,15 @@ class ConfigResponder:
                           version=exc.version, note=note)
         note["version"] = variant.version
         note["rendered"] = payload.name
-        gz = accepts_gzip(header("accept-encoding"))
+        encodings = headers.getall("Accept-Encoding", ())
+        gz = accepts_gzip(", ".join(encodings) if encodings else None)
         etag = variant.gzip_etag if gz else variant.etag
-        headers = {"ETag": etag, "Vary": "Accept, Accept-Encoding", "Cache-Control": "no-cache",
-                   "X-Rendered-Config": payload.name}
-        inm = header("if-none-match")
-        if inm is not None and etag_matches(inm, etag):
-            return Answer(304, headers, b"", pool, variant.version, note)
-        headers["Content-Type"] = JSON
+        out = {"ETag": etag, "Vary": "Accept, Accept-Encoding", "Cache-Control": "no-cache",
+               "X-Rendered-Config": payload.name}
+        matches = headers.getall("If-None-Match", ())
+        if matches and etag_matches(", ".join(matches), etag):
+            return Answer(304, out, b"", pool, variant.version, note)
+        out["Content-Type"] = JSON
         if gz:
-            headers["Content-Encoding"] = "gzip"
-        return Answer(200, headers, variant.gzip_body if gz else variant.body, pool, variant.version, note)
+            out["Content-Encoding"] = "gzip"
+        return Answer(200, out, variant.gzip_body if gz else variant.body, pool, variant.version, note)

@@ -25,8 +25,10 @@ from aiohttp import web
 
 from fleet.store import DirectoryStore, MemoryStore, Store
 from server import accesslog
+from server.answer_bytes import AnswerBytes
 from server.app import create_app
-from server.fastpath import handler_factory
+from server.connection import ServerProtocol
+from server.loop_monitor import LoopMonitor
 from server.metrics import ServerMetrics
 from server.respond import ConfigResponder
 from server.settings import ServerSettings
@@ -49,6 +51,7 @@ class Running:
     addresses: list[tuple[str, str, int]]  # (scheme, host, port) actually bound
     listeners: list[asyncio.AbstractServer]
     certs: CertReloader | None = None
+    monitor: LoopMonitor | None = None
 
     async def stop(self) -> None:
         """Stop polling and close the listeners."""
@@ -96,13 +99,14 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     await runner.setup()
     loop = asyncio.get_running_loop()
     assert runner.server is not None
-    if settings.fast_path:
-        responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
-                                    default_version=settings.default_version)
-        factory: Any = handler_factory(runner.server, loop=loop, responder=responder, limits=limits,
-                                       access_logger=logger, **handler_kwargs)
-    else:
-        factory = runner.server
+    responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
+                                default_version=settings.default_version)
+    answers = AnswerBytes(responder, access_logger=logger)
+    server = runner.server
+
+    def factory() -> ServerProtocol:
+        return ServerProtocol(server, loop=loop, answers=answers, read_timeout=limits.read_timeout,
+                              **handler_kwargs)
     reuse = settings.workers > 1
     addresses: list[tuple[str, str, int]] = []
     listeners: list[asyncio.AbstractServer] = []
@@ -126,10 +130,11 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
             srv.close()
         await runner.cleanup()
         raise
-    tasks = [asyncio.create_task(reloader.run())]
+    monitor = metrics.monitor = LoopMonitor()
+    tasks = [asyncio.create_task(reloader.run()), asyncio.create_task(monitor.run())]
     if certs is not None:
         tasks.append(asyncio.create_task(certs.run()))
-    return Running(runner, state, reloader, tasks, addresses, listeners, certs)
+    return Running(runner, state, reloader, tasks, addresses, listeners, certs, monitor)
 
 
 def _bound(server: asyncio.AbstractServer) -> tuple[str, int]:

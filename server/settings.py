@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server.appended import AppendOptions
+from server.added_files import AppendOptions
 from server.auth import AccessPolicy
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ class Limits:
     max_headers: int = 64            # header count
     max_body: int = 64 * 1024        # POST bodies (node status reports are small)
     keepalive_timeout: float = 75.0
+    read_timeout: float = 10.0       # a request head (or body) must arrive within this many seconds
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,6 @@ class ServerSettings:
     default_version  spec served when the Accept header names no Ignition version
                      (None: the rendered config's own version)
     poll_interval    seconds between checks of the cluster directory / store / certificate files
-    fast_path        answer plain `GET|HEAD /config/<pool>` requests in server/fastpath.py
     """
 
     cluster_dir: Path | None
@@ -55,7 +55,6 @@ class ServerSettings:
     access_log: str | None = "-"
     poll_interval: float = 1.0
     gzip_level: int = 6
-    fast_path: bool = True  # answer plain GET/HEAD /config/<pool> without aiohttp's request objects
 
 
 def parse_hostport(value: str, *, option: str) -> tuple[str, int]:

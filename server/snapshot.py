@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from fleet.rendered import NodeStatus, PoolRecord
 from fleet.store import Store
-from server.appended import AppendOptions
+from server.added_files import AppendOptions
 from server.payload import ConfigPayload, build_payload
 
 

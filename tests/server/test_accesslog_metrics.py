@@ -24,7 +24,7 @@ async def test_access_log_is_json_without_secrets(tmp_path: Path, fast: bool) ->
     store = MemoryStore()
     publish(store, make_rendered("worker", ignition_config()))
     log = tmp_path / "access.log"
-    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=str(log), fast_path=fast,
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=str(log),
                               policy=AccessPolicy(tokens={"worker": (SECRET,)}))
     running = await start(settings, store=store, leader=False)
     base = f"http://127.0.0.1:{running.addresses[0][2]}"

@@ -7,7 +7,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from server.appended import (
+from server.added_files import (
     ANNOTATIONS_PATH,
     ENCAPSULATED_PATH,
     AppendOptions,

@@ -1,0 +1,49 @@
+"""How long the event loop ran without coming back to a heartbeat: one request must never freeze the others.
+
+A task wakes every `interval` seconds and reads the CPU time of the loop's thread (`time.thread_time`).
+CPU time spent between two heartbeats is time the loop spent running callbacks (parsing, answering, a
+runaway computation) instead of serving other connections; counting CPU rather than wall time keeps
+the figure honest on a busy machine, where the thread may simply wait for a core. The longest such
+block and the number of blocks over `threshold` are exported as metrics (server/metrics.py) and read
+by the tests and by bench/server_soak.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+
+class LoopMonitor:
+    """Heartbeat task recording the longest CPU stretch of the loop thread between two beats."""
+
+    def __init__(self, *, interval: float = 0.01, threshold: float = 0.1,
+                 on_block: Callable[[float], None] | None = None) -> None:
+        self.interval = interval
+        self.threshold = threshold
+        self.longest = 0.0
+        self.over = 0
+        self.beats = 0
+        self._on_block = on_block
+
+    def reset(self) -> None:
+        """Forget what was seen so far (a test or soak phase starts clean)."""
+        self.longest = 0.0
+        self.over = 0
+
+    async def run(self) -> None:
+        """Beat forever (cancel the task to stop)."""
+        last = time.thread_time()
+        while True:
+            await asyncio.sleep(self.interval)
+            now = time.thread_time()
+            spent = now - last
+            last = now
+            self.beats += 1
+            if spent > self.longest:
+                self.longest = spent
+            if spent > self.threshold:
+                self.over += 1
+                if self._on_block is not None:
+                    self._on_block(spent)

@@ -1,0 +1,62 @@
+"""Issue 18 item 1: a pathological request head is answered at once and never freezes the event loop.
+
+The server parses no HTTP itself (aiohttp's llhttp parser does); these heads used to send a hand-written
+backtracking regex into exponential time (9 s for 258 bytes, forever for 52 KB).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from server.settings import ServerSettings
+from tests.server.helpers import ACCEPT_33
+from tests.server.live import LiveServer, exchange, status_of
+
+STALL = 0.1  # seconds of loop CPU without yielding that count as a stall
+
+
+def _control_byte_head() -> bytes:
+    """24 ordinary header lines, then one holding a control byte: 258 bytes."""
+    head = b"GET /config/worker HTTP/1.1\r\n" + b"".join(b"X-%02d: v\r\n" % i for i in range(24))
+    last = b"X: a\x01"
+    pad = 258 - len(head) - len(last) - 4
+    return head + last + b"b" * pad + b"\r\n\r\n"
+
+
+def _obs_fold_head() -> bytes:
+    """32 header lines with long whitespace runs, then an obs-fold continuation line: ~52 KB."""
+    lines = [b"GET /config/worker HTTP/1.1", b"Host: x"]
+    lines += [b"X-%02d:" % i + b" " * 1600 + b"v" for i in range(32)]
+    lines.append(b" \t folded")
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+HEADS = [
+    pytest.param(_control_byte_head(), id="24-lines-then-control-byte"),
+    pytest.param(_obs_fold_head(), id="obs-fold-52k"),
+    pytest.param(b"GET /config/worker HTTP/1.1\r\nHost: x\r\n" + b"X-A:" + b" \t" * 3000 + b"\x7f\r\n\r\n",
+                 id="whitespace-run-then-del"),
+]
+
+
+@pytest.fixture(scope="module")
+def live() -> LiveServer:
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None)
+    with LiveServer(settings) as server:
+        yield server
+
+
+def test_heads_are_what_the_issue_describes() -> None:
+    assert len(_control_byte_head()) == 258
+    assert 51_000 < len(_obs_fold_head()) < 53_000
+
+
+@pytest.mark.parametrize("head", HEADS)
+def test_pathological_head_is_refused_without_stalling(live: LiveServer, head: bytes) -> None:
+    before = live.longest_block
+    answer = exchange(live.port(), head)
+    assert 400 <= status_of(answer) < 500, answer[:200]
+    ok = exchange(live.port(), f"GET /config/worker HTTP/1.1\r\nHost: x\r\nAccept: {ACCEPT_33}\r\n"
+                               "Connection: close\r\n\r\n".encode())
+    assert status_of(ok) == 200
+    assert max(before, live.longest_block) < STALL, f"event loop blocked {live.longest_block:.3f} s"
