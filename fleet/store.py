@@ -29,7 +29,8 @@ from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 # A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
 # written through `.<name>.json.<random>.tmp`, which must stay under the file systems' 255-byte limit.
 MAX_NAME = 236
-_NAME_RE = re.compile(rf"[a-z0-9](?:[-a-z0-9.]{{0,{MAX_NAME - 2}}}[a-z0-9])?")
+# `\Z` (not `$`, which also matches before a final newline): `NAME_RE.match` checks the whole string.
+NAME_RE = re.compile(rf"[a-z0-9](?:[-a-z0-9.]{{0,{MAX_NAME - 2}}}[a-z0-9])?\Z")
 
 
 class StoreError(FleetError):
@@ -50,7 +51,7 @@ class InUse(StoreError):
 
 def valid_name(name: object) -> bool:
     """Whether `name` is a lowercase DNS subdomain name of at most MAX_NAME characters (whole string)."""
-    return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
+    return isinstance(name, str) and NAME_RE.match(name) is not None
 
 
 def check_name(kind: str, name: str) -> str:

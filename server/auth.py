@@ -42,8 +42,9 @@ class Refused(Exception):
         self.reason = reason
 
 
-class BadAuthorization(ValueError):
-    """The Authorization header cannot be read (HTTP 400 naming the header)."""
+class BadAuthorization(Refused):
+    """The Authorization header cannot be read: HTTP 400 naming the header where a route tells it apart,
+    else a refusal like any other."""
 
     path = "header Authorization"
 
@@ -56,10 +57,13 @@ NODE_TOKEN_CONTEXT = b"mco node token v1\x00"
 MIN_SECRET_BYTES = 16
 
 
-def bearer_token(values: Sequence[str]) -> str | None:
-    """The token of the request's Authorization header (None without one); BadAuthorization if unreadable."""
+def bearer_token(values: Sequence[str] | str | None) -> str | None:
+    """The token of the request's Authorization header values (None without one); BadAuthorization if
+    unreadable. A single string is one header value."""
     if not values:
         return None
+    if isinstance(values, str):
+        values = (values,)
     if len(values) > 1:
         raise BadAuthorization("given more than once")
     value = values[0]
@@ -136,7 +140,7 @@ class AccessPolicy:
         """Whether requests for this pool must carry a bearer token."""
         return bool(self.all_pools_tokens) or pool in self.tokens
 
-    def check_token(self, pool: str, authorization: Sequence[str]) -> None:
+    def check_token(self, pool: str, authorization: Sequence[str] | str | None) -> None:
         """Raise Refused unless the Authorization header values carry a token accepted for `pool`.
 
         BadAuthorization (a 400) when the header is unreadable, whether or not the pool needs a token.
@@ -159,7 +163,7 @@ class AccessPolicy:
         """Whether node reports and slot claims need the node's own token."""
         return self.node_secret is not None
 
-    def check_node(self, node: str, authorization: Sequence[str]) -> None:
+    def check_node(self, node: str, authorization: Sequence[str] | str | None) -> None:
         """Raise Refused unless the request carries `node`'s own token (no-op without a node secret)."""
         presented = bearer_token(authorization)
         if self.node_secret is None:
