@@ -65,7 +65,7 @@ class Failure:
 @dataclass(frozen=True)
 class Generated:
     """Generated MachineConfigs per pool, warnings per pool (key "" for those concerning no pool), and the
-    objects refused for each pool."""
+    objects refused for each pool (key "": refused objects that select no pool)."""
 
     configs: Mapping[str, tuple[MachineConfig, ...]]
     problems: Mapping[str, tuple[Problem, ...]]
@@ -118,7 +118,7 @@ class _Out:
 
 
 def _generate(objects: Sequence[T], pools: Sequence[MachineConfigPool], kind: str, build: Build[T],
-              out: _Out) -> None:
+              check: Callable[[T], list[Problem]], out: _Out) -> None:
     per_pool: dict[str, list[T]] = {}
     for obj in sorted(objects, key=_suffix_order):
         sel = obj.pool_selector
@@ -127,6 +127,12 @@ def _generate(objects: Sequence[T], pools: Sequence[MachineConfigPool], kind: st
             out.problems.setdefault("", []).append(obj.doc.problem(
                 "selects-no-pool", ("spec", "machineConfigPoolSelector"),
                 f"{type(obj).__name__} {obj.name} selects no MachineConfigPool; it has no effect", severity="warning"))
+            # the MCO validates an object before it looks for pools: refused even when it selects none
+            found = check(obj)
+            out.problems[""].extend(p for p in found if p.severity != "error")
+            errors = tuple(p for p in found if p.severity == "error")
+            if errors:
+                out.failures.setdefault("", []).append(Failure(KINDS[kind], obj.name, "", errors))
         for pool in matched:
             per_pool.setdefault(pool.name, []).append(obj)
     for pool_name, objs in per_pool.items():
@@ -165,8 +171,8 @@ def generate(kubelet_configs: Sequence[KubeletConfig], runtime_configs: Sequence
     def runtime(crc: ContainerRuntimeConfig, pool: MachineConfigPool) -> tuple[list[tuple[str, bytes]], list[Problem]]:
         return crio_config(crc)
 
-    _generate(kubelet_configs, pools, "kubelet", kubelet, out)
-    _generate(runtime_configs, pools, "containerruntime", runtime, out)
+    _generate(kubelet_configs, pools, "kubelet", kubelet, lambda kc: kubelet_problems(kc, ""), out)
+    _generate(runtime_configs, pools, "containerruntime", runtime, lambda crc: crio_config(crc)[1], out)
     return Generated(configs={k: tuple(v) for k, v in out.configs.items()},
                      problems={k: tuple(v) for k, v in out.problems.items()},
                      failures={k: tuple(v) for k, v in out.failures.items()})

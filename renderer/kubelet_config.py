@@ -63,6 +63,47 @@ enableDebugFlagsHandler seccompDefault memoryThrottlingFactor registerWithTaints
 localStorageCapacityIsolation containerRuntimeEndpoint imageServiceEndpoint failCgroupV1 userNamespaces""".split())
 
 
+_INT32 = ("maxPods", "podsPerCore", "kubeAPIQPS", "kubeAPIBurst", "eventRecordQPS", "eventBurst", "registryPullQPS",
+          "registryBurst", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "containerLogMaxFiles",
+          "containerLogMaxWorkers", "nodeStatusMaxImages", "healthzPort", "port", "readOnlyPort", "oomScoreAdj",
+          "iptablesMasqueradeBit", "iptablesDropBit", "maxParallelImagePulls", "nodeLeaseDurationSeconds")
+_INT64 = ("podPidsLimit", "maxOpenFiles")
+_BOOL = ("protectKernelDefaults", "serializeImagePulls", "cgroupsPerQOS", "enableControllerAttachDetach",
+         "rotateCertificates", "serverTLSBootstrap", "makeIPTablesUtilChains", "failSwapOn", "seccompDefault",
+         "enableServer", "kernelMemcgNotification", "localStorageCapacityIsolation", "registerNode",
+         "enableDebuggingHandlers", "enableContentionProfiling", "enableSystemLogHandler", "enableSystemLogQuery",
+         "enableProfilingHandler", "enableDebugFlagsHandler", "runOnce", "singleProcessOOMKill", "failCgroupV1")
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _type_problem(key: str, value: Any) -> str | None:
+    """encoding/json's refusal of a value of the wrong type for a numeric or boolean field, as the MCO's
+    DecodeKubeletConfig reports it; None when Go would read it."""
+    if value is None:
+        return None
+    if key in _INT32 or key in _INT64:
+        go = "int32" if key in _INT32 else "int64"
+        if isinstance(value, int) and not isinstance(value, bool):
+            return None
+    elif key in _BOOL:
+        go = "bool"
+        if isinstance(value, bool):
+            return None
+    else:
+        return None
+    return (f"KubeletConfig could not be unmarshalled, err: json: cannot unmarshal {_json_kind(value)} into Go "
+            f"struct field KubeletConfiguration.{key} of type {go}")
+
+
 def _spec(kc: KubeletConfig) -> Mapping[str, Any]:
     data = kc.doc.data if kc.doc is not None else None
     spec = data.get("spec") if isinstance(data, Mapping) else None
@@ -94,6 +135,12 @@ def kubelet_problems(kc: KubeletConfig, pool: str) -> list[Problem]:
     def error(path: tuple[str, ...], message: str, code: str = "kubelet-forbidden") -> None:
         out.append(doc.problem(code, path, message))
 
+    for key, value in user.items():
+        decode_error = _type_problem(str(key), value)
+        if decode_error is not None:
+            error((*base, str(key)), decode_error, "kubelet-decode")
+    if out:
+        return out
     for key in _FORBIDDEN:
         if key in user and not _zero(user[key]):
             error((*base, key), f"KubeletConfiguration: {key} is not allowed to be set, but contains: {_go(user[key])}")
