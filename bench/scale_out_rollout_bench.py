@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import shutil
 import signal
@@ -157,10 +158,17 @@ def main() -> None:
     parser.add_argument("--update", type=float, default=2.0, help="seconds one node's update takes")
     parser.add_argument("--poll", type=float, default=2.0, help="seconds between a waiting node's questions")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
     tmp = Path(tempfile.mkdtemp(prefix="mco-rollout-bench-"))
     fleet = Fleet(etcd.url("rollout"), tmp)
+
+    def interrupted(*_: object) -> None:  # the asyncio loop may be busy: clean up right here, then leave
+        fleet.stop()
+        etcd.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         etcd.start()
         cluster_dir = tmp / "cluster"
