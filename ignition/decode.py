@@ -86,8 +86,8 @@ class _Decoder:
         # set when the document has what makes Go's unused-key walk differ from a walk of the JSON: a repeated
         # or odd-cased key, a null on a struct value or list item (decode() then redoes the walk Go's way)
         self.odd = False
-        # id() of the object nodes Go holds through a pointer (3.2's *Clevis, *Custom): a later null unsets them
-        self.pointer_structs: frozenset[int] = frozenset()
+        # the object nodes Go holds through a pointer (3.2's *Clevis, *Custom): a later null unsets them
+        self.pointer_structs: frozenset[Node] = frozenset()
 
     def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
         kind = node.kind
@@ -174,7 +174,7 @@ class _Decoder:
             if val is None:
                 if kind == "object":
                     self.odd = True
-                    if id(child) in self.pointer_structs:
+                    if child in self.pointer_structs:
                         out.pop(name, None)  # Go: null on a pointer sets it to nil
                     continue  # Go: null on a struct value changes nothing
                 if field.pointer:
@@ -197,14 +197,15 @@ class _Decoder:
 
 _SCALAR_TYPES = {"string": str, "boolean": bool, "integer": int}
 _Member = tuple[Field, Node, str, "type | None"]
-_MEMBERS: dict[int, dict[str, _Member]] = {}
+# per schema node (nodes compare by identity; there are a few hundred per spec version, built once)
+_MEMBERS: dict[Node, dict[str, _Member]] = {}
 
 
 def _members(node: Node) -> dict[str, _Member]:
     """name -> (field, its node, the node's kind, the Python type a well-typed scalar value has), per node."""
-    members = _MEMBERS.get(id(node))
+    members = _MEMBERS.get(node)
     if members is None:
-        members = _MEMBERS[id(node)] = {
+        members = _MEMBERS[node] = {
             name: (f, f.node, f.node.kind, _SCALAR_TYPES.get(f.node.kind)) for name, f in node.fields.items()}
     return members
 
@@ -256,10 +257,10 @@ def decode(doc: Any, version: str) -> Decoded:
     return Decoded(out, None, unused, context)
 
 
-def _pointer_structs_3_2() -> frozenset[int]:
-    """id() of 3.2's `luks[].clevis` and `clevis.custom` nodes, the only struct pointers of specs 3.0-3.6."""
+def _pointer_structs_3_2() -> frozenset[Node]:
+    """3.2's `luks[].clevis` and `clevis.custom` nodes, the only struct pointers of specs 3.0-3.6."""
     clevis = root("3.2.0").fields["storage"].node.fields["luks"].node.item.fields["clevis"].node  # type: ignore[union-attr]
-    return frozenset({id(clevis), id(clevis.fields["custom"].node)})
+    return frozenset({clevis, clevis.fields["custom"].node})
 
 
 CONTEXT_MISMATCH = ("context tree does not match content tree at {}. Line and column reporting may be inconsistent."

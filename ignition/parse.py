@@ -1,7 +1,7 @@
 """Reading an Ignition document: the pipeline of Ignition's `config.Parse`, with positions for every entry.
 
 1. empty input -> `not a config (empty)`;
-2. JSON syntax (C decoder; on failure Go's own error text and offset, from ignition/gojson.py);
+2. JSON syntax (C decoder; on failure Go's own error text and offset, from ignition/go_json_syntax.py);
 3. `ignition.version`: semver (`invalid config version (couldn't parse)`), then one of the accepted versions
    (`unsupported config version`);
 4. decode into that version's shape (ignition/decode.py): a wrong JSON type is fatal, unknown keys warn;
@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ignition import gojson
+from ignition import go_json_syntax
 from ignition.config_version import config_version
 from ignition.decode import TypeMismatch, decode, pairs_hook
 from ignition.errors import ParseError, ValidationError
@@ -109,7 +109,7 @@ def _text_of(raw: bytes | str) -> tuple[str, bytes | None, str]:
 
 def _syntax_entry(text: str, data: bytes | None, exc: Exception) -> Entry:
     raw = data if data is not None else text.encode("utf-8", "surrogatepass")
-    found = gojson.syntax_error(raw)
+    found = go_json_syntax.syntax_error(raw)
     if found is None:
         message, offset = str(exc), getattr(exc, "pos", 0)
         offset = len(text[:offset].encode("utf-8", "surrogatepass"))

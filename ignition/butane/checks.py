@@ -17,7 +17,7 @@ from ignition.butane.report import Problems, YPath
 from ignition.butane.schema import BNode
 from ignition.butane.variants import parse_semver
 from ignition.decode import json_kind
-from ignition.gojson import syntax_error
+from ignition.go_json_syntax import syntax_error
 from ignition.validate import validate_dict
 
 

@@ -1,4 +1,8 @@
-"""The rules' memo tables (pure functions of strings), and a way to empty them: benchmarks of a cold run call it."""
+"""The rules' memo tables, and a way to empty them: benchmarks of a cold run call it.
+
+Both are bounded LRU memos of pure functions of strings (ignition/rules/urls.py: source URLs,
+ignition/rules/unitfile.py: unit texts), bounded in entries and in the length of what they keep; nothing
+else in ignition/ keeps state between calls except the schema tables, one per spec version."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def _key(item: Any, key: str) -> str:
 
 def _relevant(node: Node) -> frozenset[str]:
     """Fields of an object node under which some deduplicated list can occur (pruning for big configs)."""
-    cached = _RELEVANT.get(id(node))
+    cached = _RELEVANT.get(node)
     if cached is None:
         keys = set()
         for n, f in node.fields.items():
@@ -43,7 +43,7 @@ def _relevant(node: Node) -> frozenset[str]:
                     keys.add(n)
             elif child.kind == "object" and _relevant(child):
                 keys.add(n)
-        cached = _RELEVANT[id(node)] = frozenset(keys)
+        cached = _RELEVANT[node] = frozenset(keys)
     return cached
 
 
@@ -56,7 +56,7 @@ def _plan(node: Node) -> tuple[dict[str, Node], dict[str, _Deeper], frozenset[st
     """(deduplicated list fields, relevant object/list-of-object fields, the names of both) of an object node.
 
     The walk visits the fields an object has, in Go order (alphabetical): lists first, then the deeper ones."""
-    cached = _PLANS.get(id(node))
+    cached = _PLANS.get(node)
     if cached is None:
         lists = {n: f.node for n, f in node.fields.items() if f.node.kind == "list" and f.node.key is not None}
         deeper: dict[str, _Deeper] = {}
@@ -66,12 +66,13 @@ def _plan(node: Node) -> tuple[dict[str, Node], dict[str, _Deeper], frozenset[st
                 deeper[n] = (child, _relevant(child), None)
             elif child.kind == "list" and child.item is not None and child.item.kind == "object" and _relevant(child.item):
                 deeper[n] = (child, _relevant(child.item), child.item)
-        cached = _PLANS[id(node)] = (lists, deeper, frozenset(lists) | frozenset(deeper))
+        cached = _PLANS[node] = (lists, deeper, frozenset(lists) | frozenset(deeper))
     return cached
 
 
-_PLANS: dict[int, tuple[dict[str, Node], dict[str, _Deeper], frozenset[str]]] = {}
-_RELEVANT: dict[int, frozenset[str]] = {}
+# per schema node (nodes compare by identity; there are a few hundred per spec version, built once)
+_PLANS: dict[Node, tuple[dict[str, Node], dict[str, _Deeper], frozenset[str]]] = {}
+_RELEVANT: dict[Node, frozenset[str]] = {}
 
 
 def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ignition.rules import goneturl
+from ignition.rules import go_url
 from ignition.rules.context import Ctx
 from ignition.rules.resources import check_required_source, check_resource
 from ignition.rules.urls import INVALID_URL, check_url
@@ -14,8 +14,8 @@ def _check_proxy(value: str | None, path: tuple[str | int, ...], ctx: Ctx, http_
     if value is None:
         return
     try:
-        scheme = goneturl.parse(value).scheme
-    except goneturl.URLError:
+        scheme = go_url.parse(value).scheme
+    except go_url.URLError:
         ctx.error(path, INVALID_URL)
         return
     if scheme not in ("http", "https"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ignition.rules import goneturl
+from ignition.rules import go_url
 from ignition.rules.context import Ctx
 from ignition.rules.paths import check_path
 from ignition.rules.resources import check_resource
@@ -27,8 +27,8 @@ def _valid_json(text: str) -> bool:
 
 def _check_tang(t: dict[str, Any], base: tuple[str | int, ...], ctx: Ctx) -> None:
     try:
-        scheme: str | None = goneturl.parse(t.get("url", "")).scheme
-    except goneturl.URLError:
+        scheme: str | None = go_url.parse(t.get("url", "")).scheme
+    except go_url.URLError:
         scheme = None
     if scheme is None:
         ctx.error(base + ("url",), INVALID_URL)

@@ -248,8 +248,8 @@ def _go_quote(b: bytes) -> str:
 def check_unit_contents(contents: str | None) -> tuple[str | None, list[UnitOption]]:
     """Ignition's validateUnitContent: (error text or None, the parsed options).
 
-    Memoised by contents (a pure function of the string; at most 4,096 texts of up to 64 KiB): a merged
-    config repeats its inputs' units."""
+    Memoised by contents (a pure function of the string): a merged config repeats its inputs' units. The memo
+    is bounded in entries and in size: at most 1,024 texts of up to 16 KiB each (16 MiB of text)."""
     if contents is None:
         return None, []
     if len(contents) > _CACHED_UNIT_LENGTH:
@@ -258,10 +258,10 @@ def check_unit_contents(contents: str | None) -> tuple[str | None, list[UnitOpti
     return error, list(options)
 
 
-_CACHED_UNIT_LENGTH = 65536
+_CACHED_UNIT_LENGTH = 16384
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def _check_unit_contents_cached(contents: str) -> tuple[str | None, tuple[UnitOption, ...]]:
     error, options = _check_unit_contents(contents)
     return error, tuple(options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 from ignition.dataurl import data_url_problem
-from ignition.rules import goneturl
+from ignition.rules import go_url
 from ignition.versions import at_least
 
 INVALID_URL = "unable to parse url"
@@ -23,13 +23,13 @@ def _schemes(version: str) -> frozenset[str]:
 
 
 def _version_id_error(raw_query: str) -> str | None:
-    values = goneturl.query_values(raw_query).get("versionId")
+    values = go_url.query_values(raw_query).get("versionId")
     if values is not None and (len(values) == 0 or values[0] == ""):
         return "invalid S3 object VersionId"
     return None
 
 
-def _check_arn(u: goneturl.GoURL) -> str | None:
+def _check_arn(u: go_url.GoURL) -> str | None:
     full = u.scheme + ":" + u.opaque
     bad = "invalid S3 ARN format"
     if not full.startswith("arn:") or full.count(":") < 5:
@@ -49,7 +49,9 @@ def _check_arn(u: goneturl.GoURL) -> str | None:
     return _version_id_error(u.raw_query)
 
 
-_CACHED_URL_LENGTH = 4096  # longer sources (big data URLs) are checked afresh rather than kept alive by the cache
+# The memo is bounded in entries and in size: at most 32,768 sources of up to 1 KiB each (32 MiB); longer
+# sources (big data URLs) are checked afresh rather than kept alive by it.
+_CACHED_URL_LENGTH = 1024
 
 
 def check_url(source: str, version: str) -> str | None:
@@ -62,17 +64,17 @@ def check_url(source: str, version: str) -> str | None:
     return _check_url(source, version)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=32768)
 def _check_url_cached(source: str, version: str) -> str | None:
     return _check_url(source, version)
 
 
 def _check_url(source: str, version: str) -> str | None:
-    if goneturl.is_opaque_with_scheme(source, "data"):  # every version fetches data URLs
+    if go_url.is_opaque_with_scheme(source, "data"):  # every version fetches data URLs
         return data_url_problem(source)
     try:
-        u = goneturl.parse(source)
-    except goneturl.URLError:
+        u = go_url.parse(source)
+    except go_url.URLError:
         return INVALID_URL
     scheme = u.scheme
     if scheme not in _schemes(version):
@@ -96,8 +98,8 @@ def check_url_nil_ok(source: str | None, version: str) -> str | None:
 def scheme_of(source: str) -> str | None:
     """The lower-cased scheme Go's url.Parse finds, or None when it cannot parse the URL."""
     try:
-        return goneturl.parse(source).scheme
-    except goneturl.URLError:
+        return go_url.parse(source).scheme
+    except go_url.URLError:
         return None
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from ignition import schema
 from ignition.decode import decode
 from ignition.report import Path, Report
-from ignition.rules import goneturl
+from ignition.rules import go_url
 
 # Codes of the entries translation adds to a report.
 CODE_UNSUPPORTED = "translate-unsupported"  # a field or value the target spec cannot express
@@ -162,8 +162,8 @@ def url_scheme(url: str) -> str | None:
     """The lower-cased scheme of a URL, as Go's url.Parse reports it; None when Go cannot parse it
     (target validation then reports `unable to parse url`)."""
     try:
-        return goneturl.parse(url).scheme
-    except goneturl.URLError:
+        return go_url.parse(url).scheme
+    except go_url.URLError:
         return None
 
 

@@ -27,7 +27,7 @@ from ignition.dataurl import (
     gzip_contents,
     parse_data_url,
 )
-from ignition.rules import goneturl
+from ignition.rules import go_url
 from ignition.rules.urls import check_url
 from tests.tools import real_tool
 
@@ -259,8 +259,8 @@ def _as_printed_by_ignition_validate(message: str) -> str:
 
 def _go_url_parses(url: str) -> bool:
     try:
-        goneturl.parse(url)
-    except goneturl.URLError:
+        go_url.parse(url)
+    except go_url.URLError:
         return False
     return True
 
