@@ -4,9 +4,17 @@
 (function () {
   if (!window.EventSource || !window.fetch || !window.DOMParser) { return; }
   var live = document.getElementById("live");
-  var busy = false, again = false;
+  var busy = false, again = false, waiting = false;
+  function typing() {  // someone is choosing a filter or typing a token: do not swap the form away
+    var el = document.activeElement;
+    return el && /^(SELECT|INPUT|TEXTAREA)$/.test(el.tagName);
+  }
   function refresh() {
     if (busy) { again = true; return; }
+    if (typing()) {
+      if (!waiting) { waiting = true; setTimeout(function () { waiting = false; refresh(); }, 2000); }
+      return;
+    }
     busy = true;
     fetch(window.location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.text() : null; })

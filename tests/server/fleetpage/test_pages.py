@@ -199,11 +199,13 @@ async def test_tokens_ask_and_open_only_their_pool(store: Store, rollout: Rollou
     text = await (await client.get("/ui/")).text()
     assert 'id="pool-master"' in text and 'id="pool-worker"' not in text
     assert "1 pool needs a token" in text and 'action="/ui/token"' in text
+    assert html_problems(text) == []
     for url in ("/ui/pools/worker", "/ui/nodes/worker-2", f"/ui/pools/worker/diff?from={rollout.old.name}&to="
                 f"{rollout.new.name}"):
         response = await client.get(url)
         assert response.status == 403, url
         text = await response.text()
+        assert html_problems(text) == []
         assert "needs a token" in text and "worker-2" not in text.replace('name="next" value="/ui/nodes/worker-2"', "")
         assert (await client.get(url, headers={"Authorization": "Bearer w-secret=1"})).status == 200
         assert (await client.get(url, headers={"Authorization": "Bearer nope"})).status == 403
