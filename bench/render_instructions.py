@@ -5,7 +5,7 @@ render, whose data do not fit in the caches, swings more. Instructions retired d
 cachegrind counts them exactly. This runs the floor (json parse + serialise of every manifest) and a cold
 render of the same generated cluster (1,000 JSON MachineConfigs, 20,000 files) under cachegrind, once and
 three times each, and prints the instructions of one more run of each and their ratio. The goal stays
-render_bench.py's (CPU time within 3x); instructions leave out what the caches and page faults add, which is
+render_bench.py's (CPU time within 6x); instructions leave out what the caches and page faults add, which is
 why both are printed (bench/README.md).
 
 Usage: .venv/bin/python bench/render_instructions.py [--configs N] [--files-per-config M]

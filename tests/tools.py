@@ -6,11 +6,9 @@ fails when MCO_REQUIRE_TOOLS=1 (set by `make test`, so CI never silently skips a
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -33,15 +31,3 @@ def real_tool(name: str) -> Path:
     if os.environ.get("MCO_REQUIRE_TOOLS") == "1":
         pytest.fail(message)
     pytest.skip(message)
-
-
-def built_module(name: str) -> ModuleType:
-    """One of the optional C modules (setup.py), or skip/fail the calling test as `real_tool` does: under
-    `make test` the build must have made it, so CI never tests only the Python fallback."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        message = f"{name} is not built (pip install -e . builds it where a C compiler is at hand)"
-        if os.environ.get("MCO_REQUIRE_TOOLS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
