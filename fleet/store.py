@@ -230,6 +230,7 @@ class DirectoryStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+        self._nodes_seen: dict[str, tuple[tuple[int, int, int, int], NodeStatus]] = {}  # list_node_status's
         for sub in ("rendered", "pools", "nodes"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
 
@@ -304,7 +305,38 @@ class DirectoryStore:
         return NodeStatus.from_dict(self._json("nodes", node, self._read("nodes", node)))
 
     def list_node_status(self) -> list[NodeStatus]:
-        return [self.get_node_status(n) for n in self._names("nodes")]
+        """Every report; a file unchanged since this store's last listing is not read again.
+
+        "Unchanged" is the same inode, size, mtime and ctime. Every write renames a new file over the old one
+        (`atomic_write`), created while the old one still exists, so it never has the inode of the file it
+        replaces; a file two writes later could reuse an inode number, but would then also need the same size
+        and the same timestamps to the nanosecond. Reading 10,000 reports is then ~10,000 `stat` calls
+        instead of 10,000 opens and JSON parses (`GET /pools` and the fleet page read them all).
+        """
+        directory = self.root / "nodes"
+        try:
+            with os.scandir(directory) as found:
+                entries = sorted((e for e in found if e.name.endswith(".json") and not e.name.startswith(".")),
+                                 key=lambda e: e.name)
+        except OSError as exc:
+            raise StoreError("nodes", f"cannot list {directory}: {exc}") from exc
+        known, seen = self._nodes_seen, {}
+        statuses = []
+        for entry in entries:
+            name = entry.name[:-5]
+            try:
+                st = entry.stat()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise StoreError(f"nodes/{name}", f"cannot stat {entry.path}: {exc}") from exc
+            key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            hit = known.get(name)
+            status = hit[1] if hit is not None and hit[0] == key else self.get_node_status(name)
+            seen[name] = (key, status)
+            statuses.append(status)
+        self._nodes_seen = seen
+        return statuses
 
     def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
         """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -80,6 +80,52 @@ def test_directory_store_leaves_no_temporary_files(tmp_path: Path) -> None:
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-x"))
     assert sorted(p.name for p in (tmp_path / "pools").iterdir()) == ["worker.json"]
     assert DirectoryStore(tmp_path).get_pool("worker").current == "rendered-worker-x"
+
+
+def _report(name: str, message: str) -> NodeStatus:
+    return NodeStatus(name, "worker", "rendered-worker-a", "rendered-worker-a", "Done", message)
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda root, w: w.put_node_status(_report("node-a", "bbbb")), {"node-a": "bbbb", "node-b": "b0"}),
+    (lambda root, w: w.put_node_status(_report("node-c", "c0")), {"node-a": "aaaa", "node-b": "b0", "node-c": "c0"}),
+    (lambda root, w: (root / "nodes/node-b.json").unlink(), {"node-a": "aaaa"}),
+    (lambda root, w: None, {"node-a": "aaaa", "node-b": "b0"}),
+], ids=["rewritten-same-size", "added", "removed", "unchanged"])
+def test_directory_store_listing_sees_every_write_of_another_process(
+        tmp_path: Path, change: Callable[[Path, DirectoryStore], object], expected: dict[str, str]) -> None:
+    reader, writer = DirectoryStore(tmp_path), DirectoryStore(tmp_path)  # each with its own read cache
+    writer.put_node_status(_report("node-a", "aaaa"))
+    writer.put_node_status(_report("node-b", "b0"))
+    reader.list_node_status()
+    change(tmp_path, writer)
+    assert {s.name: s.message for s in reader.list_node_status()} == expected
+
+
+def test_directory_store_listing_reads_only_changed_files(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    store.put_node_status(_report("node-a", "a0"))
+    store.put_node_status(_report("node-b", "b0"))
+    a0, b0 = store.list_node_status()
+    store.put_node_status(_report("node-a", "a1"))
+    a1, b1 = store.list_node_status()
+    assert b1 is b0 and a1 is not a0 and a1.message == "a1"
+
+
+def test_directory_store_listing_follows_rapid_same_size_rewrites(tmp_path: Path) -> None:
+    reader, writer = DirectoryStore(tmp_path), DirectoryStore(tmp_path)
+    for i in range(300):  # faster than any timestamp granularity, the size never changes
+        writer.put_node_status(_report("node-a", f"{i:04d}"))
+        assert reader.list_node_status()[0].message == f"{i:04d}"
+
+
+def test_directory_store_listing_reports_a_corrupt_file(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path)
+    store.put_node_status(_report("node-a", "x"))
+    store.list_node_status()
+    (tmp_path / "nodes/node-a.json").write_text("{not json")
+    with pytest.raises(StoreError, match="nodes/node-a: corrupt JSON"):
+        store.list_node_status()
 
 
 def test_pools_and_nodes_round_trip_sorted(store: Store) -> None:
