@@ -182,10 +182,19 @@ class AgentBase:
         self.files.flush()
 
     def _sweep(self, configs: Iterable[RenderedConfig | None]) -> None:
-        dirs = {host_path(self.root, p).parent for c in configs if c is not None
-                for p in watched_paths(c.spec.config or {})}
-        for directory in dirs:
+        """Remove the temp files a killed run may have left beside the configs' paths and their markers."""
+        paths = {p for c in configs if c is not None for p in watched_paths(c.spec.config or {})}
+        for directory in {host_path(self.root, p).parent for p in paths} | self.files.marker_dirs(paths):
             sweep_temp(directory)
+
+    def _settle(self, config: RenderedConfig) -> None:
+        """The disk matches `config`: record it, drop the markers of paths it does not have, end the update.
+
+        In that order, so a kill in between leaves the update pending and the next sync settles it again.
+        """
+        self.state.set_current(config)
+        self.files.drop_markers(watched_paths(config.spec.config or {}))
+        self.state.clear_pending()
 
     # --- drift ----------------------------------------------------------------------------------------------
 

@@ -5,18 +5,21 @@
 - Originals are backed up once: the first time the applier writes a path it records either a backup
   (`orig/<path>.mcdorig`, when a file the config did not manage already existed) or a stamp
   (`noorig/<path>.mcdnoorig`). A backup is never overwritten.
-- When a path leaves the config: a stamp means delete the file; a backup is renamed back over the path
-  (one atomic step, so a kill cannot lose it). A path with neither is not ours and is left alone.
+- When a path leaves the config: a stamp means delete the file; a backup is copied back over the path
+  (atomically). A path with neither is not ours and is left alone.
+- Backups and stamps outlive that step: they are dropped (`drop_markers`) only once the state records a
+  config without the path, so a kill at any step leaves every original in its backup or in place, whichever
+  target the next run has (a path managed again while its backup exists keeps that backup).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from applier.atomic import copy_atomic, fsync_dirs, write_atomic
+from applier.atomic import TEMP_MARK, copy_atomic, fsync_dirs, write_atomic
 from applier.errors import PermanentError
 from applier.state import StateDir
 from fleet.diff import ContentsError, file_contents, file_mode
@@ -134,24 +137,48 @@ class FileWriter:
             raise PermanentError(path, f"cannot create symlink: {exc.strerror or exc}") from exc
 
     def remove(self, path: str) -> str:
-        """Undo the applier's ownership of `path`: restore the backup, delete a stamped file, else leave it."""
+        """Undo the applier's ownership of `path`: restore the backup, delete a stamped file, else leave it.
+        The backup or stamp itself stays (`drop_markers` removes it once the state no longer has the path)."""
         target = host_path(self.root, path)
         orig, noorig = self.state.orig(path), self.state.noorig(path)
         try:
             if orig.exists():
-                try:
-                    os.replace(orig, target)
-                except OSError:
-                    copy_atomic(orig, target)
-                    orig.unlink()
-                self.dirty.update((target.parent, orig.parent))
+                if target.is_dir() and not target.is_symlink():
+                    raise PermanentError(path, "cannot restore the original: a directory is in the way")
+                copy_atomic(orig, target)  # the backup stays until the state records the path's end
                 return "restored"
             if noorig.exists():
                 if target.is_symlink() or target.exists():
                     target.unlink()
-                noorig.unlink()
-                self.dirty.update((target.parent, noorig.parent))
+                    self.dirty.add(target.parent)
                 return "deleted"
         except OSError as exc:
             raise PermanentError(path, f"cannot remove file: {exc.strerror or exc}") from exc
         return "left"
+
+    def marker_dirs(self, paths: Iterable[str]) -> set[Path]:
+        """The directories holding the backups and stamps of `paths` (swept of temp files after a kill)."""
+        return {m.parent for p in paths for m in (self.state.orig(p), self.state.noorig(p))}
+
+    def drop_markers(self, keep: Iterable[str]) -> int:
+        """Remove every backup and stamp (and stray temp file) of a path not in `keep`; returns how many.
+
+        Call only after the state records a config whose paths are `keep`: every other path was restored or
+        deleted before that record was written, so its marker is no longer anyone's only copy of anything.
+        """
+        wanted = set(keep)
+        dropped = 0
+        for kind, suffix in (("orig", ".mcdorig"), ("noorig", ".mcdnoorig")):
+            base = str(self.state.path / kind)
+            for directory, _dirs, names in os.walk(base, topdown=False):  # str paths: 10,000 markers in ms
+                prefix = directory[len(base):] + "/"
+                for name in names:
+                    if TEMP_MARK in name or not name.endswith(suffix) or prefix + name[:-len(suffix)] not in wanted:
+                        os.unlink(os.path.join(directory, name))
+                        dropped += 1
+                if directory != base:
+                    try:
+                        os.rmdir(directory)
+                    except OSError:
+                        pass  # not empty
+        return dropped

@@ -81,8 +81,7 @@ class RebootSteps(AgentBase):
         repaired, drifted = self._check_drift(target, repair=repair)
         if drifted:
             return self._result("Degraded", on_disk_message(target.name, drifted), current, target.name)
-        self.state.set_current(target)
-        self.state.clear_pending()
+        self._settle(target)
         failed = self.state.failed()
         if failed and current is not None and failed.get("name") != target.name:
             # back on the previous config after a rollback: healthy, but the target is still out of reach

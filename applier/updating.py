@@ -128,8 +128,7 @@ class UpdateSteps(RebootSteps):
             actions = self._post_actions(plan)
         except ApplyError as exc:
             return self._result("Degraded", f"post-config action failed: {exc}", current, desired.name)
-        self.state.set_current(desired)
-        self.state.clear_pending()
+        self._settle(desired)
         try:
             if drained:
                 self.settings.hooks.run_uncordon(self.settings.node)
