@@ -46,7 +46,7 @@ def serving(cluster: Path, store: Path, *, extra: Sequence[str] = (), scheme: st
                                 "--access-log", "off", *extra), env=env(), stdout=out, stderr=out)
     url = f"{scheme}://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # start-up renders the cluster: slow on a busy machine
         while True:
             try:
                 if requests.get(f"{url}/healthz", timeout=1, verify=str(ca) if ca else True).status_code == 200:
