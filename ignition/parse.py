@@ -2,7 +2,7 @@
 
 1. empty input -> `not a config (empty)`;
 2. JSON syntax (C decoder; on failure Go's own error text and offset, from ignition/go_json_syntax.py);
-3. `ignition.version`: semver (`invalid config version (couldn't parse)`), then one of the accepted versions
+3. `ignition.version` (ignition/config_version.py): semver (`invalid config version (couldn't parse)`), then one of the accepted versions
    (`unsupported config version`);
 4. decode into that version's shape (ignition/decode.py): a wrong JSON type is fatal, unknown keys warn;
 5. validate (ignition/validate.py) — every rule, all entries collected;

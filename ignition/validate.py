@@ -68,7 +68,7 @@ def validate_normalized(doc: Mapping[str, Any], version: str) -> Report:
 
 
 def validate_decoded(decoded: Decoded, version: str) -> Report:
-    """Steps 5 of the pipeline for a document decoded without a type error: the rules' entries, then the
+    """Step 5 of the pipeline (ignition/parse.py) for a document decoded without a type error: the rules' entries, then the
     unused-key and context-tree warnings decoding found."""
     report = validate_normalized(decoded.doc or {}, version)
     for path in decoded.unused:
