@@ -120,7 +120,10 @@ def test_leadership_moves_on_sigterm_at_once_and_after_sigkill_within_ttl(fleet:
     (["controller", "examples/cluster", "--store", "etcd://127.0.0.1:1", "--lease-ttl", "1"], "at least 2"),
     (["controller", "examples/cluster", "--store", "etcd://127.0.0.1:1", "--etcd-cert", "/nonexistent"],
      "not a readable file"),
-], ids=["serve-etcd-with-dir", "bad-url", "tls-without-etcd", "controller-dir-store", "short-ttl", "missing-cert"])
+    (["serve", "--store", "etcd://127.0.0.1:1", "--listen", "127.0.0.1:0"], "--store: etcd:"),
+    (["controller", "examples/cluster", "--store", "etcd://127.0.0.1:1"], "cannot reach etcd"),
+], ids=["serve-etcd-with-dir", "bad-url", "tls-without-etcd", "controller-dir-store", "short-ttl", "missing-cert",
+        "serve-etcd-unreachable", "controller-etcd-unreachable"])
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     result = subprocess.run([sys.executable, "-m", "cli", *args], env=ENV, cwd=ROOT, capture_output=True, text=True,
                             timeout=60)
