@@ -91,7 +91,7 @@ def test_relative_links_resolve(doc: Path) -> None:
     assert missing == [], f"{_rel(doc)} links to files that do not exist: {missing}"
 
 
-@pytest.mark.parametrize("doc", [d for d in DOCS if d != ROOT / "bench" / "README.md"], ids=_rel)
+@pytest.mark.parametrize("doc", DOCS, ids=_rel)
 def test_named_repository_paths_exist(doc: Path) -> None:
     missing = [path for path in REPO_PATH.findall(doc.read_text())
                if "<" not in path and "*" not in path and not (ROOT / path).exists()]
