@@ -1,15 +1,20 @@
-"""Precomputed response bodies: one per (rendered config, spec version, encoding), built when a render lands.
+"""Response bodies of one rendered config: one per spec version, built on the first request for that version.
 
-The request path only looks bytes up here: no JSON, no translation, no compression per request. Each
-variant carries a strong ETag (sha256 of the identity body; the gzip body has its own tag, since it is a
-different representation), and the sha512 Ignition's `verification.hash` can pin.
+A new target costs one parse when it lands (the snapshot only needs its name and source version); each
+spec version a client asks for is translated, appended, encoded, gzipped and hashed once, then remembered
+for as long as the payload lives (server/snapshot.py's PayloadCache keeps only configs a pool serves).
+Translating every version up front made each replica spend ~0.3 s of CPU per render on versions no client
+of this fleet asks for, and delayed the new bytes by that much. Each variant carries a strong ETag (sha256
+of the identity body; the gzip body has its own tag, since it is a different representation), and the
+sha512 Ignition's `verification.hash` can pin.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from fleet.rendered import RenderedConfig
@@ -30,26 +35,42 @@ class Variant:
     sha512: str
 
 
-@dataclass(frozen=True)
 class ConfigPayload:
-    """Every servable form of one rendered config; `refused` says why a version cannot be served."""
+    """Every servable form of one rendered config, each built when first asked for and kept."""
 
-    name: str
-    pool: str
-    source_version: str
-    variants: Mapping[str, Variant]
-    refused: Mapping[str, ConversionRefused]
+    def __init__(self, rendered: RenderedConfig, *, options: AppendOptions | None = None,
+                 versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6) -> None:
+        self.name = rendered.name
+        self.pool = rendered.pool
+        self.source_version = config_version(rendered.ignition)
+        self._rendered = rendered
+        self._options = options or AppendOptions()
+        self._gzip_level = gzip_level
+        self._versions = frozenset([*versions, self.source_version] if self.source_version else versions)
+        self._built: dict[str, Variant | ConversionRefused] = {}
+        self._lock = threading.Lock()
 
     def variant(self, version: str | None) -> Variant:
         """The variant for `version` (None = the config's own version); raises ConversionRefused."""
         key = version or self.source_version
-        found = self.variants.get(key)
-        if found is not None:
-            return found
-        refusal = self.refused.get(key)
-        if refusal is not None:
-            raise refusal
-        raise ConversionRefused(key, "not a spec version this server produces")
+        found = self._built.get(key)
+        if found is None:
+            if key not in self._versions:
+                raise ConversionRefused(key, "not a spec version this server produces")
+            with self._lock:  # one build per version, even when two threads ask at once
+                found = self._built.get(key)
+                if found is None:
+                    found = self._built[key] = self._build(key)
+        if isinstance(found, ConversionRefused):
+            raise found
+        return found
+
+    def _build(self, version: str) -> Variant | ConversionRefused:
+        try:
+            served = to_version(with_appended(self._rendered, version, self._options), version)
+        except ConversionRefused as exc:
+            return exc
+        return make_variant(version, encode(served), gzip_level=self._gzip_level)
 
 
 def make_variant(version: str, body: bytes, *, gzip_level: int = 6) -> Variant:
@@ -63,23 +84,3 @@ def make_variant(version: str, body: bytes, *, gzip_level: int = 6) -> Variant:
         gzip_etag=f'"{digest}-gzip"',
         sha512=hashlib.sha512(body).hexdigest(),
     )
-
-
-def build_payload(rendered: RenderedConfig, *, options: AppendOptions | None = None,
-                  versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6) -> ConfigPayload:
-    """Translate, append and encode `rendered` for every version; a refused version records its reason."""
-    options = options or AppendOptions()
-    variants: dict[str, Variant] = {}
-    refused: dict[str, ConversionRefused] = {}
-    source = config_version(rendered.ignition)
-    wanted = list(versions)
-    if source and source not in wanted:
-        wanted.append(source)
-    for version in wanted:
-        try:
-            served = to_version(with_appended(rendered, version, options), version)
-        except ConversionRefused as exc:
-            refused[version] = exc
-            continue
-        variants[version] = make_variant(version, encode(served), gzip_level=gzip_level)
-    return ConfigPayload(rendered.name, rendered.pool, source, variants, refused)

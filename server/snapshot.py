@@ -2,7 +2,8 @@
 
 Requests read `state.snapshot` once and use only that object, so a request never sees half a render.
 Payloads are cached by rendered name across snapshots: rendered configs are content-addressed and
-immutable, so an unchanged pool costs nothing to rebuild.
+immutable, so an unchanged pool costs nothing to rebuild, and a new target costs one read and parse (its
+spec versions are built on first request, server/payload.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from fleet.rendered import NodeStatus, PoolRecord
 from fleet.store import Store
 from server.added_files import AppendOptions
-from server.payload import ConfigPayload, build_payload
+from server.payload import ConfigPayload
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class PayloadCache:
             found = self._payloads.get(name)
         if found is not None:
             return found
-        payload = build_payload(store.get_rendered(name), options=self.options, gzip_level=self.gzip_level)
+        payload = ConfigPayload(store.get_rendered(name), options=self.options, gzip_level=self.gzip_level)
         with self._lock:
             self._payloads[name] = payload
         return payload
