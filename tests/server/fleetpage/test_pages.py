@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import itertools
+import os
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -12,11 +14,15 @@ import pytest
 from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
+from fleet.etcd_client import parse_url
+from fleet.etcd_store import EtcdStore
 from fleet.rendered import Condition
 from fleet.store import DirectoryStore, MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics
+from server.replica import close as close_replica
+from server.replica import open_replica_store
 from server.settings import ServerSettings
 from server.state import ServerState
 from tests.server.fleetpage.fleet import (
@@ -31,9 +37,23 @@ from tests.server.fleetpage.fleet import (
 MakeClient = Callable[..., Awaitable[TestClient]]
 
 
-@pytest.fixture(params=["memory", "directory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
-    return MemoryStore() if request.param == "memory" else DirectoryStore(tmp_path / "store")
+_prefixes = itertools.count()
+
+
+@pytest.fixture(params=["memory", "directory", "etcd"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Every kind of store the server runs over (etcd: a real 3-member cluster, a key prefix per test)."""
+    if request.param == "memory":
+        yield MemoryStore()
+    elif request.param == "directory":
+        yield DirectoryStore(tmp_path / "store")
+    else:
+        cluster = request.getfixturevalue("etcd_cluster")
+        etcd = EtcdStore.open(parse_url(cluster.url(f"fleetpage-{os.getpid()}-{next(_prefixes)}")))
+        try:
+            yield etcd
+        finally:
+            etcd.conn.close()
 
 
 @pytest.fixture
@@ -247,3 +267,22 @@ async def test_render_degraded_shows_each_problem_with_file_line_and_path(store:
         assert html_problems(text) == []
         for problem in problems:
             assert f"<li><code>{escape(problem)}</code></li>" in text, url
+
+
+async def test_a_replica_shows_what_the_writer_stored(etcd_cluster: Any, make_client: MakeClient) -> None:
+    """`mco serve --store etcd://` replicas read from their watch-fed mirror: the page shows the same rollout."""
+    url = parse_url(etcd_cluster.url(f"fleetpage-replica-{os.getpid()}"))
+    writer = EtcdStore.open(url)
+    try:
+        rollout = mid_rollout(writer)
+    finally:
+        writer.conn.close()
+    replica = open_replica_store(url)  # its first range read sees every write above
+    try:
+        client = await make_client(replica)
+        text = await (await client.get("/ui/")).text()
+        assert f"1/{len(rollout.nodes)} updated" in text and "1 degraded" in text
+        text = await (await client.get("/ui/pools/worker?state=Degraded")).text()
+        assert 'id="node-worker-2"' in text and str(escape(DEGRADED_MESSAGE)) in text
+    finally:
+        close_replica(replica)
