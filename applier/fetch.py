@@ -1,6 +1,6 @@
 """Where the desired rendered config comes from: the machine-config server, or a file.
 
-Server: `GET /nodes/{name}/desired?pool=P` -> `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the
+Server: `POST /nodes/{name}/desired?pool=P` (claims the node's update slot; GET only asks) -> `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the
 stored RenderedConfig JSON), with the cluster CA and `Authorization: Bearer <token>` when configured.
 Connection failures and 5xx answers are TemporaryErrors (retried with backoff); 4xx are PermanentErrors.
 File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAML or JSON).
@@ -103,9 +103,9 @@ class ServerClient:
             raise PermanentError(url, f"server answered {response.status_code}: {response.text.strip()[:200]}")
         return response
 
-    def json(self, path: str, **kwargs: Any) -> Any:
-        """GET a JSON document."""
-        response = self.request("GET", path, **kwargs)
+    def json(self, path: str, *, method: str = "GET", **kwargs: Any) -> Any:
+        """GET (or `method`) a JSON document."""
+        response = self.request(method, path, **kwargs)
         try:
             return response.json()
         except ValueError as exc:
@@ -126,7 +126,7 @@ class ServerSource:
         params = {"pool": pool} if pool else {}
 
         def ask() -> Any:
-            return self.client.json(f"/nodes/{node}/desired", params=params)
+            return self.client.json(f"/nodes/{node}/desired", method="POST", params=params)
 
         answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         name = answer.get("desiredConfig") if isinstance(answer, dict) else None

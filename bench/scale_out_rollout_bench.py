@@ -105,7 +105,7 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
                                   {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"}))
         report_cpu, report_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
         started, cpu0 = time.monotonic(), cpu()
-        await each(lambda n: call(session, replicas, "GET", f"/nodes/{n}/desired?pool=worker"))
+        await each(lambda n: call(session, replicas, "POST", f"/nodes/{n}/desired?pool=worker"))
         desired_cpu, desired_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
 
         manifest = cluster_dir / "manifests" / "10-worker-bench.yaml"
@@ -120,7 +120,7 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
             current = old
             await asyncio.sleep(random.random() * args.poll)
             while current != new:
-                desired = (await call(session, replicas, "GET", f"/nodes/{name}/desired?pool=worker"))["desiredConfig"]
+                desired = (await call(session, replicas, "POST", f"/nodes/{name}/desired?pool=worker"))["desiredConfig"]
                 if desired == current:
                     await asyncio.sleep(args.poll * (1 + random.random() / 2))
                     continue

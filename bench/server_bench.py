@@ -9,7 +9,7 @@ requests/s (best and median), p99 latency, requests per server CPU-second (indep
 wrk or other load took), and mco/nginx ratios of the best runs against the goals (>= 0.6x on large,
 >= 0.35x on small, p99 within 2x).
 
-    .venv/bin/python bench/server_bench.py [--duration 10] [--workers 2]
+    .venv/bin/python bench/server_bench.py [--duration 10] [--rounds 2] [--workers 1]
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ http {{
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured wrk run")
-    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 2))
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of each server (default 1)")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved measured runs per case (best is kept)")
     parser.add_argument("--large-files", type=int, default=200, help="files in the large config (~1.2 KB each)")
     args = parser.parse_args()

@@ -1,4 +1,9 @@
-"""`mco certs init DIR`: CA + serving certificate for `mco serve --tls-listen` (exit 1 bad input, 2 I/O)."""
+"""`mco certs init DIR`: CA + serving certificate for `mco serve --tls-listen` (exit 1 bad input, 2 I/O).
+
+`mco certs node-token --secret-file F NODE`: the bearer token NODE presents when `mco serve` runs with
+`--node-secret-file F` (HMAC-SHA256 of the node name under the secret; exit 1 for a bad node name, 2 for
+an unreadable or too short secret file).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +30,28 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ca-days", type=int, default=3650, help="validity of a new CA (default 3650)")
     p.add_argument("--cn", default="mco-server", help="common name of the serving certificate")
     p.set_defaults(func=run_init)
+    t = sub.add_parser("node-token", help="print the bearer token of a node (for mco serve --node-secret-file)",
+                       description="Print NODE's token: what `mco apply --token-file` sends so that a server run "
+                                   "with --node-secret-file accepts its reports and update claims.")
+    t.add_argument("node", metavar="NODE", help="the node name (as it reports itself)")
+    t.add_argument("--secret-file", type=Path, required=True, metavar="FILE",
+                   help="the node secret given to mco serve --node-secret-file")
+    t.set_defaults(func=run_node_token)
+
+
+def run_node_token(args: argparse.Namespace) -> int:
+    """Print the token on stdout (nothing else)."""
+    from fleet.store import MAX_NAME, valid_name
+    from server.auth import AuthSettingsError, node_token, read_node_secret
+
+    if not valid_name(args.node):
+        raise InvalidInput(f"NODE: {args.node[:64]!r} is not a lowercase DNS name of at most {MAX_NAME} characters")
+    try:
+        secret = read_node_secret(args.secret_file, option="--secret-file")
+    except AuthSettingsError as exc:
+        raise UsageError(str(exc)) from None
+    print(node_token(secret, args.node))
+    return 0
 
 
 def run_init(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 `mco serve --store etcd://...` (no CLUSTER_DIR): a stateless replica serving what the elected controller
 (`mco controller`) rendered into etcd.
 
-Exit codes: 0 after SIGINT/SIGTERM, 2 for bad flags, unreadable token files or ports that cannot be opened.
+Exit codes: 0 after SIGINT/SIGTERM, 2 for bad flags, unreadable token or node-secret files, a --token
+for a pool the rendered cluster does not have, or ports that cannot be opened.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--token", action="append", default=[], metavar="POOL=FILE",
                    help="require a bearer token for POOL; FILE holds accepted tokens, one per line (repeatable)")
     p.add_argument("--token-all", type=Path, metavar="FILE", help="tokens accepted for every pool")
+    p.add_argument("--node-secret-file", type=Path, metavar="FILE",
+                   help="turn node authentication on: a node's report or update claim must carry its own token "
+                        "(`mco certs node-token --secret-file FILE NODE`)")
+    p.add_argument("--max-connections", type=int, default=4096, metavar="N",
+                   help="open connections per listener; more are closed at once (default 4096)")
+    p.add_argument("--max-connections-per-client", type=int, default=256, metavar="N",
+                   help="open connections per client address and listener (default 256)")
     p.add_argument("--allow", action="append", default=[], metavar="CIDR",
                    help="only clients in these networks may connect (repeatable)")
     p.add_argument("--deny", action="append", default=[], metavar="CIDR",
@@ -56,9 +64,9 @@ def build_settings(args: argparse.Namespace) -> Any:
     """Turn the flags into ServerSettings; every problem is a UsageError naming the flag."""
     from fleet.etcd_client import is_etcd_url
     from server.added_files import AppendOptions
-    from server.auth import AccessPolicy, AuthSettingsError, parse_networks, read_token_file
+    from server.auth import AccessPolicy, AuthSettingsError, parse_networks, read_node_secret, read_token_file
     from server.negotiate import SUPPORTED_VERSIONS
-    from server.settings import ServerSettings, parse_hostport
+    from server.settings import Limits, ServerSettings, parse_hostport
 
     etcd = None
     store_dir = None
@@ -88,6 +96,8 @@ def build_settings(args: argparse.Namespace) -> Any:
         raise UsageError("no listener: give --listen or --tls-listen")
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.max_connections < 1 or args.max_connections_per_client < 1:
+        raise UsageError("--max-connections and --max-connections-per-client must be at least 1")
     if args.default_version and args.default_version not in SUPPORTED_VERSIONS:
         raise UsageError(f"--default-version {args.default_version}: not one of {', '.join(SUPPORTED_VERSIONS)}")
     if args.poll_interval <= 0:
@@ -102,7 +112,8 @@ def build_settings(args: argparse.Namespace) -> Any:
         all_tokens = read_token_file(args.token_all, option="--token-all") if args.token_all else ()
         policy = AccessPolicy(allow=parse_networks(args.allow, option="--allow"),
                               deny=parse_networks(args.deny, option="--deny"),
-                              tokens=tokens, all_pools_tokens=all_tokens)
+                              tokens=tokens, all_pools_tokens=all_tokens,
+                              node_secret=read_node_secret(args.node_secret_file) if args.node_secret_file else None)
     except AuthSettingsError as exc:
         raise UsageError(str(exc)) from None
     return ServerSettings(
@@ -110,17 +121,22 @@ def build_settings(args: argparse.Namespace) -> Any:
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,
         policy=policy, append=AppendOptions(node_annotations=not args.no_node_annotations,
                                             encapsulated=not args.no_encapsulated),
-        access_log=args.access_log, poll_interval=args.poll_interval)
+        access_log=args.access_log, poll_interval=args.poll_interval,
+        limits=Limits(max_connections=args.max_connections, max_per_client=args.max_connections_per_client))
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
+    from server.auth import AuthSettingsError
     from server.run import Running, run
     from server.tls import TLSSettingsError
 
     settings = build_settings(args)
     if settings.store_dir is None and settings.etcd is None and settings.workers == 1:
         print("mco: no --store: node status will not survive a restart", file=sys.stderr)
+    if settings.policy.node_secret is None:
+        print("mco: warning: no --node-secret-file: any client may report status for any node and claim its "
+              "update slot", file=sys.stderr)
 
     def announce(running: Running) -> None:
         snapshot = running.state.snapshot
@@ -143,7 +159,7 @@ def run_serve(args: argparse.Namespace) -> int:
         run(settings, announce=announce)
     except StoreError as exc:
         raise UsageError(f"--store: {exc}") from None
-    except TLSSettingsError as exc:
+    except (TLSSettingsError, AuthSettingsError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot listen: {exc.strerror or exc}") from None

@@ -242,23 +242,23 @@ class DirectoryStore:
         try:
             return path.read_bytes()
         except FileNotFoundError:
-            raise NotFound(f"{kind}/{name}", f"not found in {self.root}") from None
-        except OSError as exc:
-            raise StoreError(f"{kind}/{name}", f"cannot read {path}: {exc}") from exc
+            raise NotFound(f"{kind}/{name}", "not found") from None
+        except OSError as exc:  # the message names the object, never the store's path on disk
+            raise StoreError(f"{kind}/{name}", f"cannot read: {exc.strerror}") from exc
 
     def _write(self, kind: str, name: str, data: bytes) -> None:
         path = self._file(kind, name)
         try:
             atomic_write(path, data)
         except OSError as exc:
-            raise StoreError(f"{kind}/{name}", f"cannot write {path}: {exc}") from exc
+            raise StoreError(f"{kind}/{name}", f"cannot write: {exc.strerror}") from exc
 
     def _names(self, kind: str) -> list[str]:
         try:
             return sorted(p.name[:-5] for p in (self.root / kind).iterdir()
                           if p.name.endswith(".json") and not p.name.startswith("."))
         except OSError as exc:
-            raise StoreError(kind, f"cannot list {self.root / kind}: {exc}") from exc
+            raise StoreError(kind, f"cannot list: {exc.strerror}") from exc
 
     @staticmethod
     def _json(kind: str, name: str, raw: bytes) -> dict:
@@ -319,7 +319,7 @@ class DirectoryStore:
                 entries = sorted((e for e in found if e.name.endswith(".json") and not e.name.startswith(".")),
                                  key=lambda e: e.name)
         except OSError as exc:
-            raise StoreError("nodes", f"cannot list {directory}: {exc}") from exc
+            raise StoreError("nodes", f"cannot list: {exc.strerror}") from exc  # never the store's path
         known, seen = self._nodes_seen, {}
         statuses = []
         for entry in entries:
@@ -329,7 +329,7 @@ class DirectoryStore:
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                raise StoreError(f"nodes/{name}", f"cannot stat {entry.path}: {exc}") from exc
+                raise StoreError(f"nodes/{name}", f"cannot stat: {exc.strerror}") from exc
             key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             hit = known.get(name)
             status = hit[1] if hit is not None and hit[0] == key else self.get_node_status(name)
@@ -352,7 +352,7 @@ class DirectoryStore:
         try:
             fd = os.open(self.root / ".claim.lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError("nodes", f"cannot open the claim lock in {self.root}: {exc.strerror}") from exc
+            raise StoreError("nodes", f"cannot open the claim lock: {exc.strerror}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -8,7 +8,9 @@ Flow of one `mco serve` (composition root: run.py):
                  (added_files.py adds the MCS's node-annotations and encapsulated-config files;
                  convert.py translates with ignition/)
     respond.py   the /config/{pool} decision (auth.py, negotiate.py), used by app.py and answer_bytes.py
-    app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /nodes/*/status|desired, /rendered
+    app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /rendered (node_routes.py: /nodes/*,
+                 where only a node may speak for itself)
+    gate.py      admission of each connection: caps per listener and client, CIDR before the TLS handshake
     connection.py  aiohttp's connection protocol (llhttp parses every request): plain GET/HEAD
                  /config/<pool> answered from answer_bytes.py's cache, a read deadline, quiet 400s
     loop_monitor.py  how long the event loop ran without yielding (metrics, tests, bench soak)

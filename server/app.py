@@ -1,18 +1,19 @@
 """The aiohttp application: routes over the current snapshot and the store.
 
 Status codes (never a blanket 500):
-  200 config / JSON      304 If-None-Match matched      400 bad pool name, Accept or report body
+  200 config / JSON      304 If-None-Match matched      400 a malformed request, naming the field
   403 address or token refused (no config bytes)          404 unknown pool, node or rendered config
-  405 method not allowed 406 spec version unsatisfiable  413 body too large
-  503 not ready (no good render yet) or the store failed (Ignition retries 5xx)
+  405 method not allowed 406 spec version unsatisfiable  408 body too slow   409 a node naming another pool
+  413 body too large     503 not ready (no good render yet) or the store failed (Ignition retries 5xx)
+Every route obeys the --allow/--deny rules (health and metrics too). A pool with tokens shows its
+details (sources, nodes, condition messages) only to a request carrying one of its tokens. Node
+routes live in node_routes.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,39 +23,43 @@ from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
 from server.answer_bytes import SERVER_NAME
-from server.auth import AccessPolicy, Refused
+from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
-from server.respond import JSON, ConfigResponder, error_body
+from server.node_routes import NodeRoutes, json_error, store_failed
+from server.respond import JSON, ConfigResponder
 from server.settings import ServerSettings
 from server.state import ServerState
-from server.status import StatusReportError, parse_report, pool_status
+from server.status import pool_status
 
 STATE: web.AppKey[ServerState] = web.AppKey("state", ServerState)
 STORE: web.AppKey[Any] = web.AppKey("store", object)
 METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
 SETTINGS: web.AppKey[ServerSettings] = web.AppKey("settings", ServerSettings)
 
-_JSON = JSON
 DesiredFn = Callable[[str, PoolRecord, Sequence[NodeStatus]], "str | None"]
+HIDDEN = "hidden: this pool needs a token"
 
 
-def _error(status: int, code: str, message: str, path: str = "") -> web.Response:
-    return web.Response(status=status, body=error_body(code, message, path), content_type=_JSON)
+def hide_details(item: dict[str, Any]) -> dict[str, Any]:
+    """A pool status without what a pool's token protects: source names, node names, condition messages."""
+    spec = dict(item["spec"], configuration=dict(item["spec"]["configuration"], source=[]))
+    conditions = [dict(c, message=HIDDEN if c.get("message") else "") for c in item["status"]["conditions"]]
+    status = dict(item["status"], nodes=[], conditions=conditions)
+    return dict(item, spec=spec, status=status)
 
 
 class Handlers:
     """Route handlers; dependencies come in through the constructor (one composition root: run.py)."""
 
     def __init__(self, *, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
-                 desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.state = state
         self.store = store
         self.settings = settings
         self.policy: AccessPolicy = settings.policy
         self.metrics = metrics
-        self._desired_for = desired_for
         self.clock = clock or (lambda: datetime.now(UTC))
         self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
                                          default_version=settings.default_version)
@@ -69,6 +74,8 @@ class Handlers:
     # -- health and metrics --------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:
         """200 once a good render is served; 503 before (or while the store is unreadable at start)."""
+        if (refused := self._address(request)) is not None:
+            return refused
         feed = f" ({self.state.feed.health().text()})" if self.state.feed is not None else ""
         if self.state.ready:
             return web.Response(text=f"ok{feed}\n")
@@ -76,44 +83,63 @@ class Handlers:
 
     async def metrics_page(self, request: web.Request) -> web.Response:
         """Prometheus text exposition."""
-        body = self.metrics.exposition()
-        response = web.Response(body=body)
+        if (refused := self._address(request)) is not None:
+            return refused
+        response = web.Response(body=self.metrics.exposition())
         response.headers["Content-Type"] = METRICS_CONTENT_TYPE
         return response
 
-    # -- pools and node status -----------------------------------------------------------------------
+    # -- pools ----------------------------------------------------------------------------------------
     def _address(self, request: web.Request) -> web.Response | None:
         try:
             self.policy.check_address(request.remote)
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
-            return _error(403, "forbidden", "forbidden")
+            return json_error(403, "forbidden", "forbidden")
         return None
 
+    def _opens(self, request: web.Request, pool: str) -> bool:
+        """Whether the request may see this pool's details (always, for a pool without tokens)."""
+        if not self.policy.pool_requires_token(pool):
+            return True
+        try:
+            self.policy.check_token(pool, request.headers.getall("Authorization", []))
+        except Refused:
+            return False
+        return True
+
     async def pools(self, request: web.Request) -> web.Response:
-        """Every pool's MachineConfigPool-style status."""
+        """Every pool's MachineConfigPool-style status (protected pools without their details)."""
         if (refused := self._address(request)) is not None:
             return refused
         try:
             items = await asyncio.to_thread(self._pool_statuses, None)
         except StoreError as exc:
-            return _error(503, "store", str(exc), exc.path)
+            return store_failed(exc)
+        items = [i if self._opens(request, i["metadata"]["name"]) else hide_details(i) for i in items]
         body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors)}
         return web.json_response(body)
 
     async def pool(self, request: web.Request) -> web.Response:
-        """One pool's status."""
+        """One pool's status (a pool with tokens: only with one of them)."""
         if (refused := self._address(request)) is not None:
             return refused
         name = request.match_info["pool"]
         if not valid_name(name):
-            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool")
+            return json_error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool")
+        try:
+            self.policy.check_token(name, request.headers.getall("Authorization", []))
+        except BadAuthorization as exc:
+            return json_error(400, "authorization", exc.message, exc.path)
+        except Refused as exc:
+            request[LOG_NOTE] = {"refused": exc.reason}
+            return json_error(403, "forbidden", "forbidden")
         try:
             items = await asyncio.to_thread(self._pool_statuses, name)
         except NotFound:
-            return _error(404, "unknown-pool", f"no pool {name!r}", "path pool")
+            return json_error(404, "unknown-pool", f"no pool {name!r}", "path pool")
         except StoreError as exc:
-            return _error(503, "store", str(exc), exc.path)
+            return store_failed(exc)
         return web.json_response(items[0])
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
@@ -122,126 +148,32 @@ class Handlers:
         nodes = self.store.list_node_status()
         return [pool_status(r, nodes) for r in records]
 
-    async def node_status(self, request: web.Request) -> web.Response:
-        """A node reports `{pool, currentConfig, desiredConfig, state, message}`; stored, then echoed."""
-        if (refused := self._address(request)) is not None:
-            return refused
-        node = request.match_info["name"]
-        if not valid_name(node):
-            return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
-        try:
-            body = json.loads(await request.read())
-        except ValueError as exc:
-            return _error(400, "json", f"body is not JSON: {exc}", "$")
-        try:
-            status = parse_report(node, body, reported_at=self.clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
-        except StatusReportError as exc:
-            return _error(400, "invalid-report", exc.message, exc.path)
-        request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
-        try:
-            self.policy.check_token(status.pool, list(request.headers.getall("Authorization", [])))
-        except Refused as exc:
-            request[LOG_NOTE]["refused"] = exc.reason
-            return _error(403, "forbidden", "forbidden")
-        try:
-            await asyncio.to_thread(self._store_status, status)
-        except NotFound:
-            return _error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
-        except StoreError as exc:
-            return _error(503, "store", str(exc), exc.path)
-        snapshot = self.state.snapshot
-        entry = snapshot.pools.get(status.pool) if snapshot is not None else None
-        target = entry.record.current if entry is not None else None
-        if entry is not None and (entry.held_back or status.state != "Done" or status.current_config != target):
-            self.state.wake.set()  # this report may hold back or release the target for booting nodes
-        return web.json_response(status.to_dict())
-
-    def _store_status(self, status: NodeStatus) -> None:
-        self.store.get_pool(status.pool)  # NotFound for an unknown pool
-        self.store.put_node_status(status)
-
-    async def desired(self, request: web.Request) -> web.Response:
-        """`{"desiredConfig": NAME, "pool": P}`: where the rollout says this node should go now, with the
-        cluster's `nodeDisruptionPolicy` when it has one (the agent applies it on every update)."""
-        if (refused := self._address(request)) is not None:
-            return refused
-        node = request.match_info["name"]
-        if not valid_name(node):
-            return _error(400, "invalid-node-name", "node name must be a lowercase DNS name", "path name")
-        pool = request.query.get("pool", "")
-        if pool and not valid_name(pool):
-            return _error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "query pool")
-        try:
-            answer = await asyncio.to_thread(self._desired, node, pool, list(request.headers.getall("Authorization", [])))
-        except Refused as exc:
-            request[LOG_NOTE] = {"refused": exc.reason}
-            return _error(403, "forbidden", "forbidden")
-        except NotFound as exc:
-            return _error(404, "not-found", str(exc), exc.path)
-        except StoreError as exc:
-            return _error(503, "store", str(exc), exc.path)
-        except ValueError as exc:  # the pool's maxUnavailable is unusable (RolloutError)
-            return _error(503, "pool-spec", str(exc), getattr(exc, "path", ""))
-        except _MissingPool:
-            return _error(400, "missing-pool", "pool query parameter required for a node that never reported",
-                          "query pool")
-        if answer["desiredConfig"] is None:
-            return _error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
-        return web.json_response(answer)
-
-    def _desired(self, node: str, pool: str, authorization: Sequence[str]) -> dict[str, Any]:
-        answer: dict[str, Any] = {}
-
-        def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
-            mine = next((s for s in statuses if s.name == node), None)
-            chosen = pool or (mine.pool if mine is not None else "")
-            if not chosen:
-                raise _MissingPool()
-            self.policy.check_token(chosen, authorization)
-            record = self.store.get_pool(chosen)
-            if self._desired_for is not None:
-                desired = self._desired_for(node, record, statuses)
-            else:
-                from fleet.rollout import desired_for
-
-                desired = desired_for(node, record, statuses)
-            answer.update(desiredConfig=desired, pool=chosen)
-            if record.disruption_policy is not None:  # the cluster's current policy, beside the target
-                answer["nodeDisruptionPolicy"] = record.disruption_policy
-            if desired and desired == record.current and (mine is None or mine.desired_config != desired):
-                # Record the hand-out before answering, so the next node sees this one as busy.
-                now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-                return (replace(mine, pool=chosen, desired_config=desired, reported_at=now) if mine is not None
-                        else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
-            return None
-
-        # One claim at a time across threads, worker processes and replicas (the store's lock or CAS).
-        self.store.claim_node(node, decide)
-        return answer
-
     async def rendered(self, request: web.Request) -> web.Response:
         """The stored RenderedConfig JSON (what the on-node agent diffs against)."""
         if (refused := self._address(request)) is not None:
             return refused
         name = request.match_info["name"]
         if not valid_name(name):
-            return _error(400, "invalid-name", "rendered config name must be a lowercase DNS name", "path name")
+            return json_error(400, "invalid-name", "rendered config name must be a lowercase DNS name", "path name")
+        authorization = request.headers.getall("Authorization", [])
+        try:
+            bearer_token(authorization)
+        except BadAuthorization as exc:
+            return json_error(400, "authorization", exc.message, exc.path)
         try:
             rendered = await asyncio.to_thread(self.store.get_rendered, name)
         except NotFound:
-            return _error(404, "not-found", f"no rendered config {name!r}", "path name")
-        except (StoreError, ModelError) as exc:
-            return _error(503, "store", str(exc))
+            return json_error(404, "not-found", f"no rendered config {name!r}", "path name")
+        except StoreError as exc:
+            return store_failed(exc)
+        except ModelError:
+            return json_error(503, "store", f"rendered config {name} cannot be read")
         try:
-            self.policy.check_token(rendered.pool, list(request.headers.getall("Authorization", [])))
+            self.policy.check_token(rendered.pool, authorization)
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
-            return _error(403, "forbidden", "forbidden")
-        return web.Response(body=rendered.to_json_bytes(), content_type=_JSON)
-
-
-class _MissingPool(Exception):
-    """The desired-config query named no pool and the node never reported one."""
+            return json_error(403, "forbidden", "forbidden")
+        return web.Response(body=rendered.to_json_bytes(), content_type=JSON)
 
 
 @web.middleware
@@ -275,13 +207,13 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app[METRICS] = metrics
     app[SETTINGS] = settings
     store = add_fleet_page(app, store=store, settings=settings, clock=clock)  # writes record report history
-    h = Handlers(state=state, store=store, settings=settings, metrics=metrics, desired_for=desired_for, clock=clock)
+    h = Handlers(state=state, store=store, settings=settings, metrics=metrics, clock=clock)
     app.router.add_get("/config/{pool}", h.config)
     app.router.add_get("/healthz", h.healthz)
     app.router.add_get("/metrics", h.metrics_page)
     app.router.add_get("/pools", h.pools)
     app.router.add_get("/pools/{pool}", h.pool)
-    app.router.add_post("/nodes/{name}/status", h.node_status)
-    app.router.add_get("/nodes/{name}/desired", h.desired)
+    NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
+               desired_for=desired_for, clock=h.clock).add_to(app)
     app.router.add_get("/rendered/{name}", h.rendered)
     return app

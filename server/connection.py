@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import http_exceptions, web
 from aiohttp.http import HttpVersion10, HttpVersion11
 from aiohttp.streams import EMPTY_PAYLOAD
-from aiohttp.web_protocol import RequestHandler, _ErrInfo
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError, _ErrInfo
 
 from server.answer_bytes import CONFIG_PREFIX, AnswerBytes
 from server.respond import JSON, error_body
@@ -220,6 +220,16 @@ class ServerProtocol(RequestHandler):
         self.force_close()
 
     # -- malformed requests ----------------------------------------------------------------------------
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A body llhttp or the decompressor refused, met again while aiohttp drains it after our 4xx
+        answer: one line, no traceback. Anything else is a bug of ours and keeps its traceback."""
+        exc = kw.get("exc_info")
+        if isinstance(exc, RequestPayloadError | http_exceptions.HttpProcessingError):
+            log.warning("malformed request body from %s: %s (%s)", self._peer, phrase(exc.__cause__ or exc),
+                        type(exc).__name__)
+            return
+        super().log_exception(*args, **kw)
+
     def handle_error(self, request: Any, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
         """4xx/5xx for a request aiohttp could not parse or handle: JSON naming the head, one log line."""

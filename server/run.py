@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import ssl
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -27,7 +28,9 @@ from fleet.store import DirectoryStore, MemoryStore, Store
 from server import accesslog
 from server.answer_bytes import AnswerBytes
 from server.app import create_app
+from server.auth import AuthSettingsError
 from server.connection import ServerProtocol
+from server.gate import ConnectionGate
 from server.loop_monitor import LoopMonitor
 from server.metrics import ServerMetrics
 from server.respond import ConfigResponder
@@ -88,6 +91,7 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     reloader = Reloader(state=state, store=store, cache=cache, metrics=metrics, cluster_dir=settings.cluster_dir,
                         render=render, leader=leader, interval=settings.poll_interval)
     await reloader.start()
+    check_token_pools(settings, state)
     app = create_app(state=state, store=store, settings=settings, metrics=metrics)
     logger = accesslog.configure(settings.access_log)
     limits = settings.limits
@@ -104,25 +108,29 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     answers = AnswerBytes(responder, access_logger=logger)
     server = runner.server
 
-    def factory() -> ServerProtocol:
+    def protocol(release: Callable[[], None]) -> ServerProtocol:
         return ServerProtocol(server, loop=loop, answers=answers, read_timeout=limits.read_timeout,
-                              **handler_kwargs)
+                              on_lost=release, **handler_kwargs)
+
+    def gate(tls: ssl.SSLContext | None) -> ConnectionGate:
+        return ConnectionGate(make_protocol=protocol, policy=settings.policy, max_connections=limits.max_connections,
+                              max_per_client=limits.max_per_client, tls=tls, handshake_timeout=limits.handshake_timeout)
     reuse = settings.workers > 1
     addresses: list[tuple[str, str, int]] = []
     listeners: list[asyncio.AbstractServer] = []
     certs: CertReloader | None = None
     try:
         if settings.listen:
-            srv: asyncio.AbstractServer = await loop.create_server(factory, settings.listen[0], settings.listen[1], reuse_port=reuse,
-                                           backlog=1024)
+            srv: asyncio.AbstractServer = await loop.create_server(
+                gate(None), settings.listen[0], settings.listen[1], reuse_port=reuse, backlog=1024)
             listeners.append(srv)
             addresses.append(("http", *_bound(srv)))
         if settings.tls_listen:
             assert settings.cert_file and settings.key_file
             ctx = server_context(settings.cert_file, settings.key_file)
             certs = CertReloader(ctx, settings.cert_file, settings.key_file, interval=max(settings.poll_interval, 1.0))
-            srv = await loop.create_server(factory, settings.tls_listen[0], settings.tls_listen[1], ssl=ctx,
-                                           reuse_port=reuse, backlog=1024)
+            srv = await loop.create_server(gate(ctx), settings.tls_listen[0], settings.tls_listen[1],
+                                           reuse_port=reuse, backlog=1024)  # TLS after admission (gate.py)
             listeners.append(srv)
             addresses.append(("https", *_bound(srv)))
     except BaseException:
@@ -135,6 +143,17 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     if certs is not None:
         tasks.append(asyncio.create_task(certs.run()))
     return Running(runner, state, reloader, tasks, addresses, listeners, certs, monitor)
+
+
+def check_token_pools(settings: ServerSettings, state: ServerState) -> None:
+    """A --token for a pool the rendered cluster does not have would leave the intended pool open: refuse."""
+    snapshot = state.snapshot
+    if snapshot is None or not snapshot.pools:
+        return  # nothing rendered yet: nothing to compare with
+    for pool in sorted(settings.policy.tokens):
+        if pool not in snapshot.pools:
+            raise AuthSettingsError(f"--token {pool}", f"no pool {pool!r} in the rendered cluster "
+                                    f"(pools: {', '.join(sorted(snapshot.pools)) or 'none'})")
 
 
 def _bound(server: asyncio.AbstractServer) -> tuple[str, int]:

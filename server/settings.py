@@ -23,6 +23,9 @@ class Limits:
     max_body: int = 64 * 1024        # POST bodies (node status reports are small)
     keepalive_timeout: float = 75.0
     read_timeout: float = 10.0       # a request head (or body) must arrive within this many seconds
+    handshake_timeout: float = 10.0  # a TLS handshake must finish within this many seconds
+    max_connections: int = 4096      # open connections per listener (gate.py)
+    max_per_client: int = 256        # open connections per client address and listener
 
 
 @dataclass(frozen=True)

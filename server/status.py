@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+from fleet.store import MAX_NAME, valid_name
 
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
 
@@ -46,6 +47,11 @@ def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
         fields[key] = value
     if not fields["pool"]:
         raise StatusReportError("$.pool", "must not be empty")
+    if not valid_name(fields["pool"]):
+        raise StatusReportError("$.pool", f"must be a lowercase DNS name of at most {MAX_NAME} characters")
+    for key in ("currentConfig", "desiredConfig"):
+        if fields[key] and not valid_name(fields[key]):
+            raise StatusReportError(f"$.{key}", "must be empty or a rendered config name")
     if fields["state"] not in NODE_STATES:
         raise StatusReportError("$.state", f"must be one of {', '.join(NODE_STATES)}")
     message = body.get("message", "")

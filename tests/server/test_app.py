@@ -233,12 +233,12 @@ async def test_cidr(make_client: MakeClient, store: MemoryStore, allow: tuple[st
                     status: int) -> None:
     policy = AccessPolicy(allow=parse_networks(allow, option="--allow"), deny=parse_networks(deny, option="--deny"))
     client = await make_client(store, policy=policy)
-    for path in ("/config/worker", "/pools", f"/rendered/{store.get_pool('worker').current}"):
+    for path in ("/config/worker", "/pools", f"/rendered/{store.get_pool('worker').current}", "/healthz",
+                 "/metrics", "/pools/worker", "/nodes/n1/desired?pool=worker"):  # issue 18 item 6: all of them
         response = await client.get(path, headers={"Accept": ACCEPT_33})
         assert response.status == status, path
         if status == 403:
             assert b"storage" not in await response.read()
-    assert (await client.get("/healthz")).status == 200
 
 
 async def test_rendered_endpoint(make_client: MakeClient, store: MemoryStore) -> None:
@@ -280,7 +280,7 @@ async def test_status_report_needs_the_pool_token(make_client: MakeClient, store
     assert (await client.post("/nodes/node-1/status", json=_report())).status == 403
     ok = await client.post("/nodes/node-1/status", json=_report(), headers={"Authorization": "Bearer s3cret"})
     assert ok.status == 200
-    assert (await client.post("/nodes/node-1/status", json=_report("master"))).status == 200
+    assert (await client.post("/nodes/node-2/status", json=_report("master"))).status == 200
 
 
 async def test_status_body_is_bounded(make_client: MakeClient, store: MemoryStore) -> None:
@@ -342,14 +342,18 @@ async def test_desired_hands_out_within_max_unavailable(make_client: MakeClient)
     for node in ("node-a", "node-b"):
         body = _report(currentConfig=old.name, desiredConfig=old.name)
         assert (await client.post(f"/nodes/{node}/status", json=body)).status == 200
-    first = await (await client.get("/nodes/node-a/desired", params={"pool": "worker"})).json()
+    for _ in range(3):  # asking (GET) claims nothing: both nodes may still go
+        for node in ("node-a", "node-b"):
+            asked = await (await client.get(f"/nodes/{node}/desired", params={"pool": "worker"})).json()
+            assert asked == {"desiredConfig": new.name, "pool": "worker"}
+    first = await (await client.post("/nodes/node-a/desired", params={"pool": "worker"})).json()
     assert first == {"desiredConfig": new.name, "pool": "worker"}
-    second = await (await client.get("/nodes/node-b/desired")).json()  # pool taken from its last report
+    second = await (await client.post("/nodes/node-b/desired")).json()  # pool taken from its last report
     assert second == {"desiredConfig": old.name, "pool": "worker"}  # node-a is now busy: hold node-b back
-    again = await (await client.get("/nodes/node-a/desired")).json()
+    again = await (await client.post("/nodes/node-a/desired")).json()
     assert again["desiredConfig"] == new.name
-    assert (await client.get("/nodes/node-z/desired")).status == 400
-    assert (await client.get("/nodes/node-z/desired", params={"pool": "nope"})).status == 404
+    assert (await client.post("/nodes/node-z/desired")).status == 400
+    assert (await client.post("/nodes/node-z/desired", params={"pool": "nope"})).status == 404
 
 
 async def test_metrics_count_requests(make_client: MakeClient, store: MemoryStore) -> None:

@@ -87,9 +87,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _rendered_config(served: Served, pool: str) -> dict[str, Any]:
-    status = requests.get(f"{served.http}/pools/{pool}", timeout=10).json()
-    name = status["spec"]["configuration"]["name"]
     headers = {"Authorization": f"Bearer {TOKEN}"}
+    status = requests.get(f"{served.http}/pools/{pool}", headers=headers, timeout=10).json()
+    name = status["spec"]["configuration"]["name"]
     rendered = requests.get(f"{served.http}/rendered/{name}", headers=headers, timeout=10).json()
     return rendered["spec"]["config"]
 

@@ -58,7 +58,7 @@ async def _call(session: aiohttp.ClientSession, replicas: list[str], method: str
 async def _node(session: aiohttp.ClientSession, replicas: list[str], name: str, old: str, new: str) -> None:
     current = old
     while current != new:
-        answer = await _call(session, replicas, "GET", f"/nodes/{name}/desired?pool=worker")
+        answer = await _call(session, replicas, "POST", f"/nodes/{name}/desired?pool=worker")
         desired = answer["desiredConfig"]
         if desired == current:
             await asyncio.sleep(0.5 + random.random())

@@ -40,18 +40,24 @@ def test_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().err.startswith("mco: ")
 
 
-def test_port_in_use_exits_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("node_secret", [False, True], ids=["open-reports-warned", "node-secret"])
+def test_port_in_use_exits_2(tmp_path: Path, node_secret: bool) -> None:
     import socket
 
+    secret = tmp_path / "node-secret"
+    secret.write_text("a-node-secret-of-enough-bytes\n")
+    extra = ["--node-secret-file", str(secret)] if node_secret else []
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "cli", "serve", str(HERE / "cluster"), "--listen",
-                               f"127.0.0.1:{port}", "--access-log", "off"], env=ENV, capture_output=True, text=True,
-                              timeout=60)
+                               f"127.0.0.1:{port}", "--access-log", "off", *extra], env=ENV, capture_output=True,
+                              text=True, timeout=60)
     assert done.returncode == 2
     assert "cannot listen" in done.stderr
+    warned = "any client may report status for any node" in done.stderr  # issue 18 item 2
+    assert warned is not node_secret
 
 
 def test_workers_share_port_and_store(tmp_path: Path) -> None:

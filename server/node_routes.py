@@ -1,0 +1,264 @@
+"""What nodes say and ask: `POST /nodes/{name}/status` and `GET|POST /nodes/{name}/desired`.
+
+Only a node may speak for itself. With a node secret (`mco serve --node-secret-file`), a report and a
+slot claim must carry that node's own token (server/auth.py: node_token); a token for node A cannot
+act for node B. Without one, the pool's bearer token (if the pool has tokens) is checked as on every
+route, and the server warned at start-up that any client may report for any node.
+
+- GET never writes: `GET /nodes/{name}/desired` says what the rollout would hand this node now.
+- `POST /nodes/{name}/desired` claims it: the hand-out is recorded (state Working) before the answer,
+  so the next node sees this one as busy (maxUnavailable); one claim at a time (the store's lock/CAS).
+- A node is never moved to another pool by its own report or claim: once a node has a record, a
+  report or claim naming another pool is refused (409); an operator re-homes it (docs/server-security.md).
+- Every client mistake is a 4xx naming the field; a store failure is a 503 that names no server path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from fleet.rendered import NodeStatus, PoolRecord
+from fleet.store import NotFound, Store, StoreError, valid_name
+from server.accesslog import LOG_NOTE
+from server.auth import AccessPolicy, BadAuthorization, Refused
+from server.respond import JSON, error_body
+from server.state import ServerState
+from server.status import StatusReportError, parse_report
+
+log = logging.getLogger("mco.server")
+DesiredFn = Callable[[str, PoolRecord, Sequence[NodeStatus]], "str | None"]
+
+
+def json_error(status: int, code: str, message: str, path: str = "") -> web.Response:
+    """A JSON error answer (`{"error", "message", "path"}`)."""
+    return web.Response(status=status, body=error_body(code, message, path), content_type=JSON)
+
+
+def store_failed(exc: StoreError) -> web.Response:
+    """503 for a store failure: logged with the object it concerns, answered without any path."""
+    log.error("store failure on %s: %s", exc.path, type(exc).__name__)
+    return json_error(503, "store", "the store cannot be read or written; try again")
+
+
+class WrongPool(Exception):
+    """A node named a pool other than the one its record holds."""
+
+    def __init__(self, pool: str) -> None:
+        super().__init__(pool)
+        self.pool = pool
+
+
+class MissingPool(Exception):
+    """The desired-config request named no pool and the node never reported one."""
+
+
+class BodyError(Exception):
+    """The request body cannot be used: the status and the field to name."""
+
+    def __init__(self, status: int, message: str, path: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.path = path
+
+
+async def read_json(request: web.Request, *, timeout: float) -> Any:
+    """The request body as JSON; BodyError (a 4xx naming the field) for anything unreadable."""
+    try:
+        async with asyncio.timeout(timeout):
+            raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise BodyError(413, f"body larger than {request.client_max_size} bytes", "body") from None
+    except TimeoutError:
+        raise BodyError(408, f"body not received within {timeout:g} s", "body") from None
+    except Exception as exc:  # llhttp / the decompressor refused the body (e.g. gzip that is not gzip)
+        encoding = request.headers.get("Content-Encoding")
+        if encoding:
+            raise BodyError(400, f"body is not valid {encoding[:20]!r} data ({type(exc).__name__})",
+                            "header Content-Encoding") from None
+        raise BodyError(400, f"body cannot be read ({type(exc).__name__})", "body") from None
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BodyError(400, "body nests too deeply", "$") from None
+    except UnicodeDecodeError:
+        raise BodyError(400, "body is not UTF-8", "$") from None
+    except ValueError as exc:
+        raise BodyError(400, f"body is not JSON: {exc}", "$") from None
+
+
+class NodeRoutes:
+    """The node-facing handlers (dependencies through the constructor; run.py is the composition root)."""
+
+    def __init__(self, *, state: ServerState, store: Store, policy: AccessPolicy, read_timeout: float,
+                 desired_for: DesiredFn | None, clock: Callable[[], datetime]) -> None:
+        self.state = state
+        self.store = store
+        self.policy = policy
+        self.read_timeout = read_timeout
+        self._desired_for = desired_for
+        self.clock = clock
+
+    def add_to(self, app: web.Application) -> None:
+        """Register the routes."""
+        app.router.add_post("/nodes/{name}/status", self.status)
+        app.router.add_get("/nodes/{name}/desired", self.desired)
+        app.router.add_post("/nodes/{name}/desired", self.claim)
+
+    # -- checks shared by the routes ------------------------------------------------------------------
+    def _refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
+        """403/400 unless the address passes and the request carries this node's (or the pool's) token."""
+        note = request.setdefault(LOG_NOTE, {})
+        note["node"] = node
+        authorization = request.headers.getall("Authorization", [])
+        try:
+            self.policy.check_address(request.remote)
+            if self.policy.nodes_authenticated:
+                self.policy.check_node(node, authorization)
+            elif pool is not None:
+                self.policy.check_token(pool, authorization)
+        except BadAuthorization as exc:
+            note["refused"] = exc.message
+            return json_error(400, "authorization", exc.message, exc.path)
+        except Refused as exc:
+            note["refused"] = exc.reason
+            return json_error(403, "forbidden", "forbidden")
+        return None
+
+    @staticmethod
+    def _node_name(request: web.Request) -> str | web.Response:
+        node = request.match_info["name"]
+        if not valid_name(node):
+            return json_error(400, "invalid-node-name", "node name must be a lowercase DNS name of at most "
+                              "236 characters", "path name")
+        return node
+
+    # -- POST /nodes/{name}/status ----------------------------------------------------------------------
+    async def status(self, request: web.Request) -> web.Response:
+        """A node reports `{pool, currentConfig, desiredConfig, state, message}`; stored, then echoed."""
+        node = self._node_name(request)
+        if isinstance(node, web.Response):
+            return node
+        if self.policy.nodes_authenticated and (refused := self._refuse(request, node, None)) is not None:
+            return refused  # before reading the body: no work for a client that is not this node
+        try:
+            body = await read_json(request, timeout=self.read_timeout)
+        except BodyError as exc:
+            return json_error(exc.status, "body", exc.message, exc.path)
+        try:
+            status = parse_report(node, body, reported_at=self.clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
+        except StatusReportError as exc:
+            return json_error(400, "invalid-report", exc.message, exc.path)
+        request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
+        if not self.policy.nodes_authenticated and (refused := self._refuse(request, node, status.pool)) is not None:
+            return refused
+        try:
+            await asyncio.to_thread(self._store_status, status)
+        except WrongPool as exc:
+            return json_error(409, "wrong-pool", f"node {node} belongs to pool {exc.pool}; a node's own report "
+                              "never moves it", "$.pool")
+        except NotFound:
+            return json_error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
+        except StoreError as exc:
+            return store_failed(exc)
+        snapshot = self.state.snapshot
+        entry = snapshot.pools.get(status.pool) if snapshot is not None else None
+        target = entry.record.current if entry is not None else None
+        if entry is not None and (entry.held_back or status.state != "Done" or status.current_config != target):
+            self.state.wake.set()  # this report may hold back or release the target for booting nodes
+        return web.json_response(status.to_dict())
+
+    def _store_status(self, status: NodeStatus) -> None:
+        self.store.get_pool(status.pool)  # NotFound for an unknown pool
+        try:
+            known = self.store.get_node_status(status.name)
+        except NotFound:
+            known = None
+        if known is not None and known.pool != status.pool:
+            raise WrongPool(known.pool)
+        self.store.put_node_status(status)
+
+    # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
+    async def desired(self, request: web.Request) -> web.Response:
+        """`{"desiredConfig": NAME, "pool": P}`: where the rollout would send this node now, with the cluster's
+        `nodeDisruptionPolicy` when it has one (the agent applies it on every update). Writes nothing."""
+        return await self._desired(request, claim=False)
+
+    async def claim(self, request: web.Request) -> web.Response:
+        """The same answer, with the hand-out recorded so the rollout counts this node as busy."""
+        return await self._desired(request, claim=True)
+
+    async def _desired(self, request: web.Request, *, claim: bool) -> web.Response:
+        node = self._node_name(request)
+        if isinstance(node, web.Response):
+            return node
+        pool = request.query.get("pool", "")
+        if pool and not valid_name(pool):
+            return json_error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "query pool")
+        if (refused := self._refuse(request, node, None)) is not None:
+            return refused
+        authorization = request.headers.getall("Authorization", [])
+        try:
+            answer = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
+        except BadAuthorization as exc:
+            return json_error(400, "authorization", exc.message, exc.path)
+        except Refused as exc:
+            request[LOG_NOTE]["refused"] = exc.reason
+            return json_error(403, "forbidden", "forbidden")
+        except WrongPool as exc:
+            return json_error(409, "wrong-pool", f"node {node} belongs to pool {exc.pool}", "query pool")
+        except MissingPool:
+            return json_error(400, "missing-pool", "pool query parameter required for a node that never reported",
+                              "query pool")
+        except NotFound:
+            return json_error(404, "unknown-pool", f"no pool {pool!r}", "query pool")
+        except StoreError as exc:
+            return store_failed(exc)
+        except ValueError as exc:  # the pool's maxUnavailable is unusable (RolloutError)
+            return json_error(503, "pool-spec", str(exc), getattr(exc, "path", ""))
+        if answer["desiredConfig"] is None:
+            return json_error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
+        return web.json_response(answer)
+
+    def _decide(self, node: str, pool: str, authorization: Sequence[str], claim: bool) -> dict[str, Any]:
+        answer: dict[str, Any] = {}
+
+        def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
+            mine = next((s for s in statuses if s.name == node), None)
+            if mine is not None and pool and pool != mine.pool:
+                raise WrongPool(mine.pool)
+            chosen = pool or (mine.pool if mine is not None else "")
+            if not chosen:
+                raise MissingPool()
+            if not self.policy.nodes_authenticated:
+                self.policy.check_token(chosen, authorization)
+            record = self.store.get_pool(chosen)
+            if self._desired_for is not None:
+                desired = self._desired_for(node, record, statuses)
+            else:
+                from fleet.rollout import desired_for
+
+                desired = desired_for(node, record, statuses)
+            answer.update(desiredConfig=desired, pool=chosen)
+            if record.disruption_policy is not None:  # the cluster's current policy, beside the target
+                answer["nodeDisruptionPolicy"] = record.disruption_policy
+            if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
+                # Record the hand-out before answering, so the next node sees this one as busy.
+                now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                return (replace(mine, desired_config=desired, reported_at=now) if mine is not None
+                        else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
+            return None
+
+        if claim:
+            self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
+        else:
+            decide(self.store.list_node_status())
+        return answer

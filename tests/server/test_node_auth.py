@@ -1,0 +1,147 @@
+"""Issue 18 item 2: GET/HEAD never write, only a node may speak for itself, a node's own report never
+moves it to another pool, and node listings do not re-read unchanged records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from cli.main import main
+from fleet.rendered import NodeStatus
+from fleet.store import DirectoryStore, MemoryStore, Store
+from server.app import create_app
+from server.auth import AccessPolicy, node_token
+from server.metrics import ServerMetrics
+from server.settings import ServerSettings
+from server.snapshot import PayloadCache
+from server.state import ServerState
+from server.watch import Reloader
+from tests.server.helpers import ignition_config, make_rendered, publish
+
+SECRET = b"0123456789abcdef-node-secret"
+MakeClient = Callable[..., Awaitable[TestClient]]
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Any) -> MakeClient:
+    async def make(store: Store, **settings: Any) -> TestClient:
+        config = ServerSettings(cluster_dir=None, **settings)
+        state, metrics = ServerState(), ServerMetrics()
+        reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
+                            cluster_dir=None, leader=False)
+        await reloader.start()
+        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics))
+    return make
+
+
+@pytest.fixture
+def store() -> MemoryStore:
+    s = MemoryStore()
+    publish(s, make_rendered("worker", ignition_config("3.4.0", files=2)))
+    publish(s, make_rendered("infra", ignition_config("3.4.0", files=1)))
+    return s
+
+
+def _report(pool: str = "worker", state: str = "Done") -> dict[str, str]:
+    return {"pool": pool, "currentConfig": "", "desiredConfig": "", "state": state}
+
+
+def _bearer(node: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {node_token(SECRET, node)}"}
+
+
+async def test_get_and_head_never_write(make_client: MakeClient, store: MemoryStore) -> None:
+    client = await make_client(store)
+    for i in range(10):
+        for method in ("GET", "HEAD"):
+            response = await client.request(method, f"/nodes/made-up-{i}/desired", params={"pool": "worker"})
+            assert response.status == 200
+    assert store.list_node_status() == []
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/nodes/node-b/status", _report()),
+    ("POST", "/nodes/node-b/desired?pool=worker", None),
+    ("GET", "/nodes/node-b/desired?pool=worker", None),
+], ids=["report", "claim", "ask"])
+async def test_a_token_for_node_a_cannot_act_for_node_b(make_client: MakeClient, store: MemoryStore, method: str,
+                                                        path: str, body: Any) -> None:
+    client = await make_client(store, policy=AccessPolicy(node_secret=SECRET))
+    for headers, status in (({}, 403), (_bearer("node-a"), 403), ({"Authorization": "Bearer x"}, 403),
+                            (_bearer("node-b"), 200)):
+        response = await client.request(method, path, json=body, headers=headers)
+        assert response.status == status, headers
+    if method == "POST":
+        assert [s.name for s in store.list_node_status()] == ["node-b"]
+
+
+async def test_a_node_is_never_moved_by_its_own_report(make_client: MakeClient, store: MemoryStore) -> None:
+    client = await make_client(store, policy=AccessPolicy(node_secret=SECRET))
+    headers = _bearer("node-a")
+    assert (await client.post("/nodes/node-a/status", json=_report("worker"), headers=headers)).status == 200
+    moved = await client.post("/nodes/node-a/status", json=_report("infra"), headers=headers)
+    assert moved.status == 409 and (await moved.json())["path"] == "$.pool"
+    claim = await client.post("/nodes/node-a/desired", params={"pool": "infra"}, headers=headers)
+    assert claim.status == 409
+    assert store.get_node_status("node-a").pool == "worker"
+
+
+async def test_without_node_secret_pool_tokens_still_guard_reports(make_client: MakeClient,
+                                                                  store: MemoryStore) -> None:
+    client = await make_client(store, policy=AccessPolicy(tokens={"worker": ("pool-token",)}))
+    assert (await client.post("/nodes/n1/status", json=_report())).status == 403
+    ok = await client.post("/nodes/n1/status", json=_report(), headers={"Authorization": "Bearer pool-token"})
+    assert ok.status == 200
+
+
+def test_node_token_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes(SECRET + b"\n")
+    assert main(["certs", "node-token", "--secret-file", str(secret), "node-a"]) == 0
+    assert capsys.readouterr().out.strip() == node_token(SECRET, "node-a")
+    assert main(["certs", "node-token", "--secret-file", str(secret), "Node_A"]) == 1
+    short = tmp_path / "short"
+    short.write_text("tiny")
+    assert main(["certs", "node-token", "--secret-file", str(short), "node-a"]) == 2
+    assert main(["certs", "node-token", "--secret-file", str(tmp_path / "missing"), "node-a"]) == 2
+    err = capsys.readouterr().err
+    assert SECRET.decode() not in err
+
+
+def test_listing_reads_only_changed_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = DirectoryStore(tmp_path)
+    for i in range(200):
+        store.put_node_status(NodeStatus(f"n{i:03d}", "worker", "", "", "Done", "", "2026-01-01T00:00:00Z"))
+    reads: list[str] = []
+    original = DirectoryStore.get_node_status
+
+    def counting(self: DirectoryStore, node: str) -> NodeStatus:
+        reads.append(node)
+        return original(self, node)
+
+    monkeypatch.setattr(DirectoryStore, "get_node_status", counting)
+    assert len(store.list_node_status()) == 200 and len(reads) == 200
+    reads.clear()
+    assert len(store.list_node_status()) == 200 and reads == []
+    store.put_node_status(NodeStatus("n007", "worker", "a", "a", "Working", "", "2026-01-01T00:00:01Z"))
+    (tmp_path / "nodes" / "n100.json").unlink()
+    listed = store.list_node_status()
+    assert reads == ["n007"]
+    assert len(listed) == 199 and next(s for s in listed if s.name == "n007").state == "Working"
+
+
+def test_token_for_a_pool_that_does_not_exist_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = Path(__file__).resolve().parent / "cluster"
+    token = tmp_path / "token"
+    token.write_text("t0ken\n")
+    code = main(["serve", str(cluster), "--listen", "127.0.0.1:0", "--access-log", "off",
+                 "--token", f"wroker={token}"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--token wroker" in err and "no pool 'wroker'" in err
+    assert json.dumps("t0ken") not in err
