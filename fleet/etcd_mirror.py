@@ -17,15 +17,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import aetcd
 from aetcd import rpc
 
 from fleet.etcd_client import Connection
 from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rollout import NodeStatuses
 
 log = logging.getLogger("mco.etcd")
+T = TypeVar("T")
 
 PROBE_INTERVAL = 1.0   # seconds between checks of etcd's newest revision under state/
 STALE_AFTER = 3.0      # without an answer from etcd for this long, the mirror no longer claims to be current
@@ -74,8 +76,7 @@ class Mirror:
         self._lock = threading.Condition()
         self._raw: dict[bytes, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
-        self._nodes: dict[str, NodeStatus] = {}
-        self._sorted_nodes: list[NodeStatus] | None = None
+        self._nodes = NodeStatuses()  # with each pool's rollout counts, kept current by the watch
         self.revision = 0
         self.shared_version = 0  # counts changes of keys other than node statuses (pools, configs, controller)
         self.loaded = False
@@ -118,9 +119,13 @@ class Mirror:
     def nodes(self) -> list[NodeStatus]:
         """Every node's status, sorted by name (the list is shared: do not modify it)."""
         with self._lock:
-            if self._sorted_nodes is None:
-                self._sorted_nodes = [self._nodes[n] for n in sorted(self._nodes)]
-            return self._sorted_nodes
+            return self._nodes.ordered()
+
+    def decide(self, fn: Callable[[NodeStatuses], T]) -> tuple[int, T]:
+        """(applied revision, `fn(statuses)`), with no change applied meanwhile (`fn` must be quick and must not
+        call etcd: it holds the watch up). The statuses may include changes of a response not yet published as the revision."""
+        with self._lock:
+            return self.revision, fn(self._nodes)
 
     def controller(self) -> dict[str, Any]:
         """The controller's last published status ({} before any)."""
@@ -171,10 +176,9 @@ class Mirror:
             name = key[len(self._nodes_at):].decode()
             data = _decode(value) if value is not None else None
             if isinstance(data, dict):
-                self._nodes[name] = NodeStatus.from_dict(data)
+                self._nodes.put(NodeStatus.from_dict(data))
             else:
-                self._nodes.pop(name, None)
-            self._sorted_nodes = None
+                self._nodes.remove(name)
             return
         self.shared_version += 1
 
@@ -187,7 +191,7 @@ class Mirror:
         except rpc.AioRpcError as exc:
             aetcd.exceptions._handle_exception(exc)
         with self._lock:
-            self._raw, self._pools, self._nodes, self._sorted_nodes = {}, {}, {}, None
+            self._raw, self._pools, self._nodes = {}, {}, NodeStatuses()
             for kv in response.kvs:
                 self._set(kv.key, kv.value)
             self.revision = self._pending_rev = max(self.revision, response.header.revision)

@@ -28,7 +28,7 @@ from aetcd import rpc
 
 from fleet.etcd_client import Connection, EtcdSettings
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
-from fleet.rollout import is_unavailable
+from fleet.rollout import NodeStatuses, is_unavailable
 from fleet.store import InUse, NotFound, StoreError, check_name, references
 
 if TYPE_CHECKING:
@@ -262,15 +262,14 @@ class EtcdStore:
         _, kvs = self._range(prefix, prefix_end(prefix))
         return [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
 
-    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+    def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Run `decide` on every node's status and store the status it returns, as one compare-and-swap on the
         pool's hand-out fence: if any write that may make a node unavailable landed after the statuses were
         read, nothing is stored and `decide` runs again on fresher statuses. So maxUnavailable holds across
         replicas and workers. `decide` may run several times and must have no other effect."""
         tx = self.conn.client.transactions
         for _ in range(CLAIM_ATTEMPTS):
-            revision, statuses = self._statuses_at()
-            handed = decide(statuses)
+            revision, handed = self._decide_at(decide)
             if handed is None:
                 return None
             fence = self.key("state", "rollout", check_name("pools", handed.pool))
@@ -283,12 +282,13 @@ class EtcdStore:
                 self.mirror.wait_for(responses[0][0][1].mod_revision, timeout=2.0)
         raise StoreError(f"nodes/{node}", "too many concurrent hand-outs; try again")
 
-    def _statuses_at(self) -> tuple[int, list[NodeStatus]]:
+    def _decide_at(self, decide: Callable[[NodeStatuses], NodeStatus | None]) -> tuple[int, NodeStatus | None]:
+        """(revision, decision): on the mirror's statuses and pool counts (O(1) per decision), or on one range read."""
         if self.mirror is not None and self.mirror.loaded:
-            return self.mirror.revision, self.mirror.nodes()
+            return self.mirror.decide(decide)
         prefix = self.key("state", "nodes", "")
         revision, kvs = self._range(prefix, prefix_end(prefix))
-        return revision, [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
+        return revision, decide(NodeStatuses(NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs))
 
     # -- the controller's status ---------------------------------------------------------------------------
     def put_controller_status(self, data: dict[str, Any]) -> None:

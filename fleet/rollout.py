@@ -12,12 +12,18 @@ pool's target without waiting for a slot (it has no old config to keep).
 Concurrency: the decision is only as good as the statuses it sees; the caller should record a hand-out
 (e.g. store the node's status with `desiredConfig = target`) before answering, under one lock, so two
 nodes asking at the same moment are counted against each other.
+
+Cost: stores keep their statuses in a `NodeStatuses`, which updates each pool's counts (members,
+unavailable) as a status is put, so a decision reads one node and one pool's counts: O(1) in the pool's
+size. (Scanning every status per answer made a 10,000-node rollout quadratic.)
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
 
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord
@@ -64,10 +70,84 @@ def is_updated(status: NodeStatus, target: str | None) -> bool:
         status.desired_config or status.current_config)
 
 
+@dataclass
+class PoolCounts:
+    """A pool's members and how many of them are unavailable (`is_unavailable`)."""
+
+    members: int = 0
+    unavailable: int = 0
+
+
+class NodeStatuses(Sequence[NodeStatus]):
+    """Node statuses by name, in name order, with each pool's counts kept current as statuses are put.
+
+    Not thread-safe: its owner (a store, the replica's mirror) changes and reads it under its own lock.
+    """
+
+    def __init__(self, statuses: Iterable[NodeStatus] = ()) -> None:
+        self._by_name: dict[str, NodeStatus] = {}
+        self._pools: dict[str, PoolCounts] = {}
+        self._ordered: list[NodeStatus] | None = None
+        for status in statuses:
+            self.put(status)
+
+    def _count(self, status: NodeStatus, step: int) -> None:
+        counts = self._pools.setdefault(status.pool, PoolCounts())
+        counts.members += step
+        if is_unavailable(status):
+            counts.unavailable += step
+
+    def put(self, status: NodeStatus) -> None:
+        """Add or replace a node's status (and move it between its pools' counts)."""
+        old = self._by_name.get(status.name)
+        if old is not None:
+            self._count(old, -1)
+        self._by_name[status.name] = status
+        self._count(status, 1)
+        self._ordered = None
+
+    def remove(self, name: str) -> None:
+        """Forget a node."""
+        old = self._by_name.pop(name, None)
+        if old is not None:
+            self._count(old, -1)
+            self._ordered = None
+
+    def get(self, name: str) -> NodeStatus | None:
+        """A node's status (None: never reported)."""
+        return self._by_name.get(name)
+
+    def counts(self, pool: str) -> PoolCounts:
+        """The pool's counts (zeros for a pool no node reported)."""
+        return self._pools.get(pool) or PoolCounts()
+
+    def ordered(self) -> list[NodeStatus]:
+        """Every status in name order (kept until the next change: callers must not modify it)."""
+        if self._ordered is None:
+            self._ordered = [self._by_name[n] for n in sorted(self._by_name)]
+        return self._ordered
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeStatus: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[NodeStatus]: ...
+    def __getitem__(self, index: int | slice) -> NodeStatus | Sequence[NodeStatus]:
+        return self.ordered()[index]
+
+    def __iter__(self) -> Iterator[NodeStatus]:
+        return iter(self.ordered())
+
+
 def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus]) -> str | None:
-    """The rendered config `node` should apply now (rules in the module docstring); None when unknown."""
-    members = [s for s in statuses if s.pool == pool.name]
-    mine = next((s for s in statuses if s.name == node), None)
+    """The rendered config `node` should apply now (rules in the module docstring); None when unknown.
+
+    O(1) in the pool's size when `statuses` is a NodeStatuses (what stores hand to `claim_node`'s decide).
+    """
+    view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
+    mine = view.get(node)
     current = (mine.current_config or None) if mine else None
     target = pool.current
     if not target or current == target:
@@ -78,8 +158,10 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus]) -> 
         return current
     if mine.desired_config == target:
         return target
-    size = len({s.name for s in members} | {node})
-    busy = sum(1 for s in members if s.name != node and is_unavailable(s))
+    counts = view.counts(pool.name)
+    here = mine.pool == pool.name  # a node moving in from another pool adds one member and no busy one
+    size = counts.members + (0 if here else 1)
+    busy = counts.unavailable - (1 if here and is_unavailable(mine) else 0)
     if busy < max_unavailable_count(pool.max_unavailable, size):
         return target
     return current

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout import NodeStatuses
 
 # A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
 # written through `.<name>.json.<random>.tmp`, which must stay under the file systems' 255-byte limit.
@@ -107,10 +108,11 @@ class Store(Protocol):
         """Every node's last report, sorted by node name."""
         ...
 
-    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+    def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Run `decide` on every node's status and store the status it returns (None: store nothing), atomically
         with respect to every other claim, across threads, processes and replicas sharing the store (the rollout
-        hand-out: two nodes asking at once are counted against each other). `decide` may run more than once."""
+        hand-out: two nodes asking at once are counted against each other). `decide` may run more than once and
+        must not keep the NodeStatuses it is given (it may be the store's own, with per-pool counts kept current)."""
         ...
 
 
@@ -137,9 +139,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self._rendered: dict[str, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
-        self._nodes: dict[str, NodeStatus] = {}
-        self._lock = threading.Lock()
-        self._claim_lock = threading.Lock()
+        self._nodes = NodeStatuses()
+        self._lock = threading.RLock()
 
     def put_rendered(self, rendered: RenderedConfig) -> None:
         check_name("rendered", rendered.name)
@@ -182,22 +183,23 @@ class MemoryStore:
     def put_node_status(self, status: NodeStatus) -> None:
         check_name("nodes", status.name)
         with self._lock:
-            self._nodes[status.name] = status
+            self._nodes.put(status)
 
     def get_node_status(self, node: str) -> NodeStatus:
-        try:
-            return self._nodes[node]
-        except KeyError:
-            raise NotFound(f"nodes/{node}", "no such node") from None
+        found = self._nodes.get(node)
+        if found is None:
+            raise NotFound(f"nodes/{node}", "no such node")
+        return found
 
     def list_node_status(self) -> list[NodeStatus]:
-        return [self._nodes[n] for n in sorted(self._nodes)]
+        with self._lock:
+            return self._nodes.ordered()
 
-    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
-        with self._claim_lock:
-            handed = decide(self.list_node_status())
+    def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
+        with self._lock:  # reentrant: `decide` may read the store
+            handed = decide(self._nodes)
             if handed is not None:
-                self.put_node_status(handed)
+                self._nodes.put(handed)
             return handed
 
 
@@ -338,11 +340,11 @@ class DirectoryStore:
         self._nodes_seen = seen
         return statuses
 
-    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+    def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other
         threads and every other process of `mco serve --workers N` alike)."""
         with self._exclusive():
-            handed = decide(self.list_node_status())
+            handed = decide(NodeStatuses(self.list_node_status()))
             if handed is not None:
                 self.put_node_status(handed)
             return handed

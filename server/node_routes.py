@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rollout import NodeStatuses
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
@@ -231,8 +232,8 @@ class NodeRoutes:
     def _decide(self, node: str, pool: str, authorization: Sequence[str], claim: bool) -> dict[str, Any]:
         answer: dict[str, Any] = {}
 
-        def decide(statuses: list[NodeStatus]) -> NodeStatus | None:
-            mine = next((s for s in statuses if s.name == node), None)
+        def decide(statuses: NodeStatuses) -> NodeStatus | None:
+            mine = statuses.get(node)
             if mine is not None and pool and pool != mine.pool:
                 raise WrongPool(mine.pool)
             chosen = pool or (mine.pool if mine is not None else "")
@@ -260,5 +261,5 @@ class NodeRoutes:
         if claim:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
         else:
-            decide(self.store.list_node_status())
+            decide(NodeStatuses(self.store.list_node_status()))
         return answer

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout import NodeStatuses
 from fleet.store import Store
 
 PER_NODE = 20
@@ -78,7 +79,7 @@ class RecordingStore:
         if self.on_report is not None:
             self.on_report()
 
-    def claim_node(self, node: str, decide: Callable[[list[NodeStatus]], NodeStatus | None]) -> NodeStatus | None:
+    def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         claimed = self.inner.claim_node(node, decide)
         if claimed is not None:
             self.history.record(claimed)

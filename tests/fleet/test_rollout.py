@@ -1,11 +1,21 @@
-"""fleet/rollout.py: maxUnavailable, paused pools, Degraded nodes stop the rollout widening."""
+"""fleet/rollout.py: maxUnavailable, paused pools, Degraded nodes stop the rollout widening; the per-pool
+counts NodeStatuses keeps as statuses change."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
 from fleet.rendered import NodeStatus, PoolRecord
-from fleet.rollout import RolloutError, desired_for, max_unavailable_count
+from fleet.rollout import (
+    NodeStatuses,
+    PoolCounts,
+    RolloutError,
+    desired_for,
+    is_unavailable,
+    max_unavailable_count,
+)
 
 OLD, NEW = "rendered-worker-old", "rendered-worker-new"
 
@@ -59,3 +69,47 @@ CASES = [
 @pytest.mark.parametrize("node,pool,statuses,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_desired_for(node: str, pool: PoolRecord, statuses: list[NodeStatus], expected: str | None) -> None:
     assert desired_for(node, pool, statuses) == expected
+
+
+MOVES = [  # (id, node, pool): a node moving between pools, or one reporting in another pool than it asks for
+    ("node-from-other-pool-counts-as-new-member", "a", PoolRecord(name="worker", current=NEW, max_unavailable="50%"),
+     [_n("a", OLD, "rendered-infra-1", "Working", pool="infra"), _n("b", OLD, NEW, "Working"), _n("c"), _n("d")],
+     NEW),
+    ("node-from-other-pool-waits-for-a-slot", "a", PoolRecord(name="worker", current=NEW, max_unavailable="50%"),
+     [_n("a", OLD, "rendered-infra-1", "Working", pool="infra"), _n("b", OLD, NEW, "Working"), _n("c")], OLD),
+    ("other-pool-full-does-not-block", "a", POOL,
+     [_n("a", OLD, OLD), _n("x", "rendered-infra-0", "rendered-infra-1", "Working", pool="infra")], NEW),
+]
+
+
+@pytest.mark.parametrize("node,pool,statuses,expected", [c[1:] for c in CASES + MOVES],
+                         ids=[c[0] for c in CASES + MOVES])
+def test_desired_for_on_kept_counts(node: str, pool: PoolRecord, statuses: list[NodeStatus],
+                                    expected: str | None) -> None:
+    """The same answers when the statuses arrive one by one into a NodeStatuses (as stores keep them),
+    each node first reported elsewhere and then moved, so the counts went up and down on the way."""
+    kept = NodeStatuses()
+    for s in statuses:
+        kept.put(_n(s.name, OLD, NEW, "Degraded", pool="elsewhere"))
+    for s in statuses:
+        kept.put(s)
+    assert desired_for(node, pool, kept) == expected
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed-1", "seed-2", "seed-3"])
+def test_counts_follow_every_change(seed: int) -> None:
+    """After random puts and removals, each pool's counts equal a count from scratch over the statuses."""
+    rng = random.Random(seed)
+    kept = NodeStatuses()
+    for _ in range(2000):
+        name = f"n{rng.randrange(60)}"
+        if rng.random() < 0.1:
+            kept.remove(name)
+        else:
+            kept.put(_n(name, rng.choice([OLD, NEW]), rng.choice([OLD, NEW, ""]),
+                        rng.choice(["Done", "Working", "Degraded"]), pool=rng.choice(["worker", "infra"])))
+    statuses = list(kept)
+    assert [s.name for s in statuses] == sorted(s.name for s in statuses)
+    for pool in ("worker", "infra", "none"):
+        members = [s for s in statuses if s.pool == pool]
+        assert kept.counts(pool) == PoolCounts(len(members), sum(1 for s in members if is_unavailable(s)))
