@@ -226,6 +226,7 @@ class Tally:
 
     trials: int = 0
     kills: int = 0
+    aimed: int = 0
     finished_first: int = 0
     failures: int = 0
     first_failure: str = ""
@@ -250,8 +251,11 @@ def random_kill(lab: Lab, target: str, window: tuple[float, float], rng: random.
     return landed
 
 
-def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int) -> Tally:
-    """Random kills until `kills` landed, then the aimed ones; every trial checked (module docstring)."""
+def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int, until: float = float("inf")) -> Tally:
+    """The aimed kills, then random ones until `kills` landed; every trial checked (module docstring).
+
+    `until`: a time.time() after which no trial starts (the tally says how many ran).
+    """
     rng = random.Random(seed)
     work.mkdir(parents=True, exist_ok=True)
     lab = Lab.build(work, files=files)
@@ -265,17 +269,6 @@ def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int) -> Ta
     timing = lab.run("b")  # a whole run in its own process: the window random kills are drawn from
     window = (startup, max(time.monotonic() - started, startup + 0.05))
     tally.record("timing run", [timing.stderr[-400:]] if timing.returncode else lab.converge("b"))
-    at = "b"
-    while tally.kills < kills and tally.failures == 0:
-        target = "a" if at == "b" else "b"
-        tally.trials += 1
-        if random_kill(lab, target, window, rng):
-            tally.kills += 1
-        else:
-            tally.finished_first += 1
-        tally.record(f"trial {tally.trials} after the kill", lab.check_after_kill())
-        at = rng.choice("ab")
-        tally.record(f"trial {tally.trials} towards {at}", lab.converge(at))
     for start, target in (("a", "b"), ("b", "a")):
         if aimed <= 0 or tally.failures:
             break
@@ -285,13 +278,31 @@ def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int) -> Ta
             total = counts.get(phase, 0)
             for nth in sorted({max(1, round(total * k / max(aimed - 1, 1))) for k in range(aimed)} if total else ()):
                 for after in (start, target):
+                    if time.time() > until:
+                        return tally
                     tally.trials += 1
                     killed = lab.run(target, (phase, nth))
                     tally.kills += killed.returncode == -signal.SIGKILL
+                    tally.aimed += killed.returncode == -signal.SIGKILL
                     tally.record(f"{phase} #{nth} {start}->{target} after the kill", lab.check_after_kill())
                     tally.record(f"{phase} #{nth} {start}->{target}, then towards {after}", lab.converge(after))
                     if after != start:
                         tally.record(f"back to {start}", lab.converge(start))
+    at = "a"
+    tally.record("start at a", lab.converge("a"))
+    while tally.kills - tally.aimed < kills and tally.failures == 0 and time.time() < until:
+        target = "a" if at == "b" else "b"
+        tally.trials += 1
+        if random_kill(lab, target, window, rng):
+            tally.kills += 1
+        else:
+            tally.finished_first += 1
+        tally.record(f"trial {tally.trials} after the kill", lab.check_after_kill())
+        at = rng.choice("ab")
+        tally.record(f"trial {tally.trials} towards {at}", lab.converge(at))
+        if tally.trials % 20 == 0:
+            print(f"  {work.name}: {tally.trials} trials, {tally.kills} kills, {tally.failures} failures, "
+                  f"{time.strftime('%H:%M:%S')}", flush=True)
     return tally
 
 
@@ -307,21 +318,22 @@ def scratch(base: Path | None = None) -> Iterator[Path]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _job(work: Path, files: int, kills: int, aimed: int, seed: int) -> Tally:
-    return campaign(work, files=files, kills=kills, aimed=aimed, seed=seed)
+def _job(work: Path, files: int, kills: int, aimed: int, seed: int, until: float) -> Tally:
+    return campaign(work, files=files, kills=kills, aimed=aimed, seed=seed, until=until)
 
 
-def campaigns(work: Path, *, files: int, kills: int, aimed: int, seed: int, jobs: int) -> Tally:
+def campaigns(work: Path, *, files: int, kills: int, aimed: int, seed: int, jobs: int, until: float) -> Tally:
     """`jobs` campaigns side by side, each on its own node root (the kills shared out, the aimed ones in the first)."""
     shares = [kills // jobs + (j < kills % jobs) for j in range(jobs)]
     with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
-        done = [pool.submit(_job, work / f"job{j}", files, shares[j], aimed if j == 0 else 0, seed + j)
+        done = [pool.submit(_job, work / f"job{j}", files, shares[j], aimed if j == 0 else 0, seed + j, until)
                 for j in range(jobs)]
         tallies = [f.result() for f in done]
     total = Tally()
     for t in tallies:
         total.trials += t.trials
         total.kills += t.kills
+        total.aimed += t.aimed
         total.finished_first += t.finished_first
         total.failures += t.failures
         total.first_failure = total.first_failure or t.first_failure
@@ -336,16 +348,18 @@ def main() -> int:
     parser.add_argument("--aimed", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1, help="campaigns side by side (each on its own node root)")
+    parser.add_argument("--minutes", type=float, default=float("inf"), help="start no trial after this long")
     parser.add_argument("--work", type=Path)
     args = parser.parse_args()
     started = time.monotonic()
     with scratch(args.work) as work:
         tally = campaigns(work, files=args.files, kills=args.kills, aimed=args.aimed, seed=args.seed,
-                          jobs=args.jobs)
+                          jobs=args.jobs, until=time.time() + args.minutes * 60)
     elapsed = time.monotonic() - started
     print(f"kill_campaign: {args.files} files, seed {args.seed}, {args.jobs} jobs: {tally.trials} trials, {tally.kills} SIGKILLs "
           f"({tally.finished_first} random runs finished before their kill), {tally.failures} failures, "
           f"{elapsed:.0f} s")
+    print(f"  of which {tally.aimed} aimed kills, {tally.kills - tally.aimed} random kills")
     if tally.first_failure:
         print(f"first failure: {tally.first_failure}")
     return 1 if tally.failures else 0
