@@ -24,7 +24,7 @@ from applier.report import NodeReport, Reporter
 from applier.runner import CommandRunner
 from applier.ssh import write_keys
 from applier.state import StateDir
-from applier.units import Systemctl, UnitWriter
+from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from applier.verify import on_disk_message, verify_config
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
@@ -75,6 +75,12 @@ class SyncResult:
     desired: str
     rebooting: bool = False
     changed: bool = False
+
+
+def removed_paths(plan: Plan) -> tuple[str, ...]:
+    """Every path a plan takes out of the config: files, unit files, drop-ins."""
+    return tuple(sorted({*plan.remove_files, *(unit_path(n) for n in plan.remove_units),
+                         *(dropin_path(*k.split("/", 1)) for k in plan.remove_dropins)}))
 
 
 def pool_of(name: str) -> str:
@@ -172,14 +178,17 @@ class AgentBase:
             write_keys(self.root, plan.new.config or {}, durable=self.settings.durable)
         self.drift.forget([str(e.get("path")) for e in plan.write_files] + list(plan.remove_files))
 
-    def _revert(self, plan: Plan) -> None:
-        """Put the old config's files and units back after a failed update (best effort)."""
+    def _revert(self, plan: Plan) -> tuple[str, ...]:
+        """Put the old config's files and units back after a failed update (best effort); returns the paths
+        whose markers may go once the old config is recorded (none when the revert was incomplete)."""
         back = make_plan(plan.new, plan.old, leftover_paths=[str(e.get("path")) for e in plan.write_files])
         try:
             self._apply_plan(back, first_run=False)
         except ApplyError as exc:
             self.log(f"revert incomplete: {exc}")
+            return ()
         self.files.flush()
+        return removed_paths(back)
 
     def _sweep(self, configs: Iterable[RenderedConfig | None]) -> None:
         """Remove the temp files a killed run may have left beside the configs' paths and their markers."""
@@ -187,13 +196,14 @@ class AgentBase:
         for directory in {host_path(self.root, p).parent for p in paths} | self.files.marker_dirs(paths):
             sweep_temp(directory)
 
-    def _settle(self, config: RenderedConfig) -> None:
-        """The disk matches `config`: record it, drop the markers of paths it does not have, end the update.
+    def _settle(self, config: RenderedConfig, drop: Iterable[str]) -> None:
+        """The disk matches `config`: record it, drop the markers of the paths that left (`drop`), end the update.
 
-        In that order, so a kill in between leaves the update pending and the next sync settles it again.
+        In that order, so a kill in between leaves the update pending (with its `drop`) and the next sync
+        settles it again.
         """
         self.state.set_current(config)
-        self.files.drop_markers(watched_paths(config.spec.config or {}))
+        self.files.drop_markers(drop, keep=watched_paths(config.spec.config or {}))
         self.state.clear_pending()
 
     # --- drift ----------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@
   (`noorig/<path>.mcdnoorig`). A backup is never overwritten.
 - When a path leaves the config: a stamp means delete the file; a backup is copied back over the path
   (atomically). A path with neither is not ours and is left alone.
-- Backups and stamps outlive that step: they are dropped (`drop_markers`) only once the state records a
-  config without the path, so a kill at any step leaves every original in its backup or in place, whichever
+- Backups and stamps outlive that step: they are dropped (`drop_markers`, the paths listed in the pending
+  update) only once the state records a config without the path, so a kill at any step leaves every original in its backup or in place, whichever
   target the next run has (a path managed again while its backup exists keeps that backup).
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from applier.atomic import TEMP_MARK, copy_atomic, fsync_dirs, write_atomic
+from applier.atomic import copy_atomic, fsync_dirs, write_atomic
 from applier.errors import PermanentError
 from applier.state import StateDir
 from fleet.diff import ContentsError, file_contents, file_mode
@@ -160,25 +160,26 @@ class FileWriter:
         """The directories holding the backups and stamps of `paths` (swept of temp files after a kill)."""
         return {m.parent for p in paths for m in (self.state.orig(p), self.state.noorig(p))}
 
-    def drop_markers(self, keep: Iterable[str]) -> int:
-        """Remove every backup and stamp (and stray temp file) of a path not in `keep`; returns how many.
+    def drop_markers(self, paths: Iterable[str], keep: Iterable[str] = ()) -> int:
+        """Remove the backups and stamps of `paths` (except those in `keep`); returns how many.
 
         Call only after the state records a config whose paths are `keep`: every other path was restored or
         deleted before that record was written, so its marker is no longer anyone's only copy of anything.
         """
-        wanted = set(keep)
+        kept = set(keep)
         dropped = 0
-        for kind, suffix in (("orig", ".mcdorig"), ("noorig", ".mcdnoorig")):
-            base = str(self.state.path / kind)
-            for directory, _dirs, names in os.walk(base, topdown=False):  # str paths: 10,000 markers in ms
-                prefix = directory[len(base):] + "/"
-                for name in names:
-                    if TEMP_MARK in name or not name.endswith(suffix) or prefix + name[:-len(suffix)] not in wanted:
-                        os.unlink(os.path.join(directory, name))
-                        dropped += 1
-                if directory != base:
+        for path in sorted(set(paths) - kept):
+            for marker in (self.state.orig(path), self.state.noorig(path)):
+                try:
+                    os.unlink(marker)
+                except FileNotFoundError:
+                    continue
+                dropped += 1
+                for parent in marker.parents:  # empty directories of the marker tree go too
+                    if parent in (self.state.path / "orig", self.state.path / "noorig"):
+                        break
                     try:
-                        os.rmdir(directory)
+                        parent.rmdir()
                     except OSError:
-                        pass  # not empty
+                        break
         return dropped

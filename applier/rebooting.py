@@ -81,7 +81,7 @@ class RebootSteps(AgentBase):
         repaired, drifted = self._check_drift(target, repair=repair)
         if drifted:
             return self._result("Degraded", on_disk_message(target.name, drifted), current, target.name)
-        self._settle(target)
+        self._settle(target, pending.drop)
         failed = self.state.failed()
         if failed and current is not None and failed.get("name") != target.name:
             # back on the previous config after a rollback: healthy, but the target is still out of reach
@@ -101,11 +101,11 @@ class RebootSteps(AgentBase):
             self.backend.rollback()
         except ApplyError as exc:
             return self._result("Degraded", f"{message}; rollback failed: {exc}", current, target.name)
-        self._revert(make_plan(current.spec, target.spec, manage_os=self.backend.name != "none"))
+        drop = self._revert(make_plan(current.spec, target.spec, manage_os=self.backend.name != "none"))
         previous = str(pending.staged.get("previous") or "")
         message += f"; rolled back to deployment {previous}"
         self.state.set_failed(target.name, message)
         back = Pending(current, "rebooting", previous=current.name,
-                       staged={"id": previous, "previous": pending.staged.get("id")})
+                       staged={"id": previous, "previous": pending.staged.get("id")}, drop=drop)
         self.request_reboot(current, back, f"rolling back to config {current.name}")
         return self._result("Degraded", message, current, target.name, rebooting=True)

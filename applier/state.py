@@ -3,7 +3,8 @@
 Layout (default `<root>/etc/machine-config-daemon`, as the MCD's):
     currentconfig          the RenderedConfig the node is at; written only after the disk matches it
     pending.json           {config, phase: applying|rebooting, previous, staged, rebootAttempts, bootID,
-                           rebootRequestedAt}: bootID is the boot that requested the reboot (applier/boot.py)
+                           rebootRequestedAt, dropMarkers}: bootID is the boot that requested the reboot
+                           (applier/boot.py); dropMarkers the paths whose backups and stamps go at the end
     last-report.json       the last state computed, kept until the server acknowledged it
     failed.json            {name, message}: a target that was rolled back; not retried until the target changes
     orig/<path>.mcdorig    backup of a file that existed before the applier first wrote it
@@ -40,12 +41,13 @@ class Pending:
     reboot_attempts: int = 0
     boot_id: str = ""  # the boot that requested the reboot
     requested_at: float = 0.0  # when the reboot was last requested (seconds since the epoch)
+    drop: tuple[str, ...] = ()  # paths leaving the config: their backups and stamps go once current is written
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"config": self.config.to_dict(), "phase": self.phase, "previous": self.previous,
                 "staged": self.staged, "rebootAttempts": self.reboot_attempts, "bootID": self.boot_id,
-                "rebootRequestedAt": self.requested_at}
+                "rebootRequestedAt": self.requested_at, "dropMarkers": list(self.drop)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Pending:
@@ -53,7 +55,8 @@ class Pending:
         return cls(config=RenderedConfig.from_dict(data["config"]), phase=str(data["phase"]),
                    previous=data.get("previous"), staged=dict(data.get("staged") or {}),
                    reboot_attempts=int(data.get("rebootAttempts") or 0), boot_id=str(data.get("bootID") or ""),
-                   requested_at=float(data.get("rebootRequestedAt") or 0.0))
+                   requested_at=float(data.get("rebootRequestedAt") or 0.0),
+                   drop=tuple(str(p) for p in data.get("dropMarkers") or ()))
 
 
 class StateDir:

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from applier.agentbase import SyncResult
+from applier.agentbase import SyncResult, removed_paths
+from applier.drift import watched_paths
 from applier.errors import ApplyError
 from applier.plan import Plan, make_plan
 from applier.rebooting import RebootSteps
@@ -105,7 +106,9 @@ class UpdateSteps(RebootSteps):
             return self._result("Degraded", message + note + left, current, desired.name)
         self._working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}")
         previous = current.name if current else None
-        self.state.set_pending(Pending(desired, "applying", previous=previous))
+        # the paths leaving the config, with those of an interrupted update: their markers go at the end
+        drop = tuple(sorted({*removed_paths(plan), *(pending.drop if pending is not None else ())}))
+        self.state.set_pending(Pending(desired, "applying", previous=previous, drop=drop))
         drained = False
         try:
             if first_run:
@@ -117,18 +120,19 @@ class UpdateSteps(RebootSteps):
             self._apply_plan(plan, first_run=first_run)
             staged = self.backend.stage(plan.diff, plan.old, plan.new) if plan.stage_os else {}
         except ApplyError as exc:
-            self._revert(plan)
+            self.files.drop_markers(self._revert(plan), keep=watched_paths(plan.old.config or {}))
             self.state.clear_pending()
             return self._result("Degraded", f"failed to apply {desired.name}: {exc}", current, desired.name)
         self.files.flush()
         if plan.disruption.reboot:
-            return self.request_reboot(current, Pending(desired, "rebooting", previous=previous, staged=staged),
+            return self.request_reboot(current, Pending(desired, "rebooting", previous=previous, staged=staged,
+                                                        drop=drop),
                                        f"Node will reboot into config {desired.name}")
         try:
             actions = self._post_actions(plan)
         except ApplyError as exc:
             return self._result("Degraded", f"post-config action failed: {exc}", current, desired.name)
-        self._settle(desired)
+        self._settle(desired, drop)
         try:
             if drained:
                 self.settings.hooks.run_uncordon(self.settings.node)

@@ -74,7 +74,7 @@ def test_original_backed_up_once_and_restored(writer: FileWriter) -> None:
     assert writer.remove("/etc/chrony.conf") == "restored"
     assert target.read_text() == "os default\n" and stat.S_IMODE(target.stat().st_mode) == 0o640
     assert backup.read_text() == "os default\n"  # kept until the state records the path's end
-    assert writer.drop_markers(keep=["/etc/other.conf"]) == 1 and not backup.exists()
+    assert writer.drop_markers(["/etc/chrony.conf"]) == 1 and not backup.exists()
 
 
 def test_new_file_stamped_and_deleted(writer: FileWriter) -> None:
@@ -82,19 +82,20 @@ def test_new_file_stamped_and_deleted(writer: FileWriter) -> None:
     assert writer.state.noorig("/etc/new.conf").exists()
     assert writer.remove("/etc/new.conf") == "deleted"
     assert not (writer.root / "etc/new.conf").exists() and writer.state.noorig("/etc/new.conf").exists()
-    assert writer.drop_markers(keep=[]) == 1 and not writer.state.noorig("/etc/new.conf").exists()
+    assert writer.drop_markers(["/etc/new.conf"]) == 1 and not writer.state.noorig("/etc/new.conf").exists()
 
 
 def test_drop_markers_keeps_the_paths_still_managed(writer: FileWriter) -> None:
     (writer.root / "etc/kept.conf").write_text("original\n")
     for path in ("/etc/kept.conf", "/etc/d/new.conf", "/etc/d/gone.conf"):
         writer.write(file_entry(path, "x\n"))
-    stray = writer.state.noorig("/etc/d/x").parent / ".gone.conf.mcdnoorig.mco-tmpabc"
-    stray.write_text("")
     writer.remove("/etc/d/gone.conf")
-    assert writer.drop_markers(keep=["/etc/kept.conf", "/etc/d/new.conf"]) == 2  # gone's stamp, the temp file
+    assert writer.drop_markers(["/etc/kept.conf", "/etc/d/gone.conf"], keep=["/etc/kept.conf"]) == 1
     assert writer.state.orig("/etc/kept.conf").read_text() == "original\n"
     assert writer.state.noorig("/etc/d/new.conf").exists() and not writer.state.noorig("/etc/d/gone.conf").exists()
+    writer.remove("/etc/d/new.conf")
+    assert writer.drop_markers(["/etc/d/new.conf"]) == 1
+    assert not writer.state.noorig("/etc/d/new.conf").parent.exists()  # the emptied directory went too
 
 
 def test_unmanaged_file_left_alone(writer: FileWriter) -> None:
