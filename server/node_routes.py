@@ -162,7 +162,7 @@ class NodeRoutes:
         if not self.policy.nodes_authenticated and (refused := self._refuse(request, node, status.pool)) is not None:
             return refused
         try:
-            await asyncio.to_thread(self._store_status, status)
+            known = await asyncio.to_thread(self._store_status, status)
         except WrongPool as exc:
             return json_error(409, "wrong-pool", f"node {node} belongs to pool {exc.pool}; a node's own report "
                               "never moves it", "$.pool")
@@ -173,11 +173,19 @@ class NodeRoutes:
         snapshot = self.state.snapshot
         entry = snapshot.pools.get(status.pool) if snapshot is not None else None
         target = entry.record.current if entry is not None else None
-        if entry is not None and (entry.held_back or status.state != "Done" or status.current_config != target):
-            self.state.wake.set()  # this report may hold back or release the target for booting nodes
+
+        def at_target(s: NodeStatus) -> bool:
+            return s.state == "Done" and s.current_config == target
+
+        # Only these reports can change which config booting nodes get (snapshot.served_config): any while the
+        # pool holds its target back, and one that leaves (or joins without) Done at the target. Rebuilding the
+        # snapshot on every other report of a rollout would cost a pass over every node each time.
+        if entry is not None and (entry.held_back or (not at_target(status) and (known is None or at_target(known)))):
+            self.state.wake.set()
         return web.json_response(status.to_dict())
 
-    def _store_status(self, status: NodeStatus) -> None:
+    def _store_status(self, status: NodeStatus) -> NodeStatus | None:
+        """Store the report; returns the node's previous status (None: first report)."""
         self.store.get_pool(status.pool)  # NotFound for an unknown pool
         try:
             known = self.store.get_node_status(status.name)
@@ -186,6 +194,7 @@ class NodeRoutes:
         if known is not None and known.pool != status.pool:
             raise WrongPool(known.pool)
         self.store.put_node_status(status)
+        return known
 
     # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
     async def desired(self, request: web.Request) -> web.Response:
