@@ -82,6 +82,20 @@ class Pages:
                        else f"The token given is not accepted for pool {pool}.")
             raise self._error(request, 403, "Token needed", message, ask_token=True) from None
 
+    def _check_any_pool(self, request: web.Request) -> None:
+        """With tokens configured, refuse (403) a visitor whose token opens no pool at all."""
+        if not self.policy_has_tokens:
+            return
+        credential = access.authorization(request)
+        for pool in self.policy.tokens or ("",):  # "" names no pool: only the all-pools tokens open it
+            try:
+                self.policy.check_token(pool, credential)
+                return
+            except Refused:
+                continue
+        request[LOG_NOTE] = {"refused": "no token accepted for any pool"}
+        raise self._error(request, 403, "Token needed", "A token is needed.", ask_token=True)
+
     def _name(self, request: web.Request, key: str, what: str) -> str:
         name = request.match_info[key]
         if not NAME_RE.match(name):
@@ -209,7 +223,11 @@ class Pages:
 
     async def _machine(self, request: web.Request) -> web.Response:
         node = self._name(request, "name", "node")
-        status, record = await self._read(request, self._node_data, node)
+        try:
+            status, record = await self._read(request, self._node_data, node)
+        except _Stop:
+            self._check_any_pool(request)  # with tokens on, a 404 is no answer to probe node names with
+            raise
         self._check_pool(request, status.pool)
         self.history.record(status)
         now = self.clock()

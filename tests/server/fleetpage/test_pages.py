@@ -244,6 +244,17 @@ async def test_tokens_ask_and_open_only_their_pool(store: Store, rollout: Rollou
     assert (await client.get("/ui/pools/worker")).status == 403
 
 
+async def test_with_tokens_an_unknown_machine_is_no_probe(store: Store, rollout: Rollout,
+                                                          make_client: MakeClient) -> None:
+    """A 404 for an unknown name next to a 403 for a known one would tell a stranger which machines exist."""
+    client = await make_client(store, policy=AccessPolicy(tokens={"worker": ("w-secret=1",)}))
+    for name in ("worker-2", "no-such-machine"):
+        assert (await client.get(f"/ui/nodes/{name}")).status == 403, name
+        assert (await client.get(f"/ui/nodes/{name}", headers={"Authorization": "Bearer nope"})).status == 403
+    opened = await client.get("/ui/nodes/no-such-machine", headers={"Authorization": "Bearer w-secret=1"})
+    assert opened.status == 404
+
+
 @pytest.mark.parametrize("target", ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:x"],
                          ids=["scheme-relative", "absolute", "backslash", "javascript"])
 async def test_token_form_never_redirects_away(store: Store, rollout: Rollout, make_client: MakeClient,
