@@ -43,8 +43,8 @@ def load_cluster(cluster_dir: FsPath) -> Cluster:
     file:line:col and field."""
     path = cluster_dir / CLUSTER_FILE
     if not path.is_file():
-        missing = Problem("missing", f"no {CLUSTER_FILE} in {cluster_dir}", CLUSTER_FILE)
-        raise ClusterDirectoryMissing(CLUSTER_FILE, missing.format())
+        # No directory in the text: a server or controller publishes this message as a pool condition.
+        raise ClusterDirectoryMissing(CLUSTER_FILE, "not found in the cluster directory")
     docs, problems = load_file(path, CLUSTER_FILE)
     if problems:
         raise ClusterFileInvalid(problems)

@@ -174,8 +174,9 @@ def test_template_undefined_value_names_the_template(cluster: Path) -> None:
 
 
 def test_unusable_cluster_directory(tmp_path: Path) -> None:
-    with pytest.raises(ClusterDirectoryMissing, match="no cluster.yaml"):
+    with pytest.raises(ClusterDirectoryMissing) as caught:
         render_cluster(tmp_path, store=MemoryStore())
+    assert str(caught.value) == "cluster.yaml: not found in the cluster directory"  # said once, with no path
 
 
 def test_directory_store_holds_rendered_and_pools(cluster: Path, tmp_path: Path) -> None:
