@@ -8,7 +8,8 @@ Every byte a client sends is parsed by aiohttp's parser (llhttp); this module pa
   (server/answer_bytes.py, cached per snapshot) are written at once. Routing, middleware and
   aiohttp's request/response objects cost several times the answer itself (bench/README.md). Any
   other message, or one queued behind a request aiohttp is still handling, goes to aiohttp's own
-  loop unchanged, so answers keep the order of requests.
+  loop unchanged, so answers keep the order of requests. While the client does not read what it was
+  sent, reading pauses and the queued requests wait for it to drain.
 - A request-read deadline: a head (or a body) must arrive within `read_timeout` seconds of its first
   byte, so a client sending one byte a second is cut long before the keep-alive timeout.
 - Malformed requests are answered 400 (505 for an HTTP version other than 1.0/1.1) with a JSON body
@@ -90,6 +91,7 @@ class ServerProtocol(RequestHandler):
         self._peer: str | None = None
         self._plain = False
         self._raw: socket.socket | None = None  # a duplicate of the connection's descriptor, for sendmsg
+        self._held = False  # cached answers wait for the client to read what it was sent (reading paused)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -128,8 +130,18 @@ class ServerProtocol(RequestHandler):
                 self._answer_from_cache()
         elif data:
             self._track_body(None)
-        if messages and waiter is not None and not waiter.done():
+        if messages and not self._held and waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._held and self.transport is not None:
+            self._held = False
+            self.transport.resume_reading()
+            self._answer_from_cache()
+            waiter = self._waiter
+            if self._messages and not self._held and waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
     def _answer_from_cache(self) -> None:
         """Answer plain config requests at the head of the queue while nothing else is in flight."""
@@ -138,8 +150,10 @@ class ServerProtocol(RequestHandler):
         answers = self._answers
         wrote = False
         while messages and transport is not None and not self._close and not self._force_close:
-            if self.writing_paused:
-                break  # the client is not reading: aiohttp's loop answers the rest, waiting for drain
+            if self.writing_paused:  # the client is not reading: stop reading too, go on once it drains
+                self._held = True
+                transport.pause_reading()
+                break
             message, payload = messages[0]
             if (isinstance(message, _ErrInfo) or payload is not EMPTY_PAYLOAD or message.should_close
                     or message.upgrade or message.version is not HttpVersion11
