@@ -55,6 +55,10 @@ def serialize(answer: Answer, *, head_only: bool) -> Serialized:
     return Serialized(before, after, body, answer, key, sent)
 
 
+class _NotReady(Exception):
+    """The answer needs bytes not built yet."""
+
+
 class AnswerBytes:
     """Serialized config answers of one process (shared by its connections)."""
 
@@ -96,7 +100,10 @@ class AnswerBytes:
         try:
             found = items[key]
         except KeyError:
-            found = items[key] = self._decide(method, target, headers, peer)
+            try:
+                found = items[key] = self._decide(method, target, headers, peer)
+            except _NotReady:
+                return None
             if len(items) > self.limit:
                 items.clear()
         if found is not None:
@@ -113,6 +120,8 @@ class AnswerBytes:
         pool = target[len(CONFIG_PREFIX):]
         if snapshot is None or pool not in snapshot.pools:
             return None  # unknown names and every odd target: the aiohttp route answers them
+        if self.responder.unbuilt(pool, headers) is not None:
+            raise _NotReady()  # the route builds the bytes in a thread first; nothing is remembered
         return serialize(self.responder.decide(method, pool, headers, peer), head_only=method == "HEAD")
 
     def log_answer(self, entry: Serialized, method: str, headers: Headers, peer: str | None, started: float) -> None:

@@ -66,7 +66,10 @@ class Handlers:
 
     # -- /config/{pool}: the hot path (decided in respond.py; connection.py answers most of them itself) --
     async def config(self, request: web.Request) -> web.StreamResponse:
-        """Ignition for a pool, in the negotiated spec version."""
+        """Ignition for a pool, in the negotiated spec version (bytes not built yet: built in a thread first)."""
+        build = self.responder.unbuilt(request.match_info["pool"], request.headers)
+        if build is not None:
+            await asyncio.to_thread(build)
         answer = self.responder.answer(request.method, request.match_info["pool"], request.headers, request.remote)
         request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)

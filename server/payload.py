@@ -65,6 +65,11 @@ class ConfigPayload:
             raise found
         return found
 
+    def built(self, version: str | None) -> bool:
+        """Whether `version`'s bytes (or its refusal) are ready, so `variant` returns at once."""
+        key = version or self.source_version
+        return key in self._built or key not in self._versions
+
     def _build(self, version: str) -> Variant | ConversionRefused:
         try:
             served = to_version(with_appended(self._rendered, version, self._options), version)

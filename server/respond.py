@@ -13,6 +13,7 @@ body). The order of checks:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,31 @@ class ConfigResponder:
         """Count one answer (and its body bytes) in the metrics."""
         nbytes = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
         self.metrics.config_request(answer.pool_label, answer.version, answer.status, nbytes)
+
+    def unbuilt(self, pool: str, headers: Headers) -> Callable[[], None] | None:
+        """The build of the variant this request would be served, when it is not ready yet (else None).
+
+        Translating and compressing a large config takes long enough to stall every connection, so the
+        aiohttp route runs this in a thread before deciding, and the cached answers leave such a request
+        to the route.
+        """
+        snapshot = self.state.snapshot
+        entry = snapshot.pools.get(pool) if snapshot is not None else None
+        payload = entry.payload if entry is not None else None
+        if payload is None:
+            return None
+        accept = headers.getall("Accept", ())
+        choice = choose_cached(", ".join(accept) if accept else None)
+        version = choice.version or self.default_version
+        if choice.error is not None or payload.built(version):
+            return None
+
+        def build() -> None:
+            try:
+                payload.variant(version)
+            except ConversionRefused:
+                pass  # remembered too: decide() answers the refusal
+        return build
 
     def decide(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
         """The answer to one request (the order of checks is in the module docstring)."""

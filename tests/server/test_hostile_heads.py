@@ -60,3 +60,29 @@ def test_pathological_head_is_refused_without_stalling(live: LiveServer, head: b
                                "Connection: close\r\n\r\n".encode())
     assert status_of(ok) == 200
     assert max(before, live.longest_block) < STALL, f"event loop blocked {live.longest_block:.3f} s"
+
+
+def test_bytes_of_a_new_version_are_built_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Translating and gzipping a large config on the loop would stall every connection: a thread does it."""
+    import threading
+
+    from server.payload import ConfigPayload
+
+    threads: list[str] = []
+    build = ConfigPayload._build
+
+    def recorded(self: ConfigPayload, version: str) -> object:
+        threads.append(threading.current_thread().name)
+        return build(self, version)
+
+    monkeypatch.setattr(ConfigPayload, "_build", recorded)
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None)
+    with LiveServer(settings) as live:
+        for version in ("3.2.0", "3.4.0", "3.2.0"):
+            ign = f"application/vnd.coreos.ignition+json;version={version}"
+            for close in ("", "Connection: close\r\n"):  # the cached answers, and the aiohttp route
+                answer = exchange(live.port(), f"GET /config/big HTTP/1.1\r\nHost: x\r\nAccept: {ign}\r\n"
+                                               f"{close}\r\n".encode())
+                assert status_of(answer) == 200
+    assert len(threads) == 2  # once per version
+    assert "live-server" not in threads
