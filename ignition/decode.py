@@ -143,7 +143,7 @@ class _Decoder:
     def obj(
         self, value: dict[Any, Any], node: Node, path: Path, fpath: str, into: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        members = _members(node)
+        members = _MEMBERS.get(node) or _members(node)
         struct = node.go
         out: dict[str, Any] = dict(into) if into else {}
         pairs: Iterable[tuple[Any, Any]]
@@ -183,10 +183,10 @@ class _Decoder:
                     out[name] = _zero(child)
                 continue
             sub = f"{fpath}.{name}" if fpath else name
-            if kind == "object" and isinstance(val, dict):
+            if kind == "object" and type(val) is dict:
                 # (what `value` does for an object, without the call)
                 prev = out.get(name)
-                out[name] = self.obj(val, child, path + (key,), sub, prev if isinstance(prev, dict) else None)
+                out[name] = self.obj(val, child, path + (key,), sub, prev if type(prev) is dict else None)
             elif kind == "string":
                 self.scalar(val, child, path + (key,), struct, sub)
                 out[name] = val

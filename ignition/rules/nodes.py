@@ -19,17 +19,22 @@ def _check_owner(owner: Any) -> str | None:
     return None
 
 
+_OWNERS = frozenset(("user", "group"))
+
+
 def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
     # paths are built only when there is something to report: this runs once per file of every config
-    problem = check_path(node.get("path", ""))
-    if problem is not None:
-        ctx.error(("storage", kind, i, "path"), problem)
-    user = node.get("user")
-    if user:
-        ctx.error(("storage", kind, i, "user"), _check_owner(user))
-    group = node.get("group")
-    if group:
-        ctx.error(("storage", kind, i, "group"), _check_owner(group))
+    path = node.get("path", "")
+    # check_path finds nothing in an absolute path with no "//", "/." or trailing "/" (nearly every path)
+    if path[:1] != "/" or "//" in path or "/." in path or path[-1:] == "/":
+        ctx.error(("storage", kind, i, "path"), check_path(path))
+    if not _OWNERS.isdisjoint(node):
+        user = node.get("user")
+        if user:
+            ctx.error(("storage", kind, i, "user"), _check_owner(user))
+        group = node.get("group")
+        if group:
+            ctx.error(("storage", kind, i, "group"), _check_owner(group))
     if kind != "links":
         mode = node.get("mode")
         if mode is not None:
