@@ -53,7 +53,7 @@ def check_files(files: list[dict[str, Any]], ctx: Ctx) -> None:
         if f.get("overwrite") is True and (contents is None or contents.get("source") is None):
             ctx.error(("storage", "files", i, "overwrite"), "overwrite must be false if source is unspecified")
         if contents:
-            if contents.keys() == {"source"} and type(contents["source"]) is str:
+            if len(contents) == 1 and type(contents.get("source")) is str:
                 # the common shape, a lone source: check_resource reduces to the URL rule
                 problem = check_url_nil_ok(contents["source"], ctx.version)
                 if problem is not None:
