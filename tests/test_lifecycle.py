@@ -35,6 +35,7 @@ from tests.tools import ROOT, real_tool
 pytestmark = pytest.mark.realtool
 
 NODE = "worker-0"
+WORKER_TOKEN = {"Authorization": "Bearer lifecycle-worker-token"}  # a token-protected pool's details need it
 VENDOR_UNITS = ("chronyd.service", "usbguard.service", "sshd.service", "systemd-sysctl.service")
 UNIT = "[Unit]\nDescription={name}\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
 
@@ -69,7 +70,7 @@ class Lab:
 
     def pool(self) -> dict:
         """The worker pool's status as the server reports it."""
-        return requests.get(f"{self.url}/pools/worker", verify=str(self.ca), timeout=10).json()
+        return requests.get(f"{self.url}/pools/worker", verify=str(self.ca), timeout=10, headers=WORKER_TOKEN).json()
 
     def target(self) -> str:
         return str(self.pool()["spec"]["configuration"]["name"])
@@ -156,7 +157,7 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
 
 
 def _target(url: str, certs: Path) -> str:
-    pool = requests.get(f"{url}/pools/worker", verify=str(certs / "ca.crt"), timeout=10).json()
+    pool = requests.get(f"{url}/pools/worker", verify=str(certs / "ca.crt"), timeout=10, headers=WORKER_TOKEN).json()
     return str(pool["spec"]["configuration"]["name"])
 
 
