@@ -1,6 +1,6 @@
 """The on-node agent: one `sync()` moves the node one step towards its desired config; `run()` loops.
 
-Flow of a sync (notes/mco.md §4.2–4.7):
+Flow of a sync (MCO `pkg/daemon/daemon.go`, `update.go`):
   1. An update waiting for its reboot (pending, phase `rebooting`): applier/rebooting.py. In the same boot
      it waits (Working) or requests the reboot again; in a new boot it verifies the booted deployment and
      the disk against the pending config, then Done (currentconfig written, uncordon) or Degraded with the

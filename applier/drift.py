@@ -1,4 +1,4 @@
-"""Drift: files and units changed behind the applier's back (notes/mco.md §4.8).
+"""Drift: files and units changed behind the applier's back (MCO `pkg/daemon/on_disk_validation.go`).
 
 `DriftChecker.check(config)` verifies the current config's files and units; a file whose `lstat` (mtime,
 size, inode, mode) is unchanged since it last verified is not re-read, so a periodic check of a large

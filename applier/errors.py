@@ -29,7 +29,7 @@ class PermanentError(ApplyError):
 
 
 class Unreconcilable(PermanentError):
-    """The change cannot be applied on a running node (notes/mco.md §2.7); nothing was changed."""
+    """The change cannot be applied on a running node (MCO `pkg/controller/common/reconcile.go`: isConfigReconcilable); nothing was changed."""
 
 
 class VerificationError(PermanentError):

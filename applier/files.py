@@ -1,4 +1,4 @@
-"""Writing and removing the config's files under a root, with MCO's backup rules (notes/mco.md §4.5).
+"""Writing and removing the config's files under a root, with MCO's backup rules (MCO `pkg/daemon/file_writers.go`, `update.go`).
 
 - Writes are atomic (applier/atomic.py): mode set before data, owner from `user`/`group` (id or name,
   looked up in the root's own passwd/group files; default 0:0), fsync, rename.

@@ -1,4 +1,4 @@
-"""SSH keys for `core` (notes/mco.md §4.6): every user's `sshAuthorizedKeys`, in order, one per line.
+"""SSH keys for `core` (MCO `pkg/daemon/update.go`, `rpm-ostree.go`): every user's `sshAuthorizedKeys`, in order, one per line.
 
 Written atomically to ~core/.ssh/authorized_keys.d/ignition (mode 0600, owner core), the directories
 0700 and owned by core. No `core` user in the root's passwd -> nothing to do, as the MCD does.

@@ -1,4 +1,4 @@
-"""systemd units and drop-ins under a root (notes/mco.md §4.5 "Units"), enablement via `systemctl`.
+"""systemd units and drop-ins under a root (MCO `pkg/daemon/file_writers.go`, `update.go` "Units"), enablement via `systemctl`.
 
 On `/` the live `systemctl` is used; under any other root `systemctl --root=ROOT`, which edits the
 enablement symlinks without a running systemd. Units go to /etc/systemd/system/<name>, drop-ins to
@@ -128,7 +128,7 @@ class UnitWriter:
                 target.unlink()
 
     def set_enablement(self, units: Iterable[Mapping[str, Any]]) -> None:
-        """One enable call, one disable call, presets for the rest (notes/mco.md §4.5)."""
+        """One enable call, one disable call, presets for the rest (MCO `pkg/daemon/file_writers.go`, `update.go`)."""
         enable, disable = [], []
         for unit in units:
             name = str(unit.get("name", ""))

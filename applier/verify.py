@@ -1,4 +1,4 @@
-"""On-disk verification against a config (notes/mco.md §4.8), with the MCD's mismatch texts.
+"""On-disk verification against a config (MCO `pkg/daemon/on_disk_validation.go`), with the MCD's mismatch texts.
 
 Files: `os.Lstat` mode must equal the expected mode (a symlink never matches), bytes must equal the
 decoded contents. Units: drop-ins (empty expected content and missing is fine), masked units must resolve

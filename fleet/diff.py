@@ -1,6 +1,6 @@
 """What changed between two rendered configs: the input of the disruption rules, `mco diff` and the applier's plan.
 
-Pure (no I/O). Mirrors the MCD's `newMachineConfigDiff` (notes/mco.md §4.3): files and units are compared
+Pure (no I/O). Mirrors the MCD's `newMachineConfigDiff` (MCO `pkg/daemon/update.go`): files and units are compared
 as whole entries keyed by path / name; kernel arguments are compared after splitting with kernel command
 line rules (`nil` ≡ empty); the kernel type is canonicalised (anything but `realtime` / `64k-pages` is
 `default`); the OS image and FIPS flag are compared as strings / booleans.

@@ -1,4 +1,4 @@
-"""Day-2 reconcilability (notes/mco.md §2.7): changes a running node cannot apply in place. Pure, no I/O.
+"""Day-2 reconcilability (MCO `pkg/controller/common/reconcile.go`: isConfigReconcilable): changes a running node cannot apply in place. Pure, no I/O.
 
 Shared by the renderer (RenderDegraded) and the applier (refuse, change nothing). The checks and their
 user-visible texts are MCO's `isConfigReconcilable`, in its order:

@@ -19,7 +19,7 @@ from fleet.errors import FleetError
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
 
-# The MCO's SupportedExtensions (notes/mco.md §2.5): extension name -> the packages it installs. Shared by the
+# The MCO's SupportedExtensions (MCO `pkg/controller/common/helpers.go`): extension name -> the packages it installs. Shared by the
 # renderer (the default allow-list) and the image builder (what to install).
 SUPPORTED_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
     "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),

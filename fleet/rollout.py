@@ -1,4 +1,4 @@
-"""Rolling rollout across a pool: which rendered config a node may move to now (notes/mco.md §2.8). Pure.
+"""Rolling rollout across a pool: which rendered config a node may move to now (MCO `pkg/controller/node/node_controller.go`). Pure.
 
 The server's `GET /nodes/{name}/desired` calls `desired_for`. A node is handed the pool's target while
 fewer than the pool's `maxUnavailable` other nodes of the pool are unavailable, and keeps its current

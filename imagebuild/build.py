@@ -1,7 +1,7 @@
 """Run buildah on a generated build context (`mco image build --build`) and push the result.
 
 The command runner is a seam (a Protocol with the real subprocess implementation next to it). Settings are
-the ones that work on this machine (notes/imaging.md B2): `--storage-driver vfs --isolation chroot`, and
+the ones that work on this machine (buildah-build(1)): `--storage-driver vfs --isolation chroot`, and
 `--timestamp 0` so an unchanged context gives an unchanged image. The digest comes from `--digestfile`.
 """
 

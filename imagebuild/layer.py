@@ -1,6 +1,6 @@
 """Image plan -> one reproducible layer tarball: same plan, same bytes, on every run and machine.
 
-Recipe (notes/imaging.md A6): PAX tar built from `TarInfo`s we fill in ourselves (never from the host's
+Recipe (the OCI image spec (`image-layout.md`, `layer.md`)): PAX tar built from `TarInfo`s we fill in ourselves (never from the host's
 files), entries sorted by path with hard links last (their targets must precede them), every parent
 directory present, mtime 0 (an int), uid/gid from the plan (root by default) with empty user/group names,
 explicit modes. Compression is gzip through zlib with a fixed level and a header without name or time

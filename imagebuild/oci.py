@@ -1,4 +1,4 @@
-"""OCI image layouts and image JSON: read a base, append one layer, write a layout (notes/imaging.md A6).
+"""OCI image layouts and image JSON: read a base, append one layer, write a layout (the OCI image spec (`image-layout.md`, `layer.md`)).
 
 A layout is `DIR/oci-layout`, `DIR/index.json` (tags are `org.opencontainers.image.ref.name` annotations)
 and `DIR/blobs/sha256/<hex>`. The derived image keeps the base's config (Env, Cmd, Labels such as

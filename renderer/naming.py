@@ -1,4 +1,4 @@
-"""The name of a rendered config: `rendered-<pool>-<hash>` (MCO `pkg/controller/render/hash.go`, notes/mco.md §2.6).
+"""The name of a rendered config: `rendered-<pool>-<hash>` (MCO `pkg/controller/render/hash.go`).
 
 Algorithm (stable across runs, machines and Python versions):
     data = canonical JSON of the merged spec, `MachineConfigSpec.to_dict()`: the seven fields

@@ -1,4 +1,4 @@
-"""Merge order of a pool's MachineConfigs (MCO `MergeMachineConfigs`, notes/mco.md §2.3).
+"""Merge order of a pool's MachineConfigs (MCO `pkg/controller/common/helpers.go`: MergeMachineConfigs).
 
 MachineConfigs labelled `role: worker` come first, then all the others, each group sorted by name
 byte-wise (Go string order). So in a custom pool every custom-role MachineConfig overrides every

@@ -1,4 +1,4 @@
-"""Validation of each MachineConfig and of a pool's merged result (MCO `ValidateMachineConfig`, notes/mco.md §2.5).
+"""Validation of each MachineConfig and of a pool's merged result (MCO `pkg/controller/common/helpers.go`: ValidateMachineConfig).
 
 Each input MachineConfig:
 - `kernelType` is one of "", `default`, `realtime`, `64k-pages` (`kernelType=<x> is invalid`);
@@ -11,7 +11,7 @@ The merged result:
 - `kernel-devel` with a non-default kernel type is refused;
 - the merged Ignition config passes Ignition validation;
 - its MachineConfig JSON is at most 1,572,864 bytes (`MaxMachineConfigSize`);
-- it is reconcilable with the pool's current target (fleet/reconcile.py, §2.7); when it is not, the
+- it is reconcilable with the pool's current target (fleet/reconcile.py); when it is not, the
   source MachineConfig that alone is not reconcilable is named.
 """
 
@@ -159,7 +159,7 @@ def validate_result(spec: MachineConfigSpec, configs: Sequence[MachineConfig], *
 
 def reconcile_problems(current_name: str, current: MachineConfigSpec, new: MachineConfigSpec,
                        configs: Sequence[MachineConfig], *, overrides: Sequence[str] = ()) -> list[Problem]:
-    """Problems when the new merged spec cannot be applied to nodes running `current` (§2.7)."""
+    """Problems when the new merged spec cannot be applied to nodes running `current` (MCO `pkg/controller/common/reconcile.go`)."""
     reasons = check_reconcilable(current, new, overrides=overrides)
     if not reasons:
         return []

@@ -1,4 +1,4 @@
-"""What the server adds to a served config for a booting node, as the MCS does (notes/mco.md §3.4 step 6).
+"""What the server adds to a served config for a booting node, as the MCS does (MCO `pkg/server/cluster_server.go`: GetConfig).
 
 - `/etc/machine-config-daemon/node-annotations.json`: the node's first annotations (current, desired and
   first-pivot config = the served rendered name, state Done; images when the config names a pre-built one),

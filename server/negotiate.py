@@ -1,7 +1,7 @@
 """Accept header -> Ignition spec version, the first step of serving `/config/{pool}`.
 
 The parse and the choice follow the OpenShift machine-config server (`api.go: parseAcceptHeader`,
-`detectSpecVersionFromAcceptHeader`; notes/mco.md §3.3) step by step:
+`detectSpecVersionFromAcceptHeader`; MCO `pkg/server/api.go`) step by step:
 
 1. Split the header on `,`, each element on `;`, trim spaces. An element counts only if its first part
    contains `/` (type/subtype split at the first `/`).

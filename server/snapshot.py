@@ -73,7 +73,7 @@ class PayloadCache:
 
 
 def served_config(record: PoolRecord, nodes: Sequence[NodeStatus]) -> str | None:
-    """Which rendered config a booting node of the pool gets, as the MCS decides (notes/mco.md §3.4 step 1).
+    """Which rendered config a booting node of the pool gets, as the MCS decides (MCO `pkg/server/cluster_server.go`: GetConfig).
 
     The MCS serves the pool's new target once at least one node is updated to it, and until then the
     config the pool's nodes are at, so a new machine never boots into a config no node has survived.

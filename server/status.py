@@ -1,4 +1,4 @@
-"""Node reports -> MachineConfigPool-style status (notes/mco.md §2.10), and the report's validation.
+"""Node reports -> MachineConfigPool-style status (MCO `pkg/controller/node/status.go`: calculateStatus), and the report's validation.
 
 Node reports are persisted in the store (`nodes/<node>.json`), so status survives a restart; the pool
 status is computed from the store on every read, which keeps several worker processes consistent.

@@ -1,7 +1,7 @@
 """OS backends: how kernel arguments, kernel type, extensions and the OS image are staged and checked.
 
 `make_backend(name, ...)` is the one place that picks one: `ostree` (real deployments in a sysroot,
-`ostree admin deploy`), `rpm-ostree` and `bootc` (the exact commands of notes/imaging.md, status parsed
+`ostree admin deploy`), `rpm-ostree` and `bootc` (the documented commands of each tool, status parsed
 from `status --json`), `none` (the OS is not managed; only files, units and SSH keys are).
 """
 

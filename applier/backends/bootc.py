@@ -1,6 +1,6 @@
 """The `bootc` backend: `bootc switch` to the digest given, confirmed with `bootc status --format=json`.
 
-(notes/imaging.md A1, D.) Staging: `bootc switch --transport registry <image>` (the reference without a
+(bootc-dev/bootc docs) Staging: `bootc switch --transport registry <image>` (the reference without a
 `docker://` / transport prefix); the staged entry's image (and digest, when the reference is pinned
 `@sha256:`) must then match. bootc has no per-machine kargs CLI, so kernel arguments go through
 `rpm-ostree kargs --delete-if-present=.. --append=..` as on rpm-ostree hosts. Kernel type and extensions

@@ -1,4 +1,4 @@
-"""The `ostree` backend: real deployments in an ostree sysroot (notes/imaging.md B6).
+"""The `ostree` backend: real deployments in an ostree sysroot (ostree-admin(1)).
 
 Staging is `ostree admin deploy --sysroot=S --os=OS --origin-file=F --karg-none --karg-append=...  REF`:
 a new default deployment whose kernel command line is the booted one with the old config's arguments
@@ -155,7 +155,7 @@ class OstreeBackend:
         return self.import_image(url)
 
     def import_image(self, url: str) -> str:
-        """Container image -> ostree commit (notes/imaging.md B7): skopeo copy to an OCI layout, `umoci raw
+        """Container image -> ostree commit (skopeo-copy(1), umoci-raw-unpack(1), ostree-commit(1)): skopeo copy to an OCI layout, `umoci raw
         unpack`, /etc moved to /usr/etc, `ostree commit`; the ref is named after the URL, so a second
         import of the same URL is a no-op."""
         ref = "mco/image/" + hashlib.sha256(url.encode()).hexdigest()[:32]

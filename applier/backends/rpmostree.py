@@ -1,4 +1,4 @@
-"""The `rpm-ostree` backend (FCOS/RHCOS): the MCD's exact commands (notes/mco.md §4.6, notes/imaging.md A2).
+"""The `rpm-ostree` backend (FCOS/RHCOS): the MCD's exact commands (MCO `pkg/daemon/update.go`, `pkg/daemon/rpm-ostree.go`).
 
 Staging, in the MCD's order: `rpm-ostree cleanup -p` (drop a pending deployment), then
   OS image:    `rpm-ostree rebase --experimental ostree-unverified-registry:<osImageURL>` (skipped when booted)

@@ -1,6 +1,6 @@
 """fcos `boot_device` (1.3+) and `grub` (1.5+): generated storage merged under the user's config.
 
-Sugar step after the base translation (notes/ignition.md §11.2). `boot_device.mirror` partitions every
+Sugar step after the base translation (coreos/butane `config/fcos/v1_*/translate.go`). `boot_device.mirror` partitions every
 listed disk like the OS image (BIOS-BOOT or PReP, ESP, boot, root; `wipeTable: true`), builds RAID1
 `md-boot` (`--metadata=1.0`) and `md-root`, vfat ESPs and an ext4 `boot` filesystem on `/dev/md/md-boot`;
 `boot_device.luks` encrypts root (`luks-root`, wiped) with Clevis (tpm2/tang/threshold) or CEX; the root

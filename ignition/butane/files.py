@@ -1,7 +1,7 @@
 """Local files under the files directory, and Butane's choice of data URL for embedded contents.
 
 Sugar step used by resources (`inline`/`local`), trees, `contents_local` and `ssh_authorized_keys_local`.
-`make_data_url` is Butane's encoder (notes/ignition.md §8): the shortest of `data:,<url-escaped>` and
+`make_data_url` is Butane's encoder (coreos/butane `config/util`): the shortest of `data:,<url-escaped>` and
 `data:;base64,<b64>`, and, when the resource is not already compressed and compression is allowed, the
 base64 of the gzipped bytes when that plus the four characters of `gzip` is shorter still. Without
 compression the result carries `compression: ""` so a merge child cannot inherit a parent's `gzip`.

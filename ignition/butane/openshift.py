@@ -1,6 +1,6 @@
 """The openshift variant: MachineConfig output, `openshift.*` fields, and the MCO's refusals.
 
-Sugar step after the fcos translation (notes/ignition.md §11.3). The Ignition config becomes
+Sugar step after the fcos translation (coreos/butane `config/openshift/v4_*/translate.go`). The Ignition config becomes
 `spec.config` of a `machineconfiguration.openshift.io/v1` MachineConfig named by `metadata`;
 `openshift.kernel_arguments/extensions/fips/kernel_type` become spec fields (ignored with a warning in raw
 mode); `fips` adds a FIPS-compatible LUKS cipher before 4.20. The checks run on the fully desugared

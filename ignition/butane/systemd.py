@@ -1,7 +1,7 @@
 """`with_mount_unit`: generated `.mount` / `.swap` units for filesystems, merged under the user's units.
 
 Sugar step after the base copy. Butane renders one enabled unit per filesystem with `with_mount_unit:
-true` (notes/ignition.md §11.2) and merges the rendered units as an Ignition *parent* of the config: the
+true` (coreos/butane `config/fcos/v1_*/translate.go`) and merges the rendered units as an Ignition *parent* of the config: the
 generated units come first, and a user unit of the same name overrides their fields (contents, enabled,
 mask) and merges dropins by name. The mount is `remote-fs.target` when the device is a LUKS volume
 unlocked with Tang, and then also gets `_netdev`.

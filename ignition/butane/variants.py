@@ -1,4 +1,4 @@
-"""Which Butane variant/version maps to which Butane base schema and Ignition spec (notes/ignition.md §11.1).
+"""Which Butane variant/version maps to which Butane base schema and Ignition spec (coreos/butane `docs/specs.md`).
 
 fcos 1.0-1.7 (+1.8.0-experimental), openshift 4.8-4.22 (+4.23.0-experimental; 4.8-4.13 build on fcos 1.3,
 4.14-4.18 on fcos 1.5, 4.19+ on fcos 1.6), flatcar 1.0-1.1, r4e 1.0-1.1, fiot 1.0 (+ their experimentals).

@@ -1,4 +1,4 @@
-"""A real ostree sysroot in a directory (notes/imaging.md B6), for the ostree backend tests and the lifecycle test."""
+"""A real ostree sysroot in a directory (ostree-admin(1)), for the ostree backend tests and the lifecycle test."""
 
 from __future__ import annotations
 

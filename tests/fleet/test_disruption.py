@@ -1,4 +1,4 @@
-"""The disruption table (notes/mco.md §4.4): policy matching, Reboot dominance, None stripping, drain."""
+"""The disruption table (MCO `pkg/daemon/update.go`, `drain.go`): policy matching, Reboot dominance, None stripping, drain."""
 
 from __future__ import annotations
 

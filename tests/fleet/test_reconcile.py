@@ -1,4 +1,4 @@
-"""Day-2 reconcilability (notes/mco.md §2.7) with MCO's exact texts."""
+"""Day-2 reconcilability (MCO `pkg/controller/common/reconcile.go`: isConfigReconcilable) with MCO's exact texts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Run Debian's real `ignition` binary (fetch + files stages) into a temporary root (notes/ignition.md §10.2).
+"""Run Debian's real `ignition` binary (fetch + files stages) into a temporary root (Ignition's `docs/development.md`).
 
 Workarounds the Debian build needs here: a `<root>/etc/selinux/config` and a stub `setfiles` on PATH
 (relabelling is compiled in), and a world-traversable root (it writes as other users).

@@ -1,4 +1,4 @@
-"""The files the server appends for a booting node, as the MCS does (notes/mco.md §3.4 step 6)."""
+"""The files the server appends for a booting node, as the MCS does (MCO `pkg/server/cluster_server.go`: GetConfig)."""
 
 from __future__ import annotations
 

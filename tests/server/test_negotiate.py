@@ -1,4 +1,4 @@
-"""Accept header -> spec version, as the MCS decides it (notes/mco.md §3.3; cases from MCS api_test.go)."""
+"""Accept header -> spec version, as the MCS decides it (MCO `pkg/server/api.go`; cases from MCS api_test.go)."""
 
 from __future__ import annotations
 

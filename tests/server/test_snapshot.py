@@ -1,4 +1,4 @@
-"""Which rendered config a pool serves to booting nodes (the MCS rule, notes/mco.md §3.4 step 1)."""
+"""Which rendered config a pool serves to booting nodes (the MCS rule, MCO `pkg/server/cluster_server.go`: GetConfig)."""
 
 from __future__ import annotations
 
