@@ -34,21 +34,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from server_bench import cpu_seconds  # noqa: E402
 
 from tests.etcd_cluster import EtcdCluster  # noqa: E402
-from tests.server.scale_out import Fleet  # noqa: E402
+from tests.server.scale_out import ROLLOUT_POOL, Fleet  # noqa: E402
 
-POOL = """apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata:
-  name: worker
-spec:
-  machineConfigSelector:
-    matchLabels:
-      machineconfiguration.openshift.io/role: worker
-  nodeSelector:
-    matchLabels:
-      node-role.kubernetes.io/worker: ""
-  maxUnavailable: 10%
-"""
 WORKER = """apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfig
 metadata:
@@ -174,7 +161,7 @@ def main() -> None:
         cluster_dir = tmp / "cluster"
         (cluster_dir / "manifests").mkdir(parents=True)
         (cluster_dir / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
-        (cluster_dir / "manifests" / "00-pool.yaml").write_text(POOL)
+        (cluster_dir / "manifests" / "00-pool.yaml").write_text(ROLLOUT_POOL)
         (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(WORKER.replace("GENERATION", "old"))
         fleet.start_controller("ctl-a", cluster_dir)
         replicas = [fleet.start_replica() for _ in range(3)]

@@ -16,6 +16,20 @@ from tests.etcd_cluster import free_ports
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+# The worker pool of the rollout test and bench: maxUnavailable 10%.
+ROLLOUT_POOL = """apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: worker
+spec:
+  machineConfigSelector:
+    matchLabels:
+      machineconfiguration.openshift.io/role: worker
+  nodeSelector:
+    matchLabels:
+      node-role.kubernetes.io/worker: ""
+  maxUnavailable: 10%
+"""
 
 
 class Fleet:
