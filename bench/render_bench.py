@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fleet.store import DirectoryStore, MemoryStore  # noqa: E402
+from fleet.directory_store import DirectoryStore  # noqa: E402
+from fleet.store import MemoryStore  # noqa: E402
 from ignition.rules.caches import clear_caches  # noqa: E402
 from renderer.inputs import load_inputs  # noqa: E402
 from renderer.merge_machineconfigs import merge_machine_configs  # noqa: E402

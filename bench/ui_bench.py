@@ -31,8 +31,9 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fleet.directory_store import DirectoryStore  # noqa: E402
 from fleet.rendered import Condition, HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig  # noqa: E402
-from fleet.store import DirectoryStore, MemoryStore, Store  # noqa: E402
+from fleet.store import MemoryStore, Store  # noqa: E402
 from server.run import start  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
 

@@ -24,10 +24,11 @@ import yaml
 
 from cli.errors import InvalidInput, UsageError
 from fleet.diff import diff_rendered
+from fleet.directory_store import DirectoryStore
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import RenderedConfig
-from fleet.store import DirectoryStore, MemoryStore, NotFound, Store
+from fleet.store import MemoryStore, NotFound, Store
 from renderer.inputs import load_inputs
 from renderer.provenance import explain
 from renderer.render import RenderResult, render_cluster

@@ -24,7 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
-from fleet.store import DirectoryStore, MemoryStore, Store
+from fleet.directory_store import DirectoryStore
+from fleet.store import MemoryStore, Store
 from server import accesslog
 from server.answer_bytes import AnswerBytes
 from server.app import create_app

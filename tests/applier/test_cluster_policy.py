@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 from applier.fetch import ServerClient, ServerSource
+from fleet.directory_store import DirectoryStore
 from fleet.disruption_policy import policy_from_annotations
-from fleet.store import DirectoryStore
 from renderer.render import render_cluster
 from tests.applier.serving import serving
 

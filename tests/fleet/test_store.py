@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
-from fleet.store import DirectoryStore, InUse, MemoryStore, NotFound, Store, StoreError
+from fleet.store import InUse, MemoryStore, NotFound, Store, StoreError
 from tests.etcd_cluster import EtcdCluster
 
 _prefixes = itertools.count()

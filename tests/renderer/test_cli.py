@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from cli.main import main
+from fleet.directory_store import DirectoryStore
 from fleet.rendered import RenderedConfig
-from fleet.store import DirectoryStore
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from fleet.directory_store import DirectoryStore
 from fleet.rendered import RenderedConfig
-from fleet.store import DirectoryStore, MemoryStore
+from fleet.store import MemoryStore
 from renderer.errors import ClusterDirectoryMissing
 from renderer.render import render_cluster
 

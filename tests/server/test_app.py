@@ -13,8 +13,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from fleet.directory_store import DirectoryStore
 from fleet.rendered import PoolRecord
-from fleet.store import DirectoryStore, MemoryStore, Store
+from fleet.store import MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics

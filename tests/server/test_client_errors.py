@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fleet.store import DirectoryStore
+from fleet.directory_store import DirectoryStore
 from server.auth import AccessPolicy
 from server.settings import ServerSettings
 from tests.server.helpers import ACCEPT_33

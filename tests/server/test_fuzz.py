@@ -21,7 +21,7 @@ STALL = 0.1
 
 
 def test_fuzz_cases_get_no_5xx_and_never_stall_the_loop(tmp_path: Path) -> None:
-    from fleet.store import DirectoryStore
+    from fleet.directory_store import DirectoryStore
     from tests.server.live import demo_store
 
     store = DirectoryStore(tmp_path / "store")

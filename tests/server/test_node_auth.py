@@ -12,8 +12,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from cli.main import main
+from fleet.directory_store import DirectoryStore
 from fleet.rendered import NodeStatus
-from fleet.store import DirectoryStore, MemoryStore, Store
+from fleet.store import MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, node_token
 from server.metrics import ServerMetrics

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from fleet.store import DirectoryStore
+from fleet.directory_store import DirectoryStore
 from server.run import Running, start
 from server.settings import ServerSettings
 from tests.server.helpers import ACCEPT_33

@@ -19,7 +19,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from fleet.store import DirectoryStore
+from fleet.directory_store import DirectoryStore
 from tests.server.fleetpage.cdp import chromium
 from tests.server.fleetpage.fleet import DEGRADED_MESSAGE
 from tests.tools import real_tool

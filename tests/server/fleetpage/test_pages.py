@@ -14,10 +14,11 @@ import pytest
 from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
+from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import Condition
-from fleet.store import DirectoryStore, MemoryStore, Store
+from fleet.store import MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics
