@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the agent (the composition root) and run it."""
     from applier.agent import Agent, AgentSettings
     from applier.backends import make_backend
-    from applier.errors import PermanentError, TemporaryError
+    from applier.errors import PermanentError
     from applier.fetch import FileSource, ServerClient, ServerSource
     from applier.hooks import Hooks
     from applier.report import HttpReporter, StreamReporter
@@ -146,16 +146,8 @@ def run(args: argparse.Namespace) -> int:
                              rollback=args.rollback)
     agent = Agent(settings, source=source, reporter=reporter, backend=backend, runner=runner,
                   log=lambda m: print(f"mco apply: {m}", file=sys.stderr, flush=True))
-    result: Any = None
-    try:
-        if args.once:
-            result = agent.sync(repair=True if args.repair else None)
-        else:
-            result = agent.run()
-    except TemporaryError as exc:
-        raise UsageError(str(exc)) from exc
-    except PermanentError as exc:
-        raise InvalidInput(str(exc)) from exc
+    # A TemporaryError exits 2, a PermanentError 1 (cli/errors.py EXIT_CODES).
+    result = agent.sync(repair=True if args.repair else None) if args.once else agent.run()
     if result is None:
         return 0
     print(json.dumps({"state": result.state, "current": result.current, "desired": result.desired,

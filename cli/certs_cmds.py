@@ -42,14 +42,11 @@ def register(subparsers: Any) -> None:
 def run_node_token(args: argparse.Namespace) -> int:
     """Print the token on stdout (nothing else)."""
     from fleet.store import MAX_NAME, valid_name
-    from server.auth import AuthSettingsError, node_token, read_node_secret
+    from server.auth import node_token, read_node_secret
 
     if not valid_name(args.node):
         raise InvalidInput(f"NODE: {args.node[:64]!r} is not a lowercase DNS name of at most {MAX_NAME} characters")
-    try:
-        secret = read_node_secret(args.secret_file, option="--secret-file")
-    except AuthSettingsError as exc:
-        raise UsageError(str(exc)) from None
+    secret = read_node_secret(args.secret_file, option="--secret-file")  # unusable: exit 2 (cli/errors.py)
     print(node_token(secret, args.node))
     return 0
 

@@ -22,6 +22,12 @@ EXIT_CODES: dict[str, int] = {
     # imagebuild/errors.py
     "imagebuild.errors.ImageInputError": 1,
     "imagebuild.errors.ImageBuildError": 2,      # a build tool, registry or OCI layout failed
+    # server/errors.py and the server's exceptions beside the code that raises them
+    "server.auth.AuthSettingsError": 2,          # a token file or CIDR option is unusable
+    "server.tls.TLSSettingsError": 2,            # the certificate or key cannot be used
+    "server.certs.CertError": 2,                 # certificates cannot be made (a bad flag value: cli maps to 1)
+    "server.pointer.PointerError": 1,            # a pointer config input was read and found unusable
+    "server.errors.ServerError": 1,
     # applier/errors.py
     "applier.errors.TemporaryError": 2,
     "applier.errors.ApplyError": 1,

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cli.errors import CliError, InvalidInput, UsageError
+from cli.errors import InvalidInput, UsageError
 
 
 def _bool(text: str) -> bool:
@@ -81,7 +81,7 @@ def _rendered(cluster_dir: Path, pool: str) -> Any:
 
 def run_build(args: argparse.Namespace) -> int:
     """Entry point of `mco image build`."""
-    from imagebuild.errors import ImageBuildError, ImageInputError, PlanRefused
+    from imagebuild.errors import ImageInputError, PlanRefused
     from imagebuild.pipeline import BuildRequest, build_image
     from imagebuild.refs import LayoutRef, RegistryRef, parse_layout_ref, parse_registry_ref
     from imagebuild.registry import RegistrySettings
@@ -121,11 +121,7 @@ def run_build(args: argparse.Namespace) -> int:
         if args.format == "json":
             print(json.dumps({"renderedConfig": rendered.name, "pool": rendered.pool, "reference": None,
                               "refused": [p.to_dict() for p in exc.problems]}, indent=2, sort_keys=True))
-        raise InvalidInput(str(exc)) from exc
-    except ImageInputError as exc:
-        raise InvalidInput(str(exc)) from exc
-    except ImageBuildError as exc:
-        raise CliError(str(exc), exit_code=2) from exc
+        raise  # exit 1, as every ImageInputError (cli/errors.py); I/O kinds of ImageBuildError exit 2
     if args.digestfile and result.digest:
         try:
             args.digestfile.write_text(result.digest)

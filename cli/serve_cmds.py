@@ -64,7 +64,7 @@ def build_settings(args: argparse.Namespace) -> Any:
     """Turn the flags into ServerSettings; every problem is a UsageError naming the flag."""
     from fleet.etcd_client import is_etcd_url
     from server.added_files import AppendOptions
-    from server.auth import AccessPolicy, AuthSettingsError, parse_networks, read_node_secret, read_token_file
+    from server.auth import AccessPolicy, parse_networks, read_node_secret, read_token_file
     from server.negotiate import SUPPORTED_VERSIONS
     from server.settings import Limits, ServerSettings, parse_hostport
 
@@ -103,19 +103,16 @@ def build_settings(args: argparse.Namespace) -> Any:
     if args.poll_interval <= 0:
         raise UsageError("--poll-interval must be positive")
     tokens: dict[str, tuple[str, ...]] = {}
-    try:
-        for spec in args.token:
-            pool, sep, file = spec.partition("=")
-            if not sep or not pool or not file:
-                raise UsageError(f"--token {spec}: expected POOL=FILE")
-            tokens[pool] = tokens.get(pool, ()) + read_token_file(Path(file), option=f"--token {pool}")
-        all_tokens = read_token_file(args.token_all, option="--token-all") if args.token_all else ()
-        policy = AccessPolicy(allow=parse_networks(args.allow, option="--allow"),
-                              deny=parse_networks(args.deny, option="--deny"),
-                              tokens=tokens, all_pools_tokens=all_tokens,
-                              node_secret=read_node_secret(args.node_secret_file) if args.node_secret_file else None)
-    except AuthSettingsError as exc:
-        raise UsageError(str(exc)) from None
+    for spec in args.token:  # an unusable token file or CIDR raises AuthSettingsError: exit 2 (cli/errors.py)
+        pool, sep, file = spec.partition("=")
+        if not sep or not pool or not file:
+            raise UsageError(f"--token {spec}: expected POOL=FILE")
+        tokens[pool] = tokens.get(pool, ()) + read_token_file(Path(file), option=f"--token {pool}")
+    all_tokens = read_token_file(args.token_all, option="--token-all") if args.token_all else ()
+    policy = AccessPolicy(allow=parse_networks(args.allow, option="--allow"),
+                          deny=parse_networks(args.deny, option="--deny"),
+                          tokens=tokens, all_pools_tokens=all_tokens,
+                          node_secret=read_node_secret(args.node_secret_file) if args.node_secret_file else None)
     return ServerSettings(
         cluster_dir=args.cluster_dir, store_dir=store_dir, etcd=etcd, listen=listen, tls_listen=tls_listen,
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,
@@ -127,9 +124,7 @@ def build_settings(args: argparse.Namespace) -> Any:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    from server.auth import AuthSettingsError
     from server.run import Running, run
-    from server.tls import TLSSettingsError
 
     settings = build_settings(args)
     if settings.store_dir is None and settings.etcd is None and settings.workers == 1:
@@ -159,8 +154,6 @@ def run_serve(args: argparse.Namespace) -> int:
         run(settings, announce=announce)
     except StoreError as exc:
         raise UsageError(f"--store: {exc}") from None
-    except (TLSSettingsError, AuthSettingsError) as exc:
-        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot listen: {exc.strerror or exc}") from None
     return 0

@@ -13,16 +13,16 @@ from typing import Any
 
 from ignition.dataurl import decode_data_url, gunzip_contents
 from ignition.errors import IgnitionError
+from imagebuild.errors import ImageInputError
 
 
-class SourceProblem(Exception):
+class SourceProblem(ImageInputError):
     """The resource cannot be turned into bytes; `code` is stable, `field` names the sub-field."""
 
     def __init__(self, code: str, field: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(field, message)
         self.code = code
         self.field = field
-        self.message = message
 
 
 def read_resource(resource: Mapping[str, Any] | None) -> bytes | None:

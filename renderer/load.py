@@ -200,9 +200,11 @@ def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class _DuplicateJSONKey(ValueError):
+class _DuplicateJSONKey(RendererError):
+    """Raised out of `json.loads` by the pairs hook; turned into a `duplicate` problem at once."""
+
     def __init__(self, key: str) -> None:
-        super().__init__(key)
+        super().__init__("", f"duplicate key {key!r}")
         self.key = key
 
 

@@ -19,6 +19,7 @@ from http import HTTPStatus
 from typing import Any
 
 from server.accesslog import entry_json
+from server.errors import ServerError
 from server.respond import Answer, ConfigResponder, Headers
 
 SERVER_NAME = "mco"
@@ -55,7 +56,7 @@ def serialize(answer: Answer, *, head_only: bool) -> Serialized:
     return Serialized(before, after, body, answer, key, sent)
 
 
-class _NotReady(Exception):
+class _NotReady(ServerError):
     """The answer needs bytes not built yet."""
 
 

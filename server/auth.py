@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from server.errors import ServerError
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-class AuthSettingsError(ValueError):
+class AuthSettingsError(ServerError, ValueError):
     """A token file or CIDR given to the server is unusable; `path` names the option."""
 
     def __init__(self, path: str, message: str) -> None:
@@ -34,7 +36,7 @@ class AuthSettingsError(ValueError):
         self.path = path
 
 
-class Refused(Exception):
+class Refused(ServerError):
     """The request is not allowed (HTTP 403); `reason` is for the log only."""
 
     def __init__(self, reason: str) -> None:

@@ -21,9 +21,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from fleet.store import atomic_write
+from server.errors import ServerError
 
 
-class CertError(Exception):
+class CertError(ServerError):
     """Certificates cannot be made or the existing CA is unusable; `path` names the file or flag."""
 
     def __init__(self, path: str, message: str) -> None:

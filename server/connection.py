@@ -37,6 +37,7 @@ from aiohttp.streams import EMPTY_PAYLOAD
 from aiohttp.web_protocol import RequestHandler, RequestPayloadError, _ErrInfo
 
 from server.answer_bytes import CONFIG_PREFIX, AnswerBytes
+from server.errors import ServerError
 from server.respond import JSON, error_body
 
 log = logging.getLogger("mco.server")
@@ -65,7 +66,7 @@ def phrase(exc: BaseException | None) -> str:
     return "malformed request"
 
 
-class VersionNotSupported(http_exceptions.HttpProcessingError):
+class VersionNotSupported(http_exceptions.HttpProcessingError, ServerError):
     """The request line names an HTTP version other than 1.0 or 1.1."""
 
     code = 505

@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from server.errors import ServerError
 
-class ConversionRefused(Exception):
+
+class ConversionRefused(ServerError):
     """The config cannot be expressed in the requested spec version; `fields` lists the offending paths."""
 
     def __init__(self, version: str, message: str, fields: tuple[str, ...] = ()) -> None:

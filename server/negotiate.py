@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ignition.versions import LATEST, SUPPORTED_VERSIONS
+from server.errors import ServerError
 
 IGNITION_SUBTYPE = "vnd.coreos.ignition+json"
 
@@ -41,7 +42,7 @@ _FLOAT_RE = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+
 _BAD_CHARS_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\U0010ffff]")
 
 
-class NegotiationError(Exception):
+class NegotiationError(ServerError):
     """The Accept header cannot be answered; `status` is the HTTP status, `path` names the header."""
 
     status = 400

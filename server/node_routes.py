@@ -30,6 +30,7 @@ from fleet.rollout import NodeStatuses
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
+from server.errors import ServerError
 from server.respond import JSON, error_body
 from server.state import ServerState
 from server.status import StatusReportError, parse_report
@@ -49,7 +50,7 @@ def store_failed(exc: StoreError) -> web.Response:
     return json_error(503, "store", "the store cannot be read or written; try again")
 
 
-class WrongPool(Exception):
+class WrongPool(ServerError):
     """A node named a pool other than the one its record holds."""
 
     def __init__(self, pool: str) -> None:
@@ -57,11 +58,11 @@ class WrongPool(Exception):
         self.pool = pool
 
 
-class MissingPool(Exception):
+class MissingPool(ServerError):
     """The desired-config request named no pool and the node never reported one."""
 
 
-class BodyError(Exception):
+class BodyError(ServerError):
     """The request body cannot be used: the status and the field to name."""
 
     def __init__(self, status: int, message: str, path: str) -> None:

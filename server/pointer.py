@@ -14,11 +14,13 @@ from urllib.parse import urlsplit
 
 from cryptography import x509
 
+from server.errors import ServerError
+
 _POOL_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 POINTER_VERSIONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0")
 
 
-class PointerError(ValueError):
+class PointerError(ServerError, ValueError):
     """An input of the pointer config is unusable; `path` names the flag."""
 
     def __init__(self, path: str, message: str) -> None:

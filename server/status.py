@@ -22,11 +22,12 @@ from typing import Any
 
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
 from fleet.store import MAX_NAME, valid_name
+from server.errors import ServerError
 
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
 
 
-class StatusReportError(ValueError):
+class StatusReportError(ServerError, ValueError):
     """A node's status report is malformed; `path` is the JSON path of the bad field."""
 
     def __init__(self, path: str, message: str) -> None:

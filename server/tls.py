@@ -13,10 +13,12 @@ import os
 import ssl
 from pathlib import Path
 
+from server.errors import ServerError
+
 log = logging.getLogger("mco.server")
 
 
-class TLSSettingsError(ValueError):
+class TLSSettingsError(ServerError, ValueError):
     """The certificate or key cannot be used; `path` names the file."""
 
     def __init__(self, path: str, message: str) -> None:

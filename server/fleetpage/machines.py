@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fleet.rendered import NODE_STATES, NodeStatus
+from server.errors import ServerError
 from server.fleetpage.views import STATE_ORDER
 
 PAGE_SIZE = 100
@@ -31,7 +32,7 @@ _RANK: defaultdict[str, int] = defaultdict(lambda: len(STATE_ORDER), STATE_ORDER
 _MAX_PAGE_DIGITS = 9
 
 
-class QueryError(ValueError):
+class QueryError(ServerError, ValueError):
     """A query parameter has a value the page does not take; `param` names it."""
 
     def __init__(self, param: str, message: str) -> None:

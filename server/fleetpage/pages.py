@@ -22,6 +22,7 @@ from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
+from server.errors import ServerError
 from server.fleetpage import access
 from server.fleetpage.history import ReportHistory
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
@@ -32,7 +33,7 @@ from server.respond import NAME_RE
 Clock = Callable[[], datetime]
 
 
-class _Stop(Exception):
+class _Stop(ServerError):
     """Answer with this response instead (a refusal or an error page)."""
 
     def __init__(self, response: web.Response) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,42 @@ from fleet.errors import FleetError
 from fleet.store import NotFound, StoreError
 from ignition.errors import IgnitionError
 from renderer.errors import ClusterDirectoryMissing, ClusterFileInvalid, RendererError, StoreWriteFailed
+from server.auth import AuthSettingsError
+from server.errors import ServerError
+from server.pointer import PointerError
+from server.tls import TLSSettingsError
+
+PACKAGE_BASES = {
+    "ignition": "ignition.errors.IgnitionError",
+    "fleet": "fleet.errors.FleetError",
+    "renderer": "renderer.errors.RendererError",
+    "server": "server.errors.ServerError",
+    "imagebuild": "imagebuild.errors.ImageBuildError",
+    "applier": "applier.errors.ApplyError",
+    "cli": "cli.errors.CliError",
+}
+
+
+def _exceptions_defined_in(package: str) -> list[type[BaseException]]:
+    found = []
+    root = importlib.import_module(package)
+    names = [package] + [m.name for m in pkgutil.walk_packages(root.__path__, prefix=f"{package}.")]
+    for name in names:
+        if name.endswith(".__main__"):  # runs the program when imported
+            continue
+        module = importlib.import_module(name)
+        found += [obj for _, obj in inspect.getmembers(module, inspect.isclass)
+                  if issubclass(obj, BaseException) and obj.__module__ == name]
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_BASES))
+def test_every_exception_of_a_package_derives_from_its_one_base(package: str) -> None:
+    base_module, _, base_name = PACKAGE_BASES[package].rpartition(".")
+    base = getattr(importlib.import_module(base_module), base_name)
+    strays = [f"{cls.__module__}.{cls.__qualname__}" for cls in _exceptions_defined_in(package)
+              if not issubclass(cls, base)]
+    assert strays == []
 
 
 @pytest.mark.parametrize("name", sorted(EXIT_CODES))
@@ -33,9 +71,14 @@ def test_every_listed_class_exists(name: str) -> None:
     (FleetError("x"), 1),
     (IgnitionError("bad"), 1),
     (FileNotFoundError(2, "No such file"), 2),
+    (AuthSettingsError("--token-all", "empty"), 2),
+    (TLSSettingsError("--cert", "unreadable"), 2),
+    (PointerError("--url", "not https"), 1),
+    (ServerError("x"), 1),
     (ValueError("not ours"), None),
 ], ids=["cluster-file-invalid", "directory-missing", "store-write", "renderer-base", "not-found", "store",
-        "fleet-base", "ignition-base", "os-error", "unlisted"])
+        "fleet-base", "ignition-base", "os-error", "auth-settings", "tls-settings", "pointer", "server-base",
+        "unlisted"])
 def test_exit_code_of(exc: BaseException, code: int | None) -> None:
     assert exit_code_of(exc) == code
 
