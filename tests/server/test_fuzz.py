@@ -1,5 +1,10 @@
 """Seeded fuzz over raw sockets (tests/server/fuzzcases.py): every case answered without a 5xx (505 for
-an unsupported HTTP version is the one allowed), and no request blocks the event loop over 100 ms.
+an unsupported HTTP version is the one allowed), and the event loop never runs 250 ms of CPU without
+reaching its heartbeat.
+
+The bound is on the loop thread's CPU time (server/loop_monitor.py), not on wall time, and generous: with 16
+connections at once one loop iteration serves several ready requests, ~50-100 ms on a busy 2-core machine,
+while the stalls this guards against (a backtracking match, a whole-body parse on the loop) take seconds.
 
 Bounded for CI: 2,000 cases from a fixed seed, 16 at a time. bench/server_soak.py runs 100,000+.
 """
@@ -17,7 +22,7 @@ from tests.server.live import LiveServer, exchange, status_of
 
 SEED = int(os.environ.get("MCO_FUZZ_SEED", "18"))
 COUNT = int(os.environ.get("MCO_FUZZ_CASES", "2000"))
-STALL = 0.1
+STALL = 0.25
 
 
 def test_fuzz_cases_get_no_5xx_and_never_stall_the_loop(tmp_path: Path) -> None:
