@@ -77,6 +77,7 @@ class Mirror:
         self._raw: dict[bytes, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
         self._nodes = NodeStatuses()  # with each pool's rollout counts, kept current by the watch
+        self._node_revisions: dict[str, int] = {}  # each node key's mod revision (the compare of a report's write)
         self.revision = 0
         self.shared_version = 0  # counts changes of keys other than node statuses (pools, configs, controller)
         self.loaded = False
@@ -121,6 +122,11 @@ class Mirror:
         with self._lock:
             return self._nodes.ordered()
 
+    def node_revision(self, name: str) -> int:
+        """The revision that last changed the node's record (0: no record)."""
+        with self._lock:
+            return self._node_revisions.get(name, 0)
+
     def decide(self, fn: Callable[[NodeStatuses], T]) -> tuple[int, T]:
         """(applied revision, `fn(statuses)`), with no change applied meanwhile (`fn` must be quick and must not
         call etcd: it holds the watch up). The statuses may include changes of a response not yet published as the revision."""
@@ -160,7 +166,7 @@ class Mirror:
         for task in self._tasks:
             self.conn.loop.call_soon_threadsafe(task.cancel)
 
-    def _set(self, key: bytes, value: bytes | None) -> None:
+    def _set(self, key: bytes, value: bytes | None, revision: int) -> None:
         if value is None:
             self._raw.pop(key, None)
         else:
@@ -177,8 +183,10 @@ class Mirror:
             data = _decode(value) if value is not None else None
             if isinstance(data, dict):
                 self._nodes.put(NodeStatus.from_dict(data))
+                self._node_revisions[name] = revision
             else:
                 self._nodes.remove(name)
+                self._node_revisions.pop(name, None)
             return
         self.shared_version += 1
 
@@ -191,9 +199,9 @@ class Mirror:
         except rpc.AioRpcError as exc:
             aetcd.exceptions._handle_exception(exc)
         with self._lock:
-            self._raw, self._pools, self._nodes = {}, {}, NodeStatuses()
+            self._raw, self._pools, self._nodes, self._node_revisions = {}, {}, NodeStatuses(), {}
             for kv in response.kvs:
-                self._set(kv.key, kv.value)
+                self._set(kv.key, kv.value, kv.mod_revision)
             self.revision = self._pending_rev = max(self.revision, response.header.revision)
             self._latest = max(self._latest, self.revision)
             self._contact = self._progress = time.monotonic()
@@ -227,7 +235,7 @@ class Mirror:
                 async for event in self._watch:
                     kv = event.kv
                     with self._lock:
-                        self._set(kv.key, None if event.kind == aetcd.EventKind.DELETE else kv.value)
+                        self._set(kv.key, None if event.kind == aetcd.EventKind.DELETE else kv.value, kv.mod_revision)
                         self._pending_rev = max(self._pending_rev, kv.mod_revision)
                         self._contact = time.monotonic()
                         if not self._commit_scheduled:

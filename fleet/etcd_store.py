@@ -27,7 +27,7 @@ import aetcd
 from aetcd import rpc
 
 from fleet.etcd_client import Connection, EtcdSettings
-from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
 from fleet.rollout import NodeStatuses, is_unavailable
 from fleet.store import InUse, NotFound, StoreError, check_name, references
 
@@ -235,13 +235,35 @@ class EtcdStore:
 
     # -- nodes ----------------------------------------------------------------------------------------------
     def put_node_status(self, status: NodeStatus) -> None:
-        """Store a report; one that may make the node unavailable also bumps its pool's hand-out fence."""
-        key = self.key("state", "nodes", check_name("nodes", status.name))
+        """Store a record; one that may make the node unavailable also bumps its pool's hand-out fence.
+
+        A record with a history (fleet.rendered.with_report) was built on the node's record as this store saw
+        it, which on a replica may lag a report another replica just stored. So its write compares the node
+        key's revision with the one seen; when another report landed meanwhile, the history is built again on
+        that report and written again: the report always lands and no entry of the history is lost."""
+        name = check_name("nodes", status.name)
+        key = self.key("state", "nodes", name)
         tx = self.conn.client.transactions
-        ops = [tx.put(key, _dump(status.to_dict()))]
-        if is_unavailable(status) and status.pool:
-            ops.append(tx.put(self.key("state", "rollout", check_name("pools", status.pool)), key))
-        self._txn([], ops)
+        seen = self._node_revision(name) if status.history else None
+        for _ in range(CLAIM_ATTEMPTS):
+            ops = [tx.put(key, _dump(status.to_dict()))]
+            if is_unavailable(status) and status.pool:
+                ops.append(tx.put(self.key("state", "rollout", check_name("pools", status.pool)), key))
+            ok, responses = self._txn([tx.mod(key) == seen] if seen is not None else [], ops, [tx.get(key)])
+            if ok:
+                return
+            found = responses[0] if responses else []
+            current = NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")) if found else None
+            seen = found[0][1].mod_revision if found else 0
+            status = with_report(current, status)
+        raise StoreError(f"nodes/{name}", "too many concurrent reports; try again")
+
+    def _node_revision(self, name: str) -> int:
+        """The revision of the node's record as this store sees it (the mirror's, or one range read)."""
+        if self.mirror is not None and self.mirror.loaded:
+            return self.mirror.node_revision(name)
+        _, kvs = self._range(self.key("state", "nodes", name))
+        return kvs[0].mod_revision if kvs else 0
 
     def get_node_status(self, node: str) -> NodeStatus:
         check_name("nodes", node)
@@ -274,12 +296,16 @@ class EtcdStore:
                 return None
             fence = self.key("state", "rollout", check_name("pools", handed.pool))
             key = self.key("state", "nodes", check_name("nodes", handed.name))
-            ok, responses = self._txn([tx.mod(fence) < revision + 1],
-                                      [tx.put(key, _dump(handed.to_dict())), tx.put(fence, key)], [tx.get(fence)])
+            # neither a write that may make a node unavailable nor a report of this node (the record the
+            # decision and its history were built on) landed since the statuses were read
+            ok, responses = self._txn([tx.mod(fence) < revision + 1, tx.mod(key) < revision + 1],
+                                      [tx.put(key, _dump(handed.to_dict())), tx.put(fence, key)],
+                                      [tx.get(fence), tx.get(key)])
             if ok:
                 return handed
-            if self.mirror is not None and responses and responses[0]:
-                self.mirror.wait_for(responses[0][0][1].mod_revision, timeout=2.0)
+            newest = max((found[0][1].mod_revision for found in responses if found), default=0)
+            if self.mirror is not None and newest:
+                self.mirror.wait_for(newest, timeout=2.0)
         raise StoreError(f"nodes/{node}", "too many concurrent hand-outs; try again")
 
     def _decide_at(self, decide: Callable[[NodeStatuses], NodeStatus | None]) -> tuple[int, NodeStatus | None]:

@@ -8,8 +8,9 @@ MachineConfig object, so `oc`-style tooling reads it unchanged.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -262,11 +263,53 @@ class PoolRecord:
 
 
 NODE_STATES = ("Done", "Working", "Degraded")
+HISTORY_LIMIT = 16     # distinct reports a node's record keeps (3 per update: handed out, Working, Done)
+HISTORY_MESSAGE = 500  # characters of a message a history entry keeps (the record keeps the whole last one)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One distinct report in a node's history: what it said, and when it first said it (`reported_at`)."""
+
+    state: str
+    current_config: str
+    desired_config: str
+    message: str
+    reported_at: str
+
+    @classmethod
+    def of(cls, status: NodeStatus) -> Transition:
+        """The entry for a report (its message cut at HISTORY_MESSAGE characters)."""
+        message = status.message
+        if len(message) > HISTORY_MESSAGE:
+            message = message[:HISTORY_MESSAGE - 1] + "…"
+        return cls(status.state, status.current_config, status.desired_config, message, status.reported_at)
+
+    def same(self, other: Transition) -> bool:
+        """Whether `other` says the same (only its time differs): a repeat, not a new entry."""
+        return (self.state, self.current_config, self.desired_config, self.message) == (
+            other.state, other.current_config, other.desired_config, other.message)
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form (the report's field names)."""
+        return {"state": self.state, "currentConfig": self.current_config, "desiredConfig": self.desired_config,
+                "message": self.message, "reportedAt": self.reported_at}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Transition:
+        """Read the stored form (state and config names interned: 10,000 records share a few of each)."""
+        return cls(sys.intern(str(data.get("state", ""))), sys.intern(str(data.get("currentConfig", ""))),
+                   sys.intern(str(data.get("desiredConfig", ""))), str(data.get("message", "")),
+                   str(data.get("reportedAt", "")))
 
 
 @dataclass(frozen=True)
 class NodeStatus:
-    """What a node last reported: its pool, current and desired rendered config, state and message."""
+    """What a node last reported: its pool, current and desired rendered config, state and message.
+
+    `history` is the node's last HISTORY_LIMIT distinct reports, newest first, the first being this one
+    (`with_report` builds it; empty in a record written before histories, or by a writer that keeps none).
+    """
 
     name: str
     pool: str
@@ -275,10 +318,15 @@ class NodeStatus:
     state: str
     message: str = ""
     reported_at: str = ""
+    history: tuple[Transition, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        """JSON form (the POST body's field names)."""
-        return {
+    def transitions(self) -> tuple[Transition, ...]:
+        """The history, newest first; a record without one has its own report as its history."""
+        return self.history or (Transition.of(self),)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (the POST body's field names; `history` only when there is one)."""
+        data: dict[str, Any] = {
             "name": self.name,
             "pool": self.pool,
             "currentConfig": self.current_config,
@@ -287,10 +335,14 @@ class NodeStatus:
             "message": self.message,
             "reportedAt": self.reported_at,
         }
+        if self.history:
+            data["history"] = [t.to_dict() for t in self.history]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NodeStatus:
-        """Read the stored JSON form."""
+        """Read the stored JSON form (a record without `history` loads with none)."""
+        history = data.get("history")
         return cls(
             name=str(data["name"]),
             pool=str(data["pool"]),
@@ -299,4 +351,19 @@ class NodeStatus:
             state=str(data.get("state", "")),
             message=str(data.get("message", "")),
             reported_at=str(data.get("reportedAt", "")),
+            history=tuple(Transition.from_dict(t) for t in history[:HISTORY_LIMIT] if isinstance(t, Mapping))
+            if isinstance(history, list) else (),
         )
+
+
+def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
+    """`report` as the node's new record, carrying the history of `previous` (the record it replaces).
+
+    A report that says what the last entry says (only its time differs) adds nothing; any other becomes
+    the newest entry and the oldest beyond HISTORY_LIMIT is dropped. `report`'s own history is ignored,
+    so building again on the same `previous` gives the same record.
+    """
+    entry = Transition.of(report)
+    past = previous.transitions() if previous is not None else ()
+    history = past if past and past[0].same(entry) else (entry, *past[:HISTORY_LIMIT - 1])
+    return replace(report, history=history)

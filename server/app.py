@@ -209,7 +209,7 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app[STORE] = store
     app[METRICS] = metrics
     app[SETTINGS] = settings
-    store = add_fleet_page(app, store=store, settings=settings, clock=clock)  # writes record report history
+    add_fleet_page(app, store=store, settings=settings, clock=clock)
     h = Handlers(state=state, store=store, settings=settings, metrics=metrics, clock=clock)
     app.router.add_get("/config/{pool}", h.config)
     app.router.add_get("/healthz", h.healthz)

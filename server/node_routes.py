@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rendered import NodeStatus, PoolRecord, with_report
 from fleet.rollout import NodeStatuses
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
@@ -186,7 +186,8 @@ class NodeRoutes:
         return web.json_response(status.to_dict())
 
     def _store_status(self, status: NodeStatus) -> NodeStatus | None:
-        """Store the report; returns the node's previous status (None: first report)."""
+        """Store the report, with the node's history carried on (`with_report`); returns the previous status
+        (None: first report)."""
         self.store.get_pool(status.pool)  # NotFound for an unknown pool
         try:
             known = self.store.get_node_status(status.name)
@@ -194,7 +195,7 @@ class NodeRoutes:
             known = None
         if known is not None and known.pool != status.pool:
             raise WrongPool(known.pool)
-        self.store.put_node_status(status)
+        self.store.put_node_status(with_report(known, status))
         return known
 
     # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
@@ -264,8 +265,8 @@ class NodeRoutes:
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-                return (replace(mine, desired_config=desired, reported_at=now) if mine is not None
-                        else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
+                return with_report(mine, replace(mine, desired_config=desired, reported_at=now) if mine is not None
+                                   else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
             return None
 
         if claim:

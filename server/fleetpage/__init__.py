@@ -2,7 +2,6 @@
 
     views.py     pool rows (counts from server/status.py, as `GET /pools`), machine rows, progress bars
     machines.py  the pool page's filter / sort / paging from query parameters
-    history.py   a bounded history of node reports, recorded through the store seam
     access.py    the API's address and token rules, with a session cookie for browsers
     events.py    server-sent events: "the fleet changed", for the page's script to re-fetch
     pages.py     the handlers; render.py the templates (templates/) and security headers; static/ CSS + JS
@@ -14,19 +13,16 @@ from aiohttp import web
 
 from fleet.store import Store
 from server.fleetpage.events import Broadcaster
-from server.fleetpage.history import RecordingStore, ReportHistory
 from server.fleetpage.pages import Clock, Pages
 from server.fleetpage.render import static_files, static_response
 from server.settings import ServerSettings
 
 
 def add_fleet_page(app: web.Application, *, store: Store, settings: ServerSettings,
-                   clock: Clock | None = None) -> Store:
-    """Add the page's routes to `app`; returns the store the API should write through (it records reports)."""
-    history = ReportHistory()
-    broadcaster = Broadcaster(store, history, settings.poll_interval)
-    recording = RecordingStore(store, history, on_report=broadcaster.poke())
-    pages = Pages(store=recording, policy=settings.policy, history=history, clock=clock)
+                   clock: Clock | None = None) -> None:
+    """Add the page's routes to `app`: pages and event stream read `store`, the one the API writes."""
+    broadcaster = Broadcaster(store, settings.poll_interval)
+    pages = Pages(store=store, policy=settings.policy, clock=clock)
     files = static_files()
 
     async def static(request: web.Request) -> web.Response:
@@ -52,4 +48,3 @@ def add_fleet_page(app: web.Application, *, store: Store, settings: ServerSettin
     app.router.add_get("/ui/events", events)
     app.router.add_get("/ui/static/{file}", static)
     app.on_shutdown.append(stop)
-    return recording

@@ -1,82 +1,71 @@
 """Live updates: `GET /ui/events` is a server-sent event stream that says "changed" when the fleet does.
 
-One watcher task per process runs while at least one browser listens. It reads the store's pools and
-node reports through the store seam every poll interval (or at once when this process stores a report)
-and, when their fingerprint moved, tells every listener; the page's script then re-fetches the page it
-shows. The event carries only a counter, no fleet data, so the stream needs no more access than the
-address check. A comment line every `KEEPALIVE` seconds keeps proxies from closing an idle stream.
+One watcher task per process runs while at least one browser listens. Every poll interval it reads the
+pool records and node reports through the store seam and compares them with what it read last time; when
+they differ, it tells every listener, and the page's script re-fetches the page it shows. The comparison is
+cheap because records are immutable and stores hand back the same objects while nothing changed (the
+memory store and an etcd replica's mirror even the same list, until the next change; the directory store
+re-reads only the files that changed): unchanged reports compare by identity, and only a changed one by
+value, so no poll hashes or formats 10,000 reports. The event carries only a counter, no fleet data, so the
+stream needs no more access than the address check. A comment line every `KEEPALIVE` seconds keeps proxies
+from closing an idle stream.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
 
 from aiohttp import web
 
-from fleet.rendered import NodeStatus
+from fleet.rendered import NodeStatus, PoolRecord
 from fleet.store import Store, StoreError
-from server.fleetpage.history import ReportHistory
 
 KEEPALIVE = 15.0
+Fleet = tuple[list[PoolRecord], Sequence[NodeStatus]]
 
 
-def fleet_fingerprint(store: Store, history: ReportHistory) -> str:
-    """A digest of every pool record and node report (and the history learns what it had not seen)."""
-    digest = hashlib.blake2b(digest_size=16)
-    for pool in store.list_pools():
-        digest.update(repr(store.get_pool(pool).to_dict()).encode())
-    nodes: list[NodeStatus] = store.list_node_status()
-    history.observe(nodes)
-    for n in nodes:
-        digest.update(f"{n.name}\0{n.pool}\0{n.state}\0{n.current_config}\0{n.desired_config}\0{n.reported_at}"
-                      f"\0{n.message}\n".encode())
-    return digest.hexdigest()
+def read_fleet(store: Store) -> Fleet:
+    """Every pool record and node report, as the store has them now."""
+    return [store.get_pool(p) for p in store.list_pools()], store.list_node_status()
+
+
+def changed(before: Fleet | None, now: Fleet) -> bool:
+    """Whether anything differs (records are frozen: equal objects are equal records, the same object at once)."""
+    if before is None:
+        return False
+    return (before[1] is not now[1] and before[1] != now[1]) or before[0] != now[0]
 
 
 class Broadcaster:
     """Fans "changed" out to the open event streams."""
 
-    def __init__(self, store: Store, history: ReportHistory, interval: float) -> None:
+    def __init__(self, store: Store, interval: float) -> None:
         self.store = store
-        self.history = history
         self.interval = interval
         self.version = 0
         self._listeners: set[asyncio.Queue[int]] = set()
-        self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def poke(self) -> Callable[[], None]:
-        """A callback, safe from any thread, that makes the watcher look at the store now."""
-        def wake() -> None:
-            if self._loop is not None and not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._wake.set)
-        return wake
 
     async def _watch(self) -> None:
-        last = ""
+        last: Fleet | None = None
         while self._listeners:
             try:
-                fingerprint = await asyncio.to_thread(fleet_fingerprint, self.store, self.history)
+                now = await asyncio.to_thread(read_fleet, self.store)
             except StoreError:
-                fingerprint = last  # the store is unreadable for now; the pages say so themselves
-            if fingerprint != last:
-                if last:
+                now = None  # the store is unreadable for now; the pages say so themselves
+            if now is not None:
+                if changed(last, now):
                     self.version += 1
                     for queue in self._listeners:
                         queue.put_nowait(self.version)
-                last = fingerprint
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+                last = now
+            await asyncio.sleep(self.interval)
         self._task = None
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         """The event stream of one browser, until it goes away."""
-        self._loop = asyncio.get_running_loop()
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store",
                                                "X-Content-Type-Options": "nosniff"})
         await response.prepare(request)

@@ -18,16 +18,15 @@ from aiohttp import web
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
-from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import HISTORY_LIMIT, ModelError, NodeStatus, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.errors import ServerError
 from server.fleetpage import access
-from server.fleetpage.history import ReportHistory
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
 from server.fleetpage.render import page
-from server.fleetpage.views import by_pool, machine_row, pool_row
+from server.fleetpage.views import by_pool, machine_row, pool_row, report_rows
 from server.respond import NAME_RE
 
 Clock = Callable[[], datetime]
@@ -44,13 +43,10 @@ class _Stop(ServerError):
 class Pages:
     """The fleet page's routes over one store."""
 
-    def __init__(self, *, store: Store, policy: AccessPolicy, history: ReportHistory, clock: Clock | None = None,
-                 interval: float = 1.0) -> None:
+    def __init__(self, *, store: Store, policy: AccessPolicy, clock: Clock | None = None) -> None:
         self.store = store
         self.policy = policy
-        self.history = history
         self.clock = clock or (lambda: datetime.now(UTC))
-        self.interval = interval
 
     # -- shared steps ------------------------------------------------------------------------------------
     def _common(self, request: web.Request) -> dict[str, Any]:
@@ -230,12 +226,11 @@ class Pages:
             self._check_any_pool(request)  # with tokens on, a 404 is no answer to probe node names with
             raise
         self._check_pool(request, status.pool)
-        self.history.record(status)
         now = self.clock()
         target = (record.current or "") if record is not None else ""
-        reports = [machine_row(r, target, now) for r in self.history.reports(node)]
-        return page("machine.html.j2", machine=machine_row(status, target, now), reports=reports,
-                    pool_known=record is not None, **self._common(request))
+        return page("machine.html.j2", machine=machine_row(status, target, now),
+                    reports=report_rows(status, target, now), limit=HISTORY_LIMIT, pool_known=record is not None,
+                    **self._common(request))
 
     # -- token form --------------------------------------------------------------------------------------
     async def login(self, request: web.Request) -> web.Response:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rendered import NodeStatus, PoolRecord, Transition
 from server.status import pool_summary
 
 STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
@@ -170,3 +170,15 @@ def machine_row(node: NodeStatus, target: str, now: datetime) -> MachineRow:
                       desired=node.desired_config, message=node.message, reported_at=node.reported_at,
                       age=age(node.reported_at, now),
                       at_target=bool(target) and node.current_config == node.desired_config == target)
+
+
+def report_rows(node: NodeStatus, target: str, now: datetime) -> list[MachineRow]:
+    """The machine's reports over time, newest first (its record's history: each when first reported)."""
+    return [_transition_row(node, t, target, now) for t in node.transitions()]
+
+
+def _transition_row(node: NodeStatus, t: Transition, target: str, now: datetime) -> MachineRow:
+    return MachineRow(name=node.name, pool=node.pool, state=t.state, current=t.current_config,
+                      desired=t.desired_config, message=t.message, reported_at=t.reported_at,
+                      age=age(t.reported_at, now),
+                      at_target=bool(target) and t.current_config == t.desired_config == target)

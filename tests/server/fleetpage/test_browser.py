@@ -119,9 +119,12 @@ async def test_fleet_page_in_headless_chromium(served: tuple[str, str, str], tmp
             assert "2/6 updated" in await page.evaluate("document.querySelector('.summary .counts').textContent")
             await page.screenshot(ARTIFACTS / "pool.png")
 
-            # The machine page: the exact cause as reported; then the diff of the two targets.
+            # The machine pages: the exact cause as reported, reports over time; then the diff of the two targets.
             await page.goto(f"{base}/ui/nodes/worker-2")
             assert await page.evaluate("document.querySelector('#cause pre').textContent") == DEGRADED_MESSAGE
+            await page.goto(f"{base}/ui/nodes/worker-1")  # its reports over time, kept with its record
+            states = "Array.from(document.querySelectorAll('#reports tbody .state')).map(s => s.textContent)"
+            assert await page.evaluate(states) == ["Done", "Working"]
             await page.goto(f"{base}/ui/pools/worker/diff?from={old}&to={new}")
             verdict = await page.evaluate("document.getElementById('verdict').textContent")
             assert "Reboot: yes" in " ".join(verdict.split())

@@ -1,80 +1,84 @@
-"""The bounded report history and the store wrapper that feeds it."""
+"""A machine's reports over time live in its record in the store: a restarted server shows them, and every
+replica of an etcd store shows the same ones, whichever replica each report reached."""
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import Any
 
-from fleet.rendered import NodeStatus
-from fleet.store import MemoryStore, Store
-from server.fleetpage import history
-from server.fleetpage.history import RecordingStore, ReportHistory
+from aiohttp.test_utils import TestClient
 
+from fleet.directory_store import DirectoryStore
+from fleet.etcd_client import parse_url
+from fleet.etcd_store import EtcdStore
+from fleet.store import Store
+from server.app import create_app
+from server.metrics import ServerMetrics
+from server.replica import close as close_replica
+from server.replica import open_replica_store
+from server.settings import ServerSettings
+from server.state import ServerState
+from tests.server.fleetpage.fleet import Rollout, mid_rollout
 
-def _report(node: str, i: int, state: str = "Working", message: str = "") -> NodeStatus:
-    return NodeStatus(node, "worker", "a", "b", state, message or f"step {i}", f"2026-12-03T10:{i // 60:02d}:{i % 60:02d}Z")
-
-
-def test_keeps_distinct_reports_newest_first_and_bounded() -> None:
-    h = ReportHistory()
-    for i in range(history.PER_NODE + 5):
-        assert h.record(_report("n1", i))
-    kept = h.reports("n1")
-    assert len(kept) == history.PER_NODE
-    assert kept[0].message == f"step {history.PER_NODE + 4}"
-    assert kept[-1].message == "step 5"
-
-
-@pytest.mark.parametrize(("second", "kept"), [
-    (_report("n1", 1, message="same"), False),
-    (_report("n1", 2, state="Done", message="same"), True),
-    (_report("n1", 0, state="Done", message="other"), True),
-], ids=["repeat-later", "state-changed", "same-second-new-content"])
-def test_repeats_are_not_new_entries(second: NodeStatus, kept: bool) -> None:
-    h = ReportHistory()
-    h.record(_report("n1", 0, message="same"))
-    assert h.record(second) is kept
-    assert len(h.reports("n1")) == 1 + kept
+_ROW = re.compile(r'<td data-label="State"><span class="state state-(\w+)">.*?<td data-label="Message" '
+                  r'class="message">([^<]*)</td>', re.S)
 
 
-def test_forgets_the_least_recently_changed_node(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(history, "MAX_NODES", 3)
-    h = ReportHistory()
-    for node in ("a", "b", "c"):
-        h.record(_report(node, 0))
-    h.record(_report("a", 1))  # a moved: b is now the oldest
-    h.record(_report("d", 0))
-    assert h.reports("b") == []
-    assert [len(h.reports(n)) for n in ("a", "c", "d")] == [2, 1, 1]
+async def _client(aiohttp_client: Any, store: Store) -> TestClient:
+    app = create_app(state=ServerState(), store=store, settings=ServerSettings(cluster_dir=None, poll_interval=0.05),
+                     metrics=ServerMetrics())
+    client: TestClient = await aiohttp_client(app)
+    return client
 
 
-def test_recording_store_records_and_pokes() -> None:
-    pokes: list[int] = []
-    inner = MemoryStore()
-    store = RecordingStore(inner, ReportHistory(), on_report=lambda: pokes.append(1))
-    store.put_node_status(_report("n1", 0))
-    store.put_node_status(_report("n1", 1))
-    assert inner.get_node_status("n1").message == "step 1"
-    assert [r.message for r in store.history.reports("n1")] == ["step 1", "step 0"]
-    assert pokes == [1, 1]
+async def _post(client: TestClient, rollout: Rollout, state: str, message: str) -> None:
+    current = rollout.new.name if state == "Done" else rollout.old.name
+    body = {"pool": "worker", "currentConfig": current, "desiredConfig": rollout.new.name, "state": state,
+            "message": message}
+    response = await client.post("/nodes/worker-1/status", json=body)
+    assert response.status == 200, await response.text()
 
 
-def test_observe_learns_what_other_writers_stored() -> None:
-    h = ReportHistory()
-    assert h.observe([_report("n1", 0), _report("n2", 0)])
-    assert not h.observe([_report("n1", 0), _report("n2", 0)])
-    assert h.observe([_report("n1", 1)])
-    assert len(h.reports("n1")) == 2
+async def _reports(client: TestClient) -> list[tuple[str, str]]:
+    text = await (await client.get("/ui/nodes/worker-1")).text()
+    return _ROW.findall(text[text.index('id="reports"'):])
 
 
-def test_recording_store_writes_out_every_store_method() -> None:
-    """A protocol method left to `__getattr__` would store reports that the history never sees."""
-    members = {name for name in vars(Store) if not name.startswith("_")}
-    assert members and members <= set(vars(RecordingStore))
+async def test_reports_over_time_survive_a_restart(aiohttp_client: Any, tmp_path: Path) -> None:
+    rollout = mid_rollout(DirectoryStore(tmp_path / "store"))
+    first = await _client(aiohttp_client, DirectoryStore(tmp_path / "store"))
+    await _post(first, rollout, "Working", "rebooting")
+    await _post(first, rollout, "Working", "rebooting")  # a repeat: no new entry
+    await _post(first, rollout, "Done", "")
+    shown = await _reports(first)
+    await first.close()
+    restarted = await _client(aiohttp_client, DirectoryStore(tmp_path / "store"))
+    assert await _reports(restarted) == shown == [("done", ""), ("working", "rebooting"), ("working", "draining")]
 
 
-def test_a_claimed_hand_out_is_recorded() -> None:
-    store = RecordingStore(MemoryStore(), ReportHistory())
-    handed = store.claim_node("n1", lambda statuses: _report("n1", 0, message="handed out"))
-    assert handed is not None and store.get_node_status("n1") == handed
-    assert store.claim_node("n1", lambda statuses: None) is None
-    assert [r.message for r in store.history.reports("n1")] == ["handed out"]
+async def test_every_replica_shows_the_same_reports(aiohttp_client: Any, etcd_cluster: Any) -> None:
+    url = parse_url(etcd_cluster.url(f"fleetpage-history-{os.getpid()}"))
+    writer = EtcdStore.open(url)
+    try:
+        rollout = mid_rollout(writer)
+    finally:
+        writer.conn.close()
+    replicas = [open_replica_store(url) for _ in range(2)]
+    try:
+        a, b = [await _client(aiohttp_client, r) for r in replicas]
+        for client, message in ((a, "drained"), (b, "rebooting"), (a, "rebooted"), (b, "")):
+            await _post(client, rollout, "Done" if not message else "Working", message)
+        expected = [("done", ""), ("working", "rebooted"), ("working", "rebooting"), ("working", "drained"),
+                    ("working", "draining")]
+        for client in (a, b):  # each replica's mirror follows the other's writes; wait until it has them all
+            for _ in range(200):
+                if await _reports(client) == expected:
+                    break
+                await asyncio.sleep(0.05)
+            assert await _reports(client) == expected
+    finally:
+        for replica in replicas:
+            close_replica(replica)
