@@ -81,7 +81,8 @@ def _zero(node: Node) -> Any:
 
 
 class _Decoder:
-    def __init__(self) -> None:
+    def __init__(self, root: Node) -> None:
+        self.root = root
         self.unused: list[Path] = []
         # set when the document has what makes Go's unused-key walk differ from a walk of the JSON: a repeated
         # or odd-cased key, a null on a struct value or list item (decode() then redoes the walk Go's way)
@@ -89,7 +90,22 @@ class _Decoder:
         # the object nodes Go holds through a pointer (3.2's *Clevis, *Custom): a later null unsets them
         self.pointer_structs: frozenset[Node] = frozenset()
 
-    def scalar(self, value: Any, node: Node, path: Path, struct: str, fpath: str) -> Any:
+    def mismatch(self, path: Path, value: Any, go_type: str, literal: str | None = None) -> _MismatchFound:
+        """The stop for a wrong JSON type at `path`. Go's message names the struct holding the field and the
+        field's path of names; both follow from `path` (walked through the schema as `obj` walks it), so the
+        walk down carries only the JSON path."""
+        node, struct, names = self.root, "", []
+        for part in path:
+            if not isinstance(part, str):
+                node = node.item  # type: ignore[assignment]
+                continue
+            name = part if part in node.fields else node.match(part)
+            struct = node.go
+            names.append(name)
+            node = node.fields[name].node  # type: ignore[index]
+        return _MismatchFound(TypeMismatch(path, json_kind(value), struct, ".".join(names), go_type, literal))  # type: ignore[arg-type]
+
+    def scalar(self, value: Any, node: Node, path: Path) -> Any:
         kind = node.kind
         t = type(value)
         if kind == "string":
@@ -100,21 +116,18 @@ class _Decoder:
                 return value
         elif t is bool:
             return value
-        literal = None
-        if kind == "integer" and t in (int, float):
-            literal = repr(value)
-        raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, node.go, literal))
+        raise self.mismatch(path, value, node.go, repr(value) if kind == "integer" and t in (int, float) else None)
 
-    def value(self, value: Any, node: Node, path: Path, struct: str, fpath: str, into: Any = None) -> Any:
+    def value(self, value: Any, node: Node, path: Path, into: Any = None) -> Any:
         """Decode `value` for `node`; `into` is what an earlier duplicate key left there (Go decodes into it)."""
         kind = node.kind
         if kind == "object":
             if not isinstance(value, dict):
-                raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, "types." + node.go))
-            return self.obj(value, node, path, fpath, into if isinstance(into, dict) else None)
+                raise self.mismatch(path, value, "types." + node.go)
+            return self.obj(value, node, path, into if isinstance(into, dict) else None)
         if kind == "list":
             if type(value) is not list:
-                raise _MismatchFound(TypeMismatch(path, json_kind(value), struct, fpath, node.go))
+                raise self.mismatch(path, value, node.go)
             item = node.item
             assert item is not None
             old = into if isinstance(into, list) else ()
@@ -126,9 +139,9 @@ class _Decoder:
                         self.odd = True
                         out.append(prev if prev is not None else {})
                     elif isinstance(v, dict):
-                        out.append(self.obj(v, item, path + (i,), fpath, prev))
+                        out.append(self.obj(v, item, path + (i,), prev))
                     else:
-                        raise _MismatchFound(TypeMismatch(path + (i,), json_kind(v), struct, fpath, "types." + item.go))
+                        raise self.mismatch(path + (i,), v, "types." + item.go)
             else:
                 for i, v in enumerate(value):
                     if v is None:
@@ -136,15 +149,12 @@ class _Decoder:
                     elif type(v) is str and item.kind == "string":
                         out.append(v)
                     else:
-                        out.append(self.scalar(v, item, path + (i,), struct, fpath))
+                        out.append(self.scalar(v, item, path + (i,)))
             return out
-        return self.scalar(value, node, path, struct, fpath)
+        return self.scalar(value, node, path)
 
-    def obj(
-        self, value: dict[Any, Any], node: Node, path: Path, fpath: str, into: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def obj(self, value: dict[Any, Any], node: Node, path: Path, into: dict[str, Any] | None = None) -> dict[str, Any]:
         members = _MEMBERS.get(node) or _members(node)
-        struct = node.go
         out: dict[str, Any] = dict(into) if into else {}
         pairs: Iterable[tuple[Any, Any]]
         if type(value) is DupDict:
@@ -182,16 +192,14 @@ class _Decoder:
                 elif name not in out:
                     out[name] = _zero(child)
                 continue
-            sub = f"{fpath}.{name}" if fpath else name
             if kind == "object" and type(val) is dict:
                 # (what `value` does for an object, without the call)
                 prev = out.get(name)
-                out[name] = self.obj(val, child, path + (key,), sub, prev if type(prev) is dict else None)
+                out[name] = self.obj(val, child, path + (key,), prev if type(prev) is dict else None)
             elif kind == "string":
-                self.scalar(val, child, path + (key,), struct, sub)
-                out[name] = val
+                raise self.mismatch(path + (key,), val, child.go)  # (a well-typed string was stored above)
             else:
-                out[name] = self.value(val, child, path + (key,), struct, sub, out.get(name))
+                out[name] = self.value(val, child, path + (key,), out.get(name))
         return out
 
 
@@ -239,7 +247,7 @@ class Decoded:
 
 def decode(doc: Any, version: str) -> Decoded:
     """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring)."""
-    dec = _Decoder()
+    dec = _Decoder(root(version))
     if version == "3.2.0":
         dec.pointer_structs = _pointer_structs_3_2()
     if doc is None:
@@ -247,7 +255,7 @@ def decode(doc: Any, version: str) -> Decoded:
     if not isinstance(doc, dict):
         return Decoded(None, TypeMismatch((), json_kind(doc), "", "", "types.Config"), [])
     try:
-        out = dec.obj(doc, root(version), (), "")
+        out = dec.obj(doc, dec.root, ())
     except _MismatchFound as stop:
         return Decoded(None, stop.mismatch, dec.unused)
     unused, context = dec.unused, list[Path]()

@@ -44,8 +44,19 @@ def copy_known(value: Any, node: schema.Node) -> Any:
     if kind == "object":
         if not _is_map(value):
             return value
-        out: dict[str, Any] = {}
         fields = node.fields
+        if value.keys() <= fields.keys() and None not in value.values():
+            # every key the schema's own name, no null (nearly every object): copied whole, then its objects
+            # and lists copied in turn (dropped when that leaves them empty)
+            out = dict(value)
+            for key in _containers(node).intersection(out):
+                copied = copy_known(out[key], fields[key].node)
+                if copied or not isinstance(copied, dict | list):
+                    out[key] = copied
+                else:
+                    del out[key]
+            return out
+        out = {}
         for key, item in value.items():
             if item is None:
                 continue
@@ -70,6 +81,18 @@ def copy_known(value: Any, node: schema.Node) -> Any:
             return list(value)
         return [copy_known(v, item_node) for v in value]
     return value
+
+
+def _containers(node: schema.Node) -> frozenset[str]:
+    """The names of an object node's object and list fields (per node: the schema's nodes live as long as
+    the module)."""
+    found = _CONTAINERS.get(node)
+    if found is None:
+        found = _CONTAINERS[node] = frozenset(n for n, f in node.fields.items() if f.node.kind not in _SCALARS)
+    return found
+
+
+_CONTAINERS: dict[schema.Node, frozenset[str]] = {}
 
 
 def entry_key(entry: Any, node: schema.Node) -> _Key:

@@ -7,7 +7,7 @@ space (files/directories/links; shouldExist/shouldNotExist) share one set, fille
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 from ignition.report import Path
@@ -139,7 +139,25 @@ def check_dups(obj: dict[str, Any], node: Node, path: Path, ctx: Ctx) -> None:
         if item_node is None:
             if not relevant.isdisjoint(value):
                 check_dups(value, child, path + (name,), ctx)
-        else:
+        elif _may_repeat(value, item_node):
             for i, item in enumerate(value):
                 if not relevant.isdisjoint(item):
                     check_dups(item, item_node, path + (name, i), ctx)
+
+
+def _may_repeat(items: list[dict[str, Any]], node: Node) -> bool:
+    """False when no object of `items` (all of `node`) holds a deduplicated list at any depth, so that
+    check_dups would find nothing in any of them: decided a level at a time for all the objects together
+    (the keys of them all in one set), not by a call per object (a list of 10,000 files whose contents hold
+    no headers costs a few set operations)."""
+    lists, deeper, names = _plan(node)
+    for name in names.intersection(set().union(*items)):
+        if name in lists:
+            return True
+        child, _relevant, item_node = deeper[name]
+        values = list(filter(None, map(dict.get, items, repeat(name))))
+        if not values:
+            continue
+        if _may_repeat(values if item_node is None else list(chain.from_iterable(values)), item_node or child):
+            return True
+    return False

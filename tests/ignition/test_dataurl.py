@@ -178,7 +178,7 @@ _COMMONISH = st.tuples(st.sampled_from(["data:", "data:text/plain", "data:image/
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(_URLISH.map(lambda s: "data:" + s), _URLISH, _COMMONISH))
 def test_the_common_shape_exit_answers_as_the_parser(url: str) -> None:
-    """`data_url_problem`'s early exit (two regexes for the common header and data) says "decodes" only where the
+    """`data_url_problem`'s early exit (one regex for the common header and data) says "decodes" only where the
     lexer and decoders do."""
     try:
         parse_data_url(url)
