@@ -89,3 +89,64 @@ CASES = [(f"{rid}@{v}", v, body, codes) for rid, versions, body, codes in ROWS f
 def test_rule(version: str, body: dict[str, Any], codes: list[str]) -> None:
     report = validate_dict(_doc(version, body))
     assert sorted({e.code for e in report.errors}) == codes, report.format()
+
+
+def _among_plain(odd: dict[str, Any], at: int = 7) -> dict[str, Any]:
+    """`odd` as file `at` of 12 ordinary files (plain path, mode 0644, a data URL source): the shape
+    check_files answers for a whole list at once, so each row checks that one odd file still gets its entries."""
+    files: list[dict[str, Any]] = [{"path": f"/etc/plain/{i}", "mode": 0o644, "contents": {"source": f"data:,{i}%0A"}}
+                                   for i in range(12)]
+    files[at] = odd
+    return {"storage": {"files": files}}
+
+
+# (id, versions, the odd file, expected (severity, code, path inside the config) entries)
+AMONG_PLAIN: list[tuple[str, tuple[str, ...], dict[str, Any], list[tuple[str, str, tuple[Any, ...]]]]] = [
+    ("plain", ALL, {"path": "/etc/x", "mode": 0o600, "contents": {"source": "data:;base64,eA=="}}, []),
+    ("no-contents", ALL, {"path": "/etc/x"}, []),
+    ("empty-contents", ALL, {"path": "/etc/x", "contents": {}}, []),
+    ("newline-in-path", ALL, {"path": "/etc/x\n/y"}, []),
+    ("relative", ALL, {"path": "etc/x"}, [("error", "path-relative", ("storage", "files", 7, "path"))]),
+    ("double-slash", ALL, {"path": "/etc//x"}, [("error", "path-dirty", ("storage", "files", 7, "path"))]),
+    ("dot", ALL, {"path": "/etc/./x"}, [("error", "path-dirty", ("storage", "files", 7, "path"))]),
+    ("trailing-slash", ALL, {"path": "/etc/x/"}, [("error", "path-dirty", ("storage", "files", 7, "path"))]),
+    ("empty-path", ALL, {"path": ""}, [("error", "path-empty", ("storage", "files", 7, "path"))]),
+    ("special-bits", ALL[:6], {"path": "/etc/x", "mode": 0o4755},
+     [("warning", "mode-special-bits", ("storage", "files", 7, "mode"))]),
+    ("special-bits-3.6", ("3.6.0",), {"path": "/etc/x", "mode": 0o4755}, []),
+    ("mode-too-big", ("3.6.0",), {"path": "/etc/x", "mode": 0o10000},
+     [("error", "mode-illegal", ("storage", "files", 7, "mode"))]),
+    ("mode-negative", ALL[:6], {"path": "/etc/x", "mode": -1},  # Go tests the bits of the uint32 too
+     [("error", "mode-illegal", ("storage", "files", 7, "mode")),
+      ("warning", "mode-special-bits", ("storage", "files", 7, "mode"))]),
+    ("mode-negative-3.6", ("3.6.0",), {"path": "/etc/x", "mode": -1},
+     [("error", "mode-illegal", ("storage", "files", 7, "mode"))]),
+    ("overwrite-no-contents", ALL, {"path": "/etc/x", "overwrite": True},
+     [("error", "overwrite-without-source", ("storage", "files", 7, "overwrite"))]),
+    ("overwrite-empty-contents", ALL, {"path": "/etc/x", "overwrite": True, "contents": {}},
+     [("error", "overwrite-without-source", ("storage", "files", 7, "overwrite"))]),
+    ("overwrite-with-source", ALL, {"path": "/etc/x", "overwrite": True, "contents": {"source": "data:,x"}}, []),
+    ("bad-data-url", ALL, {"path": "/etc/x", "contents": {"source": "data:;base64,eA"}},
+     [("error", "data-url", ("storage", "files", 7, "contents", "source"))]),
+    ("bad-scheme", ALL, {"path": "/etc/x", "contents": {"source": "ftp://h/x"}},
+     [("error", "url-scheme", ("storage", "files", 7, "contents", "source"))]),
+    ("https-source", ALL, {"path": "/etc/x", "contents": {"source": "https://h/x"}}, []),
+    ("owner-id-and-name", ALL, {"path": "/etc/x", "user": {"id": 1, "name": "a"}},
+     [("error", "owner-id-and-name", ("storage", "files", 7, "user"))]),
+    ("hash-without-source", ALL, {"path": "/etc/x", "contents": {"verification": {"hash": H512}}},
+     [("error", "verification-without-source", ("storage", "files", 7, "contents", "verification", "hash"))]),
+    ("append-bad-url", ALL, {"path": "/etc/x", "append": [{"source": "ftp://h/x"}]},
+     [("error", "url-scheme", ("storage", "files", 7, "append", 0, "source"))]),
+    ("header-dup", ALL[1:], {"path": "/etc/x", "contents": {"source": "https://h/x",
+                                                          "httpHeaders": [{"name": "A"}, {"name": "A"}]}},
+     [("error", "duplicate", ("storage", "files", 7, "contents", "httpHeaders", 1))]),
+    ("same-path-twice", ALL, {"path": "/etc/plain/3"}, [("error", "duplicate", ("storage", "files", 7))]),
+]
+AMONG_CASES = [(f"{rid}@{v}", v, odd, entries) for rid, versions, odd, entries in AMONG_PLAIN for v in versions]
+
+
+@pytest.mark.parametrize(("version", "odd", "entries"), [c[1:] for c in AMONG_CASES], ids=[c[0] for c in AMONG_CASES])
+def test_odd_file_among_plain_ones(version: str, odd: dict[str, Any], entries: list[tuple[str, str, tuple[Any, ...]]]) -> None:
+    """Every entry of one odd file among plain ones, at its index: a list-wide test never hides one."""
+    report = validate_dict(_doc(version, _among_plain(odd)))
+    assert [(e.severity, e.code, tuple(e.path)) for e in report.entries] == entries, report.format()
