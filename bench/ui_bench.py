@@ -7,7 +7,8 @@ port (the real aiohttp app, access log off). Each URL gets `--warmup` unmeasured
 measured ones over one keep-alive connection; printed: median and p95 wall time per request (client
 included), the process CPU time per request (server and client share the process: an upper bound of the
 server's own), and the ratio of the median to the reference in the same run, `GET /pools/worker` (the
-JSON the page replaces, reading the same records). On a machine shared with other work, the wall times
+JSON the page replaces, reading the same records). The last two rows store a report (untimed) before each
+request, as during a rollout: no page finds the listing it counted last time. On a machine shared with other work, the wall times
 grow with the load average (printed first); the CPU column does not.
 
     .venv/bin/python bench/ui_bench.py [--machines 10000] [--runs 30] [--store memory,directory]
@@ -24,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -32,7 +34,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
-from fleet.rendered import Condition, HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig  # noqa: E402
+from fleet.rendered import (  # noqa: E402
+    Condition,
+    HistoryEntry,
+    MachineConfigSpec,
+    NodeStatus,
+    PoolRecord,
+    RenderedConfig,
+    with_report,
+)
 from fleet.store import MemoryStore, Store  # noqa: E402
 from server.run import start  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
@@ -72,27 +82,41 @@ def fill(store: Store, machines: int, files: int) -> tuple[str, str]:
         else:
             status = NodeStatus(f"worker-{i:05d}", "worker", old.name, new.name, "Degraded",
                                 f"failed to apply /etc/bench/b-{i % files}.conf: disk full", stamp)
-        store.put_node_status(status)
+        before = with_report(None, NodeStatus(status.name, "worker", old.name, old.name, "Done", "", "2026-12-02T00:00:00Z"))
+        store.put_node_status(with_report(before, status))  # a record as the server writes it: with its history
     return old.name, new.name
 
 
-async def _time(http: aiohttp.ClientSession, url: str, warmup: int, runs: int) -> tuple[float, float, float, int]:
-    """(median ms, p95 ms, CPU ms per request, body bytes)."""
+async def _time(http: aiohttp.ClientSession, url: str, warmup: int, runs: int,
+                before: Callable[[int], None] | None = None) -> tuple[float, float, float, int]:
+    """(median ms, p95 ms, CPU ms per request, body bytes); `before(i)` runs untimed before each request."""
     size = 0
-    for _ in range(warmup):
+    for i in range(warmup):
+        if before is not None:
+            before(i)
         async with http.get(url) as response:
             assert response.status == 200, (url, response.status)
             size = len(await response.read())
     samples = []
-    cpu = time.process_time()
-    for _ in range(runs):
-        began = time.perf_counter()
+    cpu = 0.0
+    for i in range(runs):
+        if before is not None:
+            before(warmup + i)
+        began, began_cpu = time.perf_counter(), time.process_time()
         async with http.get(url) as response:
             await response.read()
         samples.append((time.perf_counter() - began) * 1000)
-    cpu = (time.process_time() - cpu) * 1000 / runs
+        cpu += time.process_time() - began_cpu
     samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.95))], cpu, size
+    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.95))], cpu * 1000 / runs, size
+
+
+def reporter(store: Store, new: str) -> Callable[[int], None]:
+    """Stores one report that moves a machine along (as during a rollout), so no page finds the fleet unchanged."""
+    def report(i: int) -> None:
+        name = f"worker-{(i * 20 + 9) % 10_000:05d}"
+        store.put_node_status(NodeStatus(name, "worker", new, new, "Done", "", STAMP.format(59, i % 60)))
+    return report
 
 
 async def bench(kind: str, machines: int, files: int, warmup: int, runs: int
@@ -116,6 +140,10 @@ async def bench(kind: str, machines: int, files: int, warmup: int, runs: int
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as http:
                 for label, path in urls:
                     median, p95, cpu, size = await _time(http, base + path, warmup, runs)
+                    rows.append((label, median, p95, cpu, size))
+                for label, path in (("GET /ui/ after a report", "/ui/"),
+                                    ("GET /ui/pools/worker after a report", "/ui/pools/worker")):
+                    median, p95, cpu, size = await _time(http, base + path, warmup, runs, reporter(store, new))
                     rows.append((label, median, p95, cpu, size))
             return rows
         finally:

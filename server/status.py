@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
@@ -67,24 +69,60 @@ def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since:
     return Condition(type_, "True" if ok else "False", reason, message, since).to_dict()
 
 
+_REPORT = attrgetter("state", "current_config", "desired_config")
+
+
+@dataclass(frozen=True)
+class PoolTally:
+    """A pool's machines (in the order given: node name) and how many report each (state, currentConfig,
+    desiredConfig). Every count of a pool's status comes from it: one pass over the machines at C speed (a
+    Counter of attrgetter tuples) instead of one Python pass per count, for 10,000 machines per request."""
+
+    members: Sequence[NodeStatus]
+    reports: Mapping[tuple[str, str, str], int]
+
+    @classmethod
+    def of(cls, members: Sequence[NodeStatus]) -> PoolTally:
+        """The tally of `members`, the reports of one pool."""
+        return cls(members, Counter(map(_REPORT, members)))
+
+    def count(self, state: str | None = None, *, settled: bool | None = None, at: str | None = None) -> int:
+        """Machines in `state` (None: any), with current == desired (`settled`) or not, at current config `at`."""
+        return sum(n for (s, current, desired), n in self.reports.items()
+                   if (state is None or s == state) and (settled is None or (current == desired) == settled)
+                   and (at is None or current == at))
+
+    def states(self) -> dict[str, int]:
+        """Machines per state (every known state present, 0 when none)."""
+        counts = dict.fromkeys(NODE_STATES, 0)
+        for (state, _, _), n in self.reports.items():
+            counts[state] = counts.get(state, 0) + n
+        return counts
+
+
+def tally(pool: str, nodes: Sequence[NodeStatus]) -> PoolTally:
+    """The tally of the reports in `nodes` that name `pool`."""
+    return PoolTally.of([n for n in nodes if n.pool == pool])
+
+
 def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
     """The MachineConfigPool-style object for one pool (rules in the module docstring)."""
-    members = [n for n in nodes if n.pool == record.name]
-    body = pool_summary(record, members)
+    counted = tally(record.name, nodes)
+    body = pool_summary(record, counted)
     body["status"]["nodes"] = [
         {"name": n.name, "currentConfig": n.current_config, "desiredConfig": n.desired_config, "state": n.state,
-         "message": n.message, "reportedAt": n.reported_at} for n in members]
+         "message": n.message, "reportedAt": n.reported_at} for n in counted.members]
     return body
 
 
-def pool_summary(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
+def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     """`pool_status` without the per-node list: the counts and conditions (what the fleet page shows)."""
-    members = [n for n in nodes if n.pool == record.name]
+    members = counted.members
     target = record.current
-    updated = [n for n in members if n.state == "Done" and n.current_config == n.desired_config == target]
+    updated = counted.count("Done", settled=True, at=target) if target else 0
     degraded = [n for n in members if n.state == "Degraded"]
-    unavailable = [n for n in members if n.state != "Done" or n.current_config != n.desired_config]
-    all_updated = len(updated) == len(members) and not unavailable
+    unavailable = len(members) - counted.count("Done", settled=True)
+    all_updated = updated == len(members) and not unavailable
     render = record.condition("RenderDegraded")
     render_degraded = render is not None and render.status == "True"
     conditions = []
@@ -111,7 +149,10 @@ def pool_summary(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, A
     if all_updated or not members:
         configuration = target
     else:
-        configuration = Counter(n.current_config for n in members).most_common(1)[0][0]
+        at: Counter[str] = Counter()
+        for (_, current, _), n in counted.reports.items():
+            at[current] += n
+        configuration = at.most_common(1)[0][0]
     return {
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfigPool",
@@ -125,9 +166,9 @@ def pool_summary(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, A
         "status": {
             "configuration": {"name": configuration},
             "machineCount": len(members),
-            "updatedMachineCount": len(updated),
-            "readyMachineCount": len(updated),
-            "unavailableMachineCount": len(unavailable),
+            "updatedMachineCount": updated,
+            "readyMachineCount": updated,
+            "unavailableMachineCount": unavailable,
             "degradedMachineCount": len(degraded),
             "conditions": conditions,
         },

@@ -6,7 +6,7 @@ of rows (`PAGE_SIZE`), not all of them. Every bad parameter is a `QueryError` na
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -16,17 +16,18 @@ from urllib.parse import urlencode
 from fleet.rendered import NODE_STATES, NodeStatus
 from server.errors import ServerError
 from server.fleetpage.views import STATE_ORDER
+from server.status import PoolTally
 
 PAGE_SIZE = 100
-# Sort keys other than "state" (ties broken by name; attrgetter keeps 10,000 rows cheap). "state" orders by
-# STATE_ORDER, machines of one state by name in either direction.
+# Sort keys other than "state" and "name": one attribute each, so ties keep the name order the list had
+# (attrgetter keeps 10,000 rows cheap). "state" orders by STATE_ORDER, machines of one state by name in
+# either direction.
 SORT_KEYS: Mapping[str, Callable[[NodeStatus], Any]] = {
-    "name": attrgetter("name"),
-    "current": attrgetter("current_config", "name"),
-    "desired": attrgetter("desired_config", "name"),
-    "reported": attrgetter("reported_at", "name"),
+    "current": attrgetter("current_config"),
+    "desired": attrgetter("desired_config"),
+    "reported": attrgetter("reported_at"),
 }
-SORTS = ("state", *SORT_KEYS)
+SORTS = ("state", "name", *SORT_KEYS)
 ORDERS = ("asc", "desc")
 _RANK: defaultdict[str, int] = defaultdict(lambda: len(STATE_ORDER), STATE_ORDER)
 _MAX_PAGE_DIGITS = 9
@@ -89,18 +90,25 @@ class MachinePage:
     counts: Mapping[str, int]
 
 
-def select(members: Sequence[NodeStatus], query: MachineQuery) -> MachinePage:
-    """Filter, sort and cut out the requested page (a page past the end is empty, not an error)."""
-    counts = {s: 0 for s in NODE_STATES} | Counter(map(attrgetter("state"), members))
-    chosen = [n for n in members if n.state == query.state] if query.state else list(members)
-    if query.sort == "state":  # by name, then (stable) by the state's rank: no Python call per machine
-        chosen.sort(key=attrgetter("name"))
-        ranks = list(map(_RANK.__getitem__, map(attrgetter("state"), chosen)))
-        order = sorted(range(len(chosen)), key=ranks.__getitem__, reverse=query.order == "desc")
-        chosen = [chosen[i] for i in order]
+def select(counted: PoolTally, query: MachineQuery) -> MachinePage:
+    """Filter, sort and cut out the requested page (a page past the end is empty, not an error).
+
+    The pool's machines come in name order (stores list reports sorted by node name), so sorting by name is
+    at most a reversal, one state is already sorted, and any other sort is a stable sort on one attribute.
+    """
+    chosen = [n for n in counted.members if n.state == query.state] if query.state else list(counted.members)
+    desc = query.order == "desc"
+    if query.sort == "state":
+        if not query.state:  # by the state's rank, stably: no Python call per machine
+            ranks = list(map(_RANK.__getitem__, map(attrgetter("state"), chosen)))
+            order = sorted(range(len(chosen)), key=ranks.__getitem__, reverse=desc)
+            chosen = [chosen[i] for i in order]
     else:
-        chosen.sort(key=SORT_KEYS[query.sort], reverse=query.order == "desc")
+        if desc:  # ties keep the name order, in the direction asked
+            chosen.reverse()
+        if query.sort != "name":
+            chosen.sort(key=SORT_KEYS[query.sort], reverse=desc)
     pages = max(1, -(-len(chosen) // PAGE_SIZE))
     start = (query.page - 1) * PAGE_SIZE
     return MachinePage(rows=chosen[start:start + PAGE_SIZE], total=len(chosen), first=start + 1, pages=pages,
-                       counts=counts)
+                       counts=counted.states())

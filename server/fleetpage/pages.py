@@ -26,8 +26,9 @@ from server.errors import ServerError
 from server.fleetpage import access
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
 from server.fleetpage.render import page
-from server.fleetpage.views import by_pool, machine_row, pool_row, report_rows
+from server.fleetpage.views import Tallies, machine_row, pool_row, report_rows
 from server.respond import NAME_RE
+from server.status import PoolTally
 
 Clock = Callable[[], datetime]
 
@@ -47,6 +48,7 @@ class Pages:
         self.store = store
         self.policy = policy
         self.clock = clock or (lambda: datetime.now(UTC))
+        self.tallies = Tallies()
 
     # -- shared steps ------------------------------------------------------------------------------------
     def _common(self, request: web.Request) -> dict[str, Any]:
@@ -133,22 +135,22 @@ class Pages:
 
     async def _overview(self, request: web.Request) -> web.Response:
         records, nodes = await self._read(request, self._fleet)
-        groups = by_pool(nodes)
+        counted = {r.name: self.tallies.of(r.name, nodes) for r in records}
         credential = access.authorization(request)
         visible = [r for r in records if access.may_see(self.policy, r.name, credential)]
-        rows = [pool_row(r, groups.get(r.name, ())) for r in visible]
+        rows = [pool_row(r, counted[r.name]) for r in visible]
         return page("overview.html.j2", rows=rows, hidden=len(records) - len(visible), **self._common(request))
 
     # -- pool --------------------------------------------------------------------------------------------
-    def _pool_data(self, pool: str) -> tuple[PoolRecord, list[NodeStatus], list[str]]:
+    def _pool_data(self, pool: str) -> tuple[PoolRecord, PoolTally, list[str]]:
         record = self.store.get_pool(pool)
-        members = [n for n in self.store.list_node_status() if n.pool == pool]
+        counted = self.tallies.of(pool, self.store.list_node_status())
         prefix = f"rendered-{pool}-"
         known = [h.name for h in reversed(record.history)]
         if record.current and record.current not in known:
             known.insert(0, record.current)
         others = [n for n in self.store.list_rendered() if n.startswith(prefix) and n not in known]
-        return record, members, known + others
+        return record, counted, known + others
 
     async def pool(self, request: web.Request) -> web.Response:
         """A pool's machines (filtered, sorted, paged), its targets history and the diff form."""
@@ -161,9 +163,9 @@ class Pages:
             query = parse_query(request.query)
         except QueryError as exc:
             raise self._error(request, 400, "Bad query", str(exc)) from None
-        record, members, configs = await self._read(request, self._pool_data, name)
-        row = pool_row(record, members)
-        chosen = select(members, query)
+        record, counted, configs = await self._read(request, self._pool_data, name)
+        row = pool_row(record, counted)
+        chosen = select(counted, query)
         now = self.clock()
         machines = [machine_row(n, row.target, now) for n in chosen.rows]
         return page("pool.html.j2", row=row, record=record, machines=machines, listing=chosen, query=query,

@@ -15,12 +15,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fleet.rendered import NodeStatus, PoolRecord, Transition
-from server.status import pool_summary
+from server.status import PoolTally, pool_summary, tally
 
 STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
 MESSAGE_SHOWN = 300
 BAR_WIDTH = 1000  # the SVG bar's viewBox width; segments are laid out in these units
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"  # how the server stamps reports (server/app.py)
 
 
 @dataclass(frozen=True)
@@ -90,9 +89,12 @@ class MachineRow:
 
 
 def parse_time(value: str) -> datetime | None:
-    """A report's timestamp, or None when it is not one the server wrote."""
+    """A report's timestamp, or None when it is not one the server wrote (`_TIME_FORMAT`: 20 characters, `T`
+    between date and time, `Z` last; fromisoformat reads it ~10x faster than strptime, 100 rows a page)."""
+    if len(value) != 20 or value[10] != "T" or value[19] != "Z":
+        return None
     try:
-        return datetime.strptime(value, _TIME_FORMAT).replace(tzinfo=UTC)
+        return datetime.fromisoformat(value[:19]).replace(tzinfo=UTC)
     except ValueError:
         return None
 
@@ -137,13 +139,13 @@ def _problems(condition: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(p.strip() for p in (rest if sep else message).split("; ") if p.strip())
 
 
-def pool_row(record: PoolRecord, members: Sequence[NodeStatus]) -> PoolRow:
-    """The row of one pool, from its record and the reports of its machines."""
-    status = pool_summary(record, members)["status"]
+def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
+    """The row of one pool, from its record and the tally of its machines' reports."""
+    status = pool_summary(record, counted)["status"]
     target = record.current or ""
     updated = status["updatedMachineCount"]
     degraded = status["degradedMachineCount"]
-    updating = sum(1 for n in members if n.pool == record.name and n.state == "Working")
+    updating = counted.states()["Working"]
     machines = status["machineCount"]
     waiting = machines - updated - degraded - updating
     conditions = tuple(ConditionView(str(c["type"]), str(c["status"]), str(c["reason"]), _shown(str(c["message"])),
@@ -156,12 +158,24 @@ def pool_row(record: PoolRecord, members: Sequence[NodeStatus]) -> PoolRow:
                             ("waiting", waiting))))
 
 
-def by_pool(nodes: Sequence[NodeStatus]) -> dict[str, list[NodeStatus]]:
-    """Reports grouped by the pool they name."""
-    groups: dict[str, list[NodeStatus]] = {}
-    for node in nodes:
-        groups.setdefault(node.pool, []).append(node)
-    return groups
+class Tallies:
+    """Each pool's tally of one node listing, kept while the store hands back that very list (the memory store
+    and an etcd replica's mirror do, until the next report): the browsers that re-fetch a page on the same
+    change count the pool's machines once. The list is held, so no other list can take its identity."""
+
+    def __init__(self) -> None:
+        self._held: tuple[Sequence[NodeStatus] | None, dict[str, PoolTally]] = (None, {})
+
+    def of(self, pool: str, nodes: Sequence[NodeStatus]) -> PoolTally:
+        """The pool's tally of `nodes` (any thread: at worst two threads count the same list)."""
+        held, by_pool = self._held
+        if held is not nodes:
+            by_pool = {}
+            self._held = (nodes, by_pool)
+        found = by_pool.get(pool)
+        if found is None:
+            found = by_pool[pool] = tally(pool, nodes)
+        return found
 
 
 def machine_row(node: NodeStatus, target: str, now: datetime) -> MachineRow:

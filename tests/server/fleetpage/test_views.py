@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from fleet.rendered import Condition, NodeStatus, PoolRecord
-from server.fleetpage.views import BAR_WIDTH, age, bar, machine_row, pool_row
-from server.status import pool_status
+from server.fleetpage.views import BAR_WIDTH, Tallies, age, bar, machine_row, pool_row
+from server.status import pool_status, tally
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 
@@ -67,7 +67,7 @@ NODES = [
 
 def test_pool_row_counts_are_those_of_get_pools() -> None:
     record = PoolRecord("worker", current="new", max_unavailable="20%", paused=True)
-    row = pool_row(record, NODES)
+    row = pool_row(record, tally("worker", NODES))
     api = pool_status(record, NODES)["status"]
     assert (row.machines, row.updated, row.degraded, row.unavailable) == (
         api["machineCount"], api["updatedMachineCount"], api["degradedMachineCount"],
@@ -84,7 +84,7 @@ def test_render_degraded_is_split_into_its_problems() -> None:
                "$.spec.config.storage.files.0.path: path not absolute; manifests/51-y.yaml:3 $.spec.kernelArguments: "
                "must be a list")
     record = PoolRecord("worker", current="new", conditions=(Condition("RenderDegraded", "True", "", message),))
-    row = pool_row(record, [])
+    row = pool_row(record, tally("worker", []))
     render = next(c for c in row.alerts if c.type == "RenderDegraded")
     assert render.problems == ("manifests/50-x.yaml:12:9 $.spec.config.storage.files.0.path: path not absolute",
                                "manifests/51-y.yaml:3 $.spec.kernelArguments: must be a list")
@@ -99,3 +99,13 @@ def test_machine_row(node: NodeStatus, at_target: bool) -> None:
     row = machine_row(node, "new", NOW)
     assert (row.name, row.state, row.current, row.desired, row.age, row.at_target) == (
         node.name, node.state, node.current_config, node.desired_config, "1h", at_target)
+
+
+def test_tallies_count_a_listing_once_and_a_new_listing_again() -> None:
+    tallies = Tallies()
+    first = tallies.of("worker", NODES)
+    assert tallies.of("worker", NODES) is first
+    assert tallies.of("master", NODES).members == [NODES[-1]]
+    moved = [*NODES[:2], _node("c", "Done", "new", "new"), *NODES[3:]]
+    again = tallies.of("worker", moved)
+    assert again is not first and again.states()["Working"] == 0 and first.states()["Working"] == 1
