@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
@@ -166,33 +167,41 @@ class RenderedConfig:
 
 @dataclass(frozen=True)
 class Condition:
-    """A MachineConfigPool-style status condition (type `RenderDegraded`, `Updated`, `Updating`, `Degraded`, ...)."""
+    """A MachineConfigPool-style status condition (type `RenderDegraded`, `Updated`, `Updating`, `Degraded`, ...);
+    `problems` are the message's problems as data (fleet/conditions.py), when the writer had them."""
 
     type: str
     status: str  # "True" | "False" | "Unknown"
     reason: str = ""
     message: str = ""
     last_transition_time: str = ""
+    problems: tuple[ConditionProblem, ...] = ()
 
-    def to_dict(self) -> dict[str, str]:
-        """Kubernetes condition JSON."""
-        return {
+    def to_dict(self) -> dict[str, Any]:
+        """Kubernetes condition JSON (plus `problems` when there are any)."""
+        data: dict[str, Any] = {
             "type": self.type,
             "status": self.status,
             "reason": self.reason,
             "message": self.message,
             "lastTransitionTime": self.last_transition_time,
         }
+        if self.problems:
+            data["problems"] = [p.to_dict() for p in self.problems]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Condition:
-        """Read condition JSON."""
+        """Read condition JSON (one written before `problems` existed has none)."""
+        problems = data.get("problems")
         return cls(
             type=str(data["type"]),
             status=str(data["status"]),
             reason=str(data.get("reason", "")),
             message=str(data.get("message", "")),
             last_transition_time=str(data.get("lastTransitionTime", "")),
+            problems=tuple(ConditionProblem.from_dict(p) for p in problems if isinstance(p, Mapping))
+            if isinstance(problems, list) else (),
         )
 
 

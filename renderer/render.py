@@ -14,11 +14,12 @@ What it decides:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fleet.conditions import ConditionProblem
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
@@ -26,7 +27,7 @@ from renderer.errors import StoreWriteFailed
 from renderer.generated import Failure
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs, load_inputs
 from renderer.last_sync import failure_conditions
-from renderer.problems import Problem
+from renderer.problems import Problem, path_str
 from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
 
@@ -72,6 +73,12 @@ def _overrides(inputs: Inputs) -> tuple[str, ...]:
     return tuple(str(s) for s in storage) if isinstance(storage, list) else ()
 
 
+def _as_data(problem: Problem) -> ConditionProblem:
+    """A problem as the condition records it beside the message (fleet/conditions.py)."""
+    return ConditionProblem(problem.message, problem.source, problem.line, problem.col,
+                            path_str(problem.path) if problem.path else "")
+
+
 def _message(pool: str, errors: Sequence[Problem]) -> str:
     return f"Failed to render configuration for pool {pool}: " + "; ".join(p.format() for p in errors)
 
@@ -103,10 +110,11 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
     else:
         current, sources = old_current, (previous.sources if previous else ())
         degraded = Condition(RENDER_DEGRADED, "True", reason="",  # the MCO leaves the reason empty
-                             message=_message(pool.name, outcome.errors))
+                             message=_message(pool.name, outcome.errors),
+                             problems=tuple(_as_data(p) for p in outcome.errors))
     old = conditions.get(RENDER_DEGRADED)
     since = old.last_transition_time if old is not None and old.status == degraded.status else now
-    conditions[RENDER_DEGRADED] = Condition(degraded.type, degraded.status, degraded.reason, degraded.message, since)
+    conditions[RENDER_DEGRADED] = replace(degraded, last_transition_time=since)
     failure_conditions(conditions, failures, now)
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())

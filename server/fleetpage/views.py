@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from fleet.conditions import ConditionProblem
 from fleet.rendered import NodeStatus, PoolRecord, Transition
 from server.status import PoolTally, pool_summary, tally
 
@@ -34,14 +35,15 @@ class Segment:
 
 @dataclass(frozen=True)
 class ConditionView:
-    """A pool condition; `problems` splits a RenderDegraded message into its `file:line $.path: message` parts."""
+    """A pool condition; `problems` are a RenderDegraded condition's problems as the renderer recorded them
+    (file, line, column, field path, message: fleet/conditions.py), empty in a record from before them."""
 
     type: str
     status: str
     reason: str
     message: str
     since: str
-    problems: tuple[str, ...] = ()
+    problems: tuple[ConditionProblem, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,13 +132,12 @@ def _shown(message: str) -> str:
     return message if len(message) <= MESSAGE_SHOWN else message[:MESSAGE_SHOWN - 1] + "…"
 
 
-def _problems(condition: Mapping[str, Any]) -> tuple[str, ...]:
-    """The renderer writes `Failed to render configuration for pool P: <problem>; <problem>`."""
-    message = str(condition.get("message", ""))
+def _problems(record: PoolRecord, condition: Mapping[str, Any]) -> tuple[ConditionProblem, ...]:
+    """The problems of a true RenderDegraded condition, as recorded with it (the message is not parsed)."""
     if condition.get("type") != "RenderDegraded" or condition.get("status") != "True":
         return ()
-    _, sep, rest = message.partition(": ")
-    return tuple(p.strip() for p in (rest if sep else message).split("; ") if p.strip())
+    recorded = record.condition("RenderDegraded")
+    return recorded.problems if recorded is not None else ()
 
 
 def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
@@ -149,7 +150,7 @@ def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
     machines = status["machineCount"]
     waiting = machines - updated - degraded - updating
     conditions = tuple(ConditionView(str(c["type"]), str(c["status"]), str(c["reason"]), _shown(str(c["message"])),
-                                     str(c["lastTransitionTime"]), _problems(c)) for c in status["conditions"])
+                                     str(c["lastTransitionTime"]), _problems(record, c)) for c in status["conditions"])
     return PoolRow(name=record.name, target=target, configuration=str(status["configuration"]["name"] or ""),
                    machines=machines, updated=updated, updating=updating, degraded=degraded,
                    unavailable=status["unavailableMachineCount"], waiting=waiting,

@@ -116,6 +116,12 @@ def test_bad_worker_config_degrades_worker_and_infra_keeps_master(cluster: Path,
         degraded = record.condition("RenderDegraded")
         assert degraded is not None and degraded.status == "True"
         assert degraded.message.startswith(f"Failed to render configuration for pool {pool}: ")
+        # the same problems as data beside the message: file:line:col, field path and text, nothing to parse
+        shown = [" ".join(x for x in (p.where, p.field) if x) + ": " + p.message for p in degraded.problems]
+        assert degraded.message == f"Failed to render configuration for pool {pool}: " + "; ".join(shown)
+        assert any(text.startswith(message.format(pool=pool)) for text in shown), shown
+        assert all(p.file == "manifests/50-worker-bad.yaml" and p.line and p.column for p in degraded.problems
+                   if p.file)
     assert after.pools["master"].errors == () and after.pools["master"].rendered == before.pools["master"].rendered
 
 

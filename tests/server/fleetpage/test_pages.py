@@ -14,6 +14,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
+from fleet.conditions import ConditionProblem
 from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
@@ -267,18 +268,21 @@ async def test_token_form_never_redirects_away(store: Store, rollout: Rollout, m
 
 async def test_render_degraded_shows_each_problem_with_file_line_and_path(store: Store, rollout: Rollout,
                                                                            make_client: MakeClient) -> None:
-    problems = ["manifests/50-chrony.yaml:12:9 $.spec.config.storage.files.0.path: path not absolute",
-                "manifests/60-<karg>.yaml:3 $.spec.kernelArguments: must be a list"]
+    problems = (ConditionProblem("path not absolute", "manifests/50-chrony.yaml", 12, 9,
+                                 "$.spec.config.storage.files.0.path"),
+                ConditionProblem("must be a <list>", "manifests/60-<karg>.yaml", 3, None, "$.spec.kernelArguments"))
     record = store.get_pool("worker")
-    degraded = Condition("RenderDegraded", "True", "",
-                         "Failed to render configuration for pool worker: " + "; ".join(problems), "2026-12-03T11:00:00Z")
+    degraded = Condition("RenderDegraded", "True", "", "Failed to render configuration for pool worker: (text)",
+                         "2026-12-03T11:00:00Z", problems)
     store.put_pool(replace(record, conditions=(degraded,)))
     client = await make_client(store)
     for url in ("/ui/", "/ui/pools/worker"):
         text = await (await client.get(url)).text()
         assert html_problems(text) == []
-        for problem in problems:
-            assert f"<li><code>{escape(problem)}</code></li>" in text, url
+        for p in problems:
+            assert (f'<li><code class="where">{escape(p.where)}</code> <code class="field">{p.field}</code>: '
+                    f'<span class="msg">{escape(p.message)}</span></li>') in text, url
+        assert "(text)" not in text.split('<ul class="conditions">', 1)[1].split("RenderDegraded", 1)[1][:500]
 
 
 async def test_a_replica_shows_what_the_writer_stored(etcd_cluster: Any, make_client: MakeClient) -> None:

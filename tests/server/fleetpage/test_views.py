@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from fleet.conditions import ConditionProblem
 from fleet.rendered import Condition, NodeStatus, PoolRecord
 from server.fleetpage.views import BAR_WIDTH, Tallies, age, bar, machine_row, pool_row
 from server.status import pool_status, tally
@@ -79,15 +80,24 @@ def test_pool_row_counts_are_those_of_get_pools() -> None:
     assert {c.type for c in row.alerts} == {"NodeDegraded", "Degraded"}
 
 
-def test_render_degraded_is_split_into_its_problems() -> None:
-    message = ("Failed to render configuration for pool worker: manifests/50-x.yaml:12:9 "
-               "$.spec.config.storage.files.0.path: path not absolute; manifests/51-y.yaml:3 $.spec.kernelArguments: "
-               "must be a list")
-    record = PoolRecord("worker", current="new", conditions=(Condition("RenderDegraded", "True", "", message),))
+PROBLEMS = (ConditionProblem("path not absolute", "manifests/50-x.yaml", 12, 9, "$.spec.config.storage.files.0.path"),
+            ConditionProblem("must be a list", "manifests/51-y.yaml", 3, None, "$.spec.kernelArguments"))
+
+
+@pytest.mark.parametrize(("status", "problems", "shown"), [
+    ("True", PROBLEMS, PROBLEMS),
+    ("True", (), ()),
+    ("False", PROBLEMS, ()),
+], ids=["recorded", "record-from-before-problems", "not-degraded"])
+def test_render_degraded_shows_the_problems_recorded_with_it(status: str, problems: tuple[ConditionProblem, ...],
+                                                             shown: tuple[ConditionProblem, ...]) -> None:
+    message = "Failed to render configuration for pool worker: a: b; c: d"
+    record = PoolRecord("worker", current="new",
+                        conditions=(Condition("RenderDegraded", status, "", message, problems=problems),))
     row = pool_row(record, tally("worker", []))
-    render = next(c for c in row.alerts if c.type == "RenderDegraded")
-    assert render.problems == ("manifests/50-x.yaml:12:9 $.spec.config.storage.files.0.path: path not absolute",
-                               "manifests/51-y.yaml:3 $.spec.kernelArguments: must be a list")
+    render = next(c for c in row.conditions if c.type == "RenderDegraded")
+    assert render.problems == shown and render.message == message
+    assert [p.where for p in shown] == ["manifests/50-x.yaml:12:9", "manifests/51-y.yaml:3"][:len(shown)]
 
 
 @pytest.mark.parametrize(("node", "at_target"), [
