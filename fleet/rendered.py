@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -272,13 +272,15 @@ class PoolRecord:
 
 
 NODE_STATES = ("Done", "Working", "Degraded")
-HISTORY_LIMIT = 16     # distinct reports a node's record keeps (3 per update: handed out, Working, Done)
+HISTORY_LIMIT = 12     # distinct reports a node's record keeps (an update is ~3: handed out, Working, Done)
 HISTORY_MESSAGE = 500  # characters of a message a history entry keeps (the record keeps the whole last one)
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """One distinct report in a node's history: what it said, and when it first said it (`reported_at`)."""
+class Transition(NamedTuple):
+    """One distinct report in a node's history: what it said, and when it first said it (`reported_at`).
+
+    A named tuple: a replica decodes every record its watch delivers, and a tuple is built several times
+    faster than a frozen dataclass."""
 
     state: str
     current_config: str
@@ -296,8 +298,7 @@ class Transition:
 
     def same(self, other: Transition) -> bool:
         """Whether `other` says the same (only its time differs): a repeat, not a new entry."""
-        return (self.state, self.current_config, self.desired_config, self.message) == (
-            other.state, other.current_config, other.desired_config, other.message)
+        return self[:4] == other[:4]
 
     def to_dict(self) -> dict[str, str]:
         """JSON form (the report's field names)."""
@@ -307,9 +308,9 @@ class Transition:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Transition:
         """Read the stored form (state and config names interned: 10,000 records share a few of each)."""
-        return cls(sys.intern(str(data.get("state", ""))), sys.intern(str(data.get("currentConfig", ""))),
-                   sys.intern(str(data.get("desiredConfig", ""))), str(data.get("message", "")),
-                   str(data.get("reportedAt", "")))
+        get = data.get
+        return cls(sys.intern(str(get("state", ""))), sys.intern(str(get("currentConfig", ""))),
+                   sys.intern(str(get("desiredConfig", ""))), str(get("message", "")), str(get("reportedAt", "")))
 
 
 @dataclass(frozen=True)
