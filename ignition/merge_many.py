@@ -49,7 +49,7 @@ def copy_known(value: Any, node: schema.Node) -> Any:
             # every key the schema's own name, no null (nearly every object): copied whole, then its objects
             # and lists copied in turn (dropped when that leaves them empty)
             out = dict(value)
-            for key in _containers(node).intersection(out):
+            for key in (_CONTAINERS.get(node) or _containers(node)).intersection(out):
                 copied = copy_known(out[key], fields[key].node)
                 if copied or not isinstance(copied, dict | list):
                     out[key] = copied
@@ -93,6 +93,20 @@ def _containers(node: schema.Node) -> frozenset[str]:
 
 
 _CONTAINERS: dict[schema.Node, frozenset[str]] = {}
+
+
+def _siblings(node: schema.Node) -> dict[str, tuple[str, ...]]:
+    """For each list field of an object node that shares a key space: the other list fields of that key
+    space (per node, as `_containers`)."""
+    found = _SIBLINGS.get(node)
+    if found is None:
+        lists = {n: f.node.keyspace for n, f in node.fields.items() if f.node.kind == "list" and f.node.keyspace}
+        found = _SIBLINGS[node] = {n: tuple(k for k, space in lists.items() if k != n and space == keyspace)
+                                   for n, keyspace in lists.items()}
+    return found
+
+
+_SIBLINGS: dict[schema.Node, dict[str, tuple[str, ...]]] = {}
 
 
 def entry_key(entry: Any, node: schema.Node) -> _Key:
@@ -186,9 +200,7 @@ class MergedConfig:
         if keyspaces:
             for members in keyspaces.values():
                 for key, fnode, value in members:
-                    siblings = tuple(k for k, f in fields.items()
-                                     if k != key and f.node.kind == "list" and f.node.keyspace == fnode.keyspace)
-                    self._merge_list(parent, key, value, fnode, siblings)
+                    self._merge_list(parent, key, value, fnode, _siblings(node)[key])
 
     def _merge_list(self, parent: dict[str, Any], key: str, child: list[Any], node: schema.Node,
                     siblings: tuple[str, ...]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from fleet.reconcile import check_reconcilable
@@ -92,6 +93,10 @@ def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
         return out
     for kind in ("files", "directories"):
         entries = storage.get(kind) or ()
+        if type(entries) is list and set(map(type, entries)) == {dict}:  # (a JSON list of objects)
+            modes = set(map(dict.get, entries, repeat("mode")))
+            if max((m for m in modes if isinstance(m, int) and not isinstance(m, bool)), default=0) <= MAX_MODE:
+                continue  # no mode above 0777: the whole list answered without a look at each entry
         for i, entry in enumerate(entries):
             if isinstance(entry, Mapping):
                 mode = entry.get("mode")
