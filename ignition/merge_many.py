@@ -23,7 +23,7 @@ them in full):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from ignition import schema
@@ -153,6 +153,18 @@ class MergedConfig:
     def merge(self, child: Mapping[str, Any]) -> None:
         """Merge one child config (already in this config's spec version) into the result."""
         self._merge_object(self.result, child, self.root)
+
+    def keys(self, *path: str) -> Collection[_Key]:
+        """The keys of the keyed list of objects at `path` in the result (`keys("storage", "files")`: the file
+        paths), which a child's entries are matched against; empty when the result has no such list."""
+        node = self.root
+        value_: Any = self.result
+        for name in path:
+            node = node.fields[name].node
+            value_ = value_.get(name) if _is_map(value_) else None
+        if not isinstance(value_, list) or not value_ or node.item is None or node.item.kind != "object":
+            return ()
+        return self._index_of(value_, node).keys()
 
     def _index_of(self, items: list[Any], node: schema.Node) -> dict[_Key, Any]:
         found = self._index.get(id(items))

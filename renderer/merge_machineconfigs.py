@@ -24,7 +24,7 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from fleet.rendered import MachineConfigSpec
@@ -61,17 +61,27 @@ def to_render_version(config: Mapping[str, Any], *, name: str = "") -> Mapping[s
         raise MachineConfigMergeError(name, f"cannot translate Ignition {version} to {IGNITION_VERSION}: {exc}") from exc
 
 
-def _with_compression_reset(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """`config` with `contents.compression: ""` on every file that leaves it unset (rule 1)."""
+def _with_compression_reset(config: Mapping[str, Any], merged_paths: Collection[Any]) -> Mapping[str, Any]:
+    """`config` with `contents.compression: ""` on every file that leaves it unset (rule 1).
+
+    Left out, as it changes nothing there: a file with a source whose path is not among `merged_paths` (the
+    merged result's files) nor earlier in `config`: the merge appends it as a new entry, and the `""` would
+    only be taken out again after the merges."""
     storage = config.get("storage")
     files = storage.get("files") if isinstance(storage, Mapping) else None
     if not isinstance(files, list) or not files:
         return config
     reset = []
+    here: set[str] = set()
     for f in files:
+        path = f.get("path") if isinstance(f, Mapping) else None
+        appended = type(path) is str and path not in merged_paths and path not in here
+        if type(path) is str:
+            here.add(path)
         contents = f.get("contents") if type(f) is dict else None
         if type(contents) is dict and contents.get("compression") is None:  # the usual file
-            f = {**f, "contents": {**contents, "compression": ""}}
+            if not appended or type(contents.get("source")) is not str:
+                f = {**f, "contents": {**contents, "compression": ""}}
         elif isinstance(f, Mapping):
             contents = f.get("contents")
             contents = dict(contents) if isinstance(contents, Mapping) else {}
@@ -103,7 +113,7 @@ def merge_ignition_configs(configs: Sequence[MachineConfig]) -> dict[str, Any]:
             merged = MergedConfig(config if config is not None else {"ignition": {"version": IGNITION_VERSION}},
                                   IGNITION_VERSION)
         elif config is not None:
-            merged.merge(_with_compression_reset(config))
+            merged.merge(_with_compression_reset(config, merged.keys("storage", "files")))
     if merged is None:
         return {"ignition": {"version": IGNITION_VERSION}}
     result = merged.result

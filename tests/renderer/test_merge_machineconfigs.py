@@ -80,6 +80,21 @@ FILE_CASES = [
     ([files({"path": "/etc/a", "contents": {"source": "data:,x"}}),
       {"ignition": {"version": V}, "storage": {"directories": [{"path": "/etc/a"}]}}],
      None, "a-directory-replaces-a-file"),
+    ([files({"path": "/etc/x", "contents": {"source": "data:,x"}}),
+      files({"path": "/etc/a", "contents": {"source": "data:;base64,H4sI", "compression": "gzip"}},
+            {"path": "/etc/a", "contents": {"source": "data:,two"}})],
+     [{"path": "/etc/x", "contents": {"source": "data:,x"}, "overwrite": True},
+      {"path": "/etc/a", "contents": {"source": "data:,two"}, "overwrite": True}],
+     "gzip-reset-by-a-later-file-of-the-same-config"),
+    ([files({"path": "/etc/x", "contents": {"source": "data:,x"}}),
+      files({"path": "/etc/b", "contents": {"source": "data:,b", "compression": None}}, {"path": "/etc/c"})],
+     [{"path": "/etc/x", "contents": {"source": "data:,x"}, "overwrite": True},
+      {"path": "/etc/b", "contents": {"source": "data:,b"}, "overwrite": True},
+      {"path": "/etc/c", "contents": {}}],
+     "new-files-of-a-later-config"),
+    ([{"ignition": {"version": V}, "storage": {"directories": [{"path": "/etc/a"}]}},
+      files({"path": "/etc/a", "contents": {"source": "data:,a"}})],
+     [{"path": "/etc/a", "contents": {"source": "data:,a"}, "overwrite": True}], "a-file-replaces-a-directory"),
 ]
 
 
