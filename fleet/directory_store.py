@@ -4,9 +4,12 @@ Layout:
     rendered/<name>.json   immutable RenderedConfig objects (content-addressed, never rewritten)
     pools/<pool>.json      PoolRecord: current target, sources, conditions, history
     nodes/<node>.json      NodeStatus: what each node last reported
+    .nodes.journal         which node records changed, in order (fleet/node_journal.py)
+    .claim.lock, .nodes.journal.lock   flock(2) targets (rollout hand-outs; journal writes and compaction)
 
 Every write goes to a temporary file in the same directory, is fsynced, then renamed over the target
-(`fleet.store.atomic_write`), so a reader sees the old or the new file, never half of one.
+(`fleet.store.atomic_write`), so a reader sees the old or the new file, never half of one. The directory
+belongs to mco: node records changed by other programs while it runs are seen late (fleet/node_journal.py).
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fleet.node_journal import NodeIndex, load_record
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, atomic_write, check_name, referenced_names
@@ -28,9 +33,10 @@ class DirectoryStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self._nodes_seen: dict[str, tuple[tuple[int, int, int, int], NodeStatus]] = {}  # list_node_status's
         for sub in ("rendered", "pools", "nodes"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self._index = NodeIndex(self.root)  # every node's status, followed through the journal
+        self._lock = threading.RLock()  # the index's: `decide` may read the store again
 
     def _file(self, kind: str, name: str) -> Path:
         return self.root / kind / f"{check_name(kind, name)}.json"
@@ -97,50 +103,29 @@ class DirectoryStore:
         return self._names("pools")
 
     def put_node_status(self, status: NodeStatus) -> None:
-        self._write("nodes", status.name, json.dumps(status.to_dict(), sort_keys=True, indent=2).encode())
+        data = json.dumps(status.to_dict(), sort_keys=True, indent=2).encode()
+        with self._index.journal.writing(check_name("nodes", status.name)):
+            self._write("nodes", status.name, data)
 
     def get_node_status(self, node: str) -> NodeStatus:
-        return NodeStatus.from_dict(self._json("nodes", node, self._read("nodes", node)))
+        found = load_record(self.root / "nodes", check_name("nodes", node), None)
+        if found is None or found[1] is None:
+            raise NotFound(f"nodes/{node}", "not found")
+        return found[1]
 
     def list_node_status(self) -> list[NodeStatus]:
-        """Every report; a file unchanged since this store's last listing is not read again.
-
-        "Unchanged" is the same inode, size, mtime and ctime. Every write renames a new file over the old one
-        (`atomic_write`), created while the old one still exists, so it never has the inode of the file it
-        replaces; a file two writes later could reuse an inode number, but would then also need the same size
-        and the same timestamps to the nanosecond. Reading 10,000 reports is then ~10,000 `stat` calls
-        instead of 10,000 opens and JSON parses (`GET /pools` and the fleet page read them all).
-        """
-        directory = self.root / "nodes"
-        try:
-            with os.scandir(directory) as found:
-                entries = sorted((e for e in found if e.name.endswith(".json") and not e.name.startswith(".")),
-                                 key=lambda e: e.name)
-        except OSError as exc:
-            raise StoreError("nodes", f"cannot list: {exc.strerror}") from exc  # never the store's path
-        known, seen = self._nodes_seen, {}
-        statuses = []
-        for entry in entries:
-            name = entry.name[:-5]
-            try:
-                st = entry.stat()
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                raise StoreError(f"nodes/{name}", f"cannot stat: {exc.strerror}") from exc
-            key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-            hit = known.get(name)
-            status = hit[1] if hit is not None and hit[0] == key else self.get_node_status(name)
-            seen[name] = (key, status)
-            statuses.append(status)
-        self._nodes_seen = seen
-        return statuses
+        """Every report: the records named in the journal since the last call are read again, not the others
+        (fleet/node_journal.py). The list is shared until the next change: callers must not modify it."""
+        with self._lock:
+            return self._index.refresh().ordered()
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other
-        threads and every other process of `mco serve --workers N` alike)."""
+        threads and every other process of `mco serve --workers N` alike); `decide` sees this store's statuses
+        brought up to date from the journal, so a claim costs the changes since the last one, not the fleet."""
         with self._exclusive():
-            handed = decide(NodeStatuses(self.list_node_status()))
+            with self._lock:
+                handed = decide(self._index.refresh())
             if handed is not None:
                 self.put_node_status(handed)
             return handed

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,52 +83,6 @@ def test_directory_store_leaves_no_temporary_files(tmp_path: Path) -> None:
     assert DirectoryStore(tmp_path).get_pool("worker").current == "rendered-worker-x"
 
 
-def _report(name: str, message: str) -> NodeStatus:
-    return NodeStatus(name, "worker", "rendered-worker-a", "rendered-worker-a", "Done", message)
-
-
-@pytest.mark.parametrize(("change", "expected"), [
-    (lambda root, w: w.put_node_status(_report("node-a", "bbbb")), {"node-a": "bbbb", "node-b": "b0"}),
-    (lambda root, w: w.put_node_status(_report("node-c", "c0")), {"node-a": "aaaa", "node-b": "b0", "node-c": "c0"}),
-    (lambda root, w: (root / "nodes/node-b.json").unlink(), {"node-a": "aaaa"}),
-    (lambda root, w: None, {"node-a": "aaaa", "node-b": "b0"}),
-], ids=["rewritten-same-size", "added", "removed", "unchanged"])
-def test_directory_store_listing_sees_every_write_of_another_process(
-        tmp_path: Path, change: Callable[[Path, DirectoryStore], object], expected: dict[str, str]) -> None:
-    reader, writer = DirectoryStore(tmp_path), DirectoryStore(tmp_path)  # each with its own read cache
-    writer.put_node_status(_report("node-a", "aaaa"))
-    writer.put_node_status(_report("node-b", "b0"))
-    reader.list_node_status()
-    change(tmp_path, writer)
-    assert {s.name: s.message for s in reader.list_node_status()} == expected
-
-
-def test_directory_store_listing_reads_only_changed_files(tmp_path: Path) -> None:
-    store = DirectoryStore(tmp_path)
-    store.put_node_status(_report("node-a", "a0"))
-    store.put_node_status(_report("node-b", "b0"))
-    a0, b0 = store.list_node_status()
-    store.put_node_status(_report("node-a", "a1"))
-    a1, b1 = store.list_node_status()
-    assert b1 is b0 and a1 is not a0 and a1.message == "a1"
-
-
-def test_directory_store_listing_follows_rapid_same_size_rewrites(tmp_path: Path) -> None:
-    reader, writer = DirectoryStore(tmp_path), DirectoryStore(tmp_path)
-    for i in range(300):  # faster than any timestamp granularity, the size never changes
-        writer.put_node_status(_report("node-a", f"{i:04d}"))
-        assert reader.list_node_status()[0].message == f"{i:04d}"
-
-
-def test_directory_store_listing_reports_a_corrupt_file(tmp_path: Path) -> None:
-    store = DirectoryStore(tmp_path)
-    store.put_node_status(_report("node-a", "x"))
-    store.list_node_status()
-    (tmp_path / "nodes/node-a.json").write_text("{not json")
-    with pytest.raises(StoreError, match="nodes/node-a: corrupt JSON"):
-        store.list_node_status()
-
-
 def test_pools_and_nodes_round_trip_sorted(store: Store) -> None:
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-a", max_unavailable="10%", paused=True))
     store.put_pool(PoolRecord(name="master"))
@@ -170,36 +124,73 @@ def test_claim_node_stores_the_decision(store: Store, handed: bool) -> None:
     assert [s.name for s in store.list_node_status()] == (["node-a", "node-b"] if handed else ["node-a"])
 
 
-def _claim_many(root: str, names: list[str]) -> None:
-    """One `mco serve --workers N` process's hand-outs: each node asks once, maxUnavailable 3."""
-    from fleet.rollout import desired_for
+def _roll_out(root: str, names: list[str], compact_at: int) -> None:
+    """One `mco serve --workers N` process's part of a rollout (maxUnavailable 3): each of its nodes is handed
+    the target by a claim, then reports Done at it through another claim. Every decision checks the counts it
+    decides on (kept current from the journal) against a new instance's full listing, and maxUnavailable."""
+    import time
 
+    from fleet import node_journal
+    from fleet.rollout import NodeStatuses, desired_for
+
+    node_journal.COMPACT_AT = compact_at  # compactions happen during the run
     store = DirectoryStore(root)
-    for name in names:
-        def decide(statuses: list[NodeStatus], name: str = name) -> NodeStatus | None:
-            record = store.get_pool("worker")
-            if desired_for(name, record, statuses) != record.current:
-                return None
-            return NodeStatus(name, "worker", "rendered-worker-old", record.current or "", "Done")
-        store.claim_node(name, decide)
+    left = list(names)
+    while left:
+        for name in list(left):
+            def decide(statuses: NodeStatuses, name: str = name) -> NodeStatus | None:
+                full = NodeStatuses(DirectoryStore(root).list_node_status())
+                assert statuses.counts("worker") == full.counts("worker")
+                assert statuses.counts("worker").unavailable <= 3
+                record, mine = store.get_pool("worker"), statuses.get(name)
+                assert mine is not None and record.current is not None
+                if mine.desired_config == record.current:  # handed out before: the update is done
+                    return NodeStatus(name, "worker", record.current, record.current, "Done")
+                if desired_for(name, record, statuses) != record.current:
+                    return None  # no slot free now
+                return NodeStatus(name, "worker", "rendered-worker-old", record.current, "Working")
+            claimed = store.claim_node(name, decide)
+            if claimed is not None and claimed.state == "Done":
+                left.remove(name)
+            elif claimed is None:
+                time.sleep(0.01)  # other processes hold the slots
+
+
+def _report_other_pool(root: str, count: int, compact_at: int) -> None:
+    """Reports of another pool's nodes, written without a claim, interleaved with the rollout's."""
+    from fleet import node_journal
+
+    node_journal.COMPACT_AT = compact_at
+    store = DirectoryStore(root)
+    for i in range(count):
+        store.put_node_status(NodeStatus(f"infra-{i % 10}", "infra", "rendered-infra-a", "", "Done", str(i)))
 
 
 def test_directory_store_claims_hold_across_processes(tmp_path: Path) -> None:
-    """Four processes hand out slots for 40 nodes at once through one directory: exactly 3 are handed out."""
+    """Four processes roll 40 nodes out through one directory while a fifth stores other reports and the
+    journal is compacted: no claim ever sees counts that differ from a full listing or exceed maxUnavailable."""
     import multiprocessing
 
-    from fleet.rollout import is_unavailable
+    from fleet.node_journal import HEADER_LEN, JOURNAL
 
     store = DirectoryStore(tmp_path)
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-new", max_unavailable=3))
     names = [f"node-{i:02d}" for i in range(40)]
     for name in names:
         store.put_node_status(NodeStatus(name, "worker", "rendered-worker-old", "", "Done"))
+    store.list_node_status()
+    generation = (tmp_path / JOURNAL).read_bytes()[:HEADER_LEN]
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_claim_many, args=(str(tmp_path), names[i::4])) for i in range(4)]
+    procs = [ctx.Process(target=_roll_out, args=(str(tmp_path), names[i::4], 2048)) for i in range(4)]
+    procs.append(ctx.Process(target=_report_other_pool, args=(str(tmp_path), 300, 2048)))
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
+        p.join(300)
         assert p.exitcode == 0
-    assert sum(1 for s in store.list_node_status() if is_unavailable(s)) == 3
+    assert (tmp_path / JOURNAL).read_bytes()[:HEADER_LEN] != generation  # compacted meanwhile
+    statuses = store.list_node_status()
+    assert {s.name: s.message for s in statuses} == {s.name: s.message for s in DirectoryStore(tmp_path).list_node_status()}
+    worker = [s for s in statuses if s.pool == "worker"]
+    assert len(worker) == 40 and all(s.state == "Done" and s.current_config == "rendered-worker-new" for s in worker)
+    assert {s.name: s.message for s in statuses if s.pool == "infra"} == {f"infra-{i}": str(290 + i) for i in range(10)}

@@ -1,5 +1,5 @@
-"""Issue 18 item 2: GET/HEAD never write, only a node may speak for itself, a node's own report never
-moves it to another pool, and node listings do not re-read unchanged records."""
+"""Issue 18 item 2: GET/HEAD never write, only a node may speak for itself, and a node's own report never
+moves it to another pool. (That node listings do not re-read unchanged records: tests/fleet/test_node_journal.py.)"""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from cli.main import main
-from fleet.directory_store import DirectoryStore
-from fleet.rendered import NodeStatus
 from fleet.store import MemoryStore, Store
 from server.app import create_app
 from server.auth import AccessPolicy, node_token
@@ -112,28 +110,6 @@ def test_node_token_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["certs", "node-token", "--secret-file", str(tmp_path / "missing"), "node-a"]) == 2
     err = capsys.readouterr().err
     assert SECRET.decode() not in err
-
-
-def test_listing_reads_only_changed_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = DirectoryStore(tmp_path)
-    for i in range(200):
-        store.put_node_status(NodeStatus(f"n{i:03d}", "worker", "", "", "Done", "", "2026-01-01T00:00:00Z"))
-    reads: list[str] = []
-    original = DirectoryStore.get_node_status
-
-    def counting(self: DirectoryStore, node: str) -> NodeStatus:
-        reads.append(node)
-        return original(self, node)
-
-    monkeypatch.setattr(DirectoryStore, "get_node_status", counting)
-    assert len(store.list_node_status()) == 200 and len(reads) == 200
-    reads.clear()
-    assert len(store.list_node_status()) == 200 and reads == []
-    store.put_node_status(NodeStatus("n007", "worker", "a", "a", "Working", "", "2026-01-01T00:00:01Z"))
-    (tmp_path / "nodes" / "n100.json").unlink()
-    listed = store.list_node_status()
-    assert reads == ["n007"]
-    assert len(listed) == 199 and next(s for s in listed if s.name == "n007").state == "Working"
 
 
 def test_token_for_a_pool_that_does_not_exist_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
