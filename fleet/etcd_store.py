@@ -2,7 +2,7 @@
 
 Keys under `/<prefix>/v1/`:
     state/pools/<pool>          PoolRecord JSON (written by the elected controller only, fenced)
-    state/nodes/<node>          NodeStatus JSON (what each node last reported, or was handed out)
+    state/nodes/<node>          NodeStatus JSON (what each node last reported, or was handed out; with its history)
     state/rollout/<pool>        the pool's hand-out fence: bumped by every write that may make a node unavailable
     state/rendered/<name>       a rendered config's manifest {"sha256", "size", "chunks"}; created once, never rewritten
     state/controller            the controller's own status (leader, last render, errors of the cluster directory)
