@@ -208,11 +208,15 @@ class _DuplicateJSONKey(RendererError):
         self.key = key
 
 
+# json's reader with the duplicate check, made once (json.loads with a hook builds a decoder per call)
+_JSON_WITH_DUPLICATE_CHECK = json.JSONDecoder(object_pairs_hook=_json_pairs)
+
+
 def load_text(text: str, source: str) -> tuple[list[Document], list[Problem]]:
     """Every document of a manifest file's text; a file with any syntax problem yields no documents."""
     if _is_json(text):
         try:
-            data = json.loads(text, object_pairs_hook=_json_pairs)
+            data = _JSON_WITH_DUPLICATE_CHECK.decode(text)
         except _DuplicateJSONKey as exc:
             where = _find_duplicate(text, exc.key)
             line, col = where if where else (None, None)
