@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain, repeat
+from operator import is_not
 from typing import Any
 
 from ignition.errors import IgnitionError
@@ -133,6 +136,9 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
+                plain = _plain_objects(value, item) if value and not old else None
+                if plain is not None:
+                    return plain
                 for i, v in enumerate(value):
                     prev = old[i] if i < len(old) else None
                     if v is None:
@@ -201,6 +207,54 @@ class _Decoder:
             else:
                 out[name] = self.value(val, child, path + (key,), out.get(name))
         return out
+
+
+_ABSENT = object()
+_PRESENT = partial(is_not, _ABSENT)
+_PYTHON_TYPES = {"string": str, "boolean": bool, "integer": int, "object": dict, "list": list}
+
+
+def _plain_objects(items: list[Any], node: Node) -> list[dict[str, Any]] | None:
+    """The decoded list of objects `items` (of `node`) when each is a dict with only the schema's own keys and
+    every value of its field's type: decided field by field for the whole list at once (the values of one
+    field gathered by `map`, their types in one set), as nearly every list is. Such objects decode to copies
+    of themselves (copies of their objects and lists inside), with nothing to report. None when one is not
+    such: `value` then decodes the list item by item (and reports)."""
+    if set(map(type, items)) != {dict}:
+        return None
+    keys = set().union(*items)
+    fields = node.fields
+    if not keys <= fields.keys():
+        return None
+    copies: list[dict[str, Any]] = list(map(dict, items))
+    for name in keys:
+        child = fields[name].node
+        values = list(filter(_PRESENT, map(dict.get, items, repeat(name), repeat(_ABSENT))))
+        if set(map(type, values)) != {_PYTHON_TYPES[child.kind]}:
+            return None  # (a null among them, too)
+        if child.kind == "integer" and (min(values) < INT_MIN or max(values) > INT_MAX):
+            return None
+        if child.kind in _SCALAR_TYPES:
+            continue
+        inner: list[Any] | None
+        if child.kind == "object":
+            inner = _plain_objects(values, child)
+        elif child.kind == "list" and child.item is not None and child.item.kind != "object":
+            scalars = list(chain.from_iterable(values))
+            kind = child.item.kind
+            if scalars and (set(map(type, scalars)) != {_PYTHON_TYPES[kind]}
+                            or (kind == "integer" and (min(scalars) < INT_MIN or max(scalars) > INT_MAX))):
+                return None
+            inner = [list(v) for v in values]
+        else:
+            return None  # lists of objects inside: item by item
+        if inner is None:
+            return None
+        fresh = iter(inner)
+        for copy in copies:
+            if name in copy:
+                copy[name] = next(fresh)
+    return copies
 
 
 _SCALAR_TYPES = {"string": str, "boolean": bool, "integer": int}

@@ -190,3 +190,71 @@ def test_load_returns_config() -> None:
     import ignition
 
     assert ignition.load('{"ignition": {"version": "3.6.0"}}').ignition.version == "3.6.0"  # type: ignore[union-attr]
+
+
+_PLAIN_FILES = [{"path": f"/etc/plain/{i}", "mode": 420, "overwrite": True, "contents": {"source": f"data:,{i}"}}
+                for i in range(12)]
+
+
+def _files_with(odd: object) -> str:
+    """Twelve plain files (a list decode reads field by field for all of them at once) with `odd` as file 7."""
+    files: list[object] = [dict(f) for f in _PLAIN_FILES]
+    files[7] = odd
+    return json.dumps({"ignition": {"version": "3.4.0"}, "storage": {"files": files}})
+
+
+def _users_with(odd: object) -> str:
+    users: list[object] = [{"name": f"u{i}", "sshAuthorizedKeys": [f"k{i}"], "groups": ["wheel"]} for i in range(12)]
+    users[7] = odd
+    return json.dumps({"ignition": {"version": "3.4.0"}, "passwd": {"users": users}})
+
+
+_CTX = "context tree does not match content tree at {}. Line and column reporting may be inconsistent. " \
+       "Unused keys may not be reported."
+# (id, document, every entry as (severity, code, path, message)): one odd object among plain ones is decoded and
+# reported exactly as it is alone
+ODD_AMONG_PLAIN = [
+    ("string-mode", _files_with({"path": "/etc/x", "mode": "420"}),
+     [("error", "json-type", "$.storage.files.7.mode",
+       "json: cannot unmarshal string into Go struct field File.storage.files.mode of type int")]),
+    ("huge-mode", _files_with({"path": "/etc/x", "mode": 99999999999999999999}),
+     [("error", "json-type", "$.storage.files.7.mode",
+       "json: cannot unmarshal number 99999999999999999999 into Go struct field File.storage.files.mode of type int")]),
+    ("bool-mode", _files_with({"path": "/etc/x", "mode": True}),
+     [("error", "json-type", "$.storage.files.7.mode",
+       "json: cannot unmarshal bool into Go struct field File.storage.files.mode of type int")]),
+    ("null-path", _files_with({"path": None}), [("error", "path-empty", "$.storage.files.7.path", "path not specified")]),
+    ("odd-cased-key", _files_with({"Path": "/etc/x"}), [("warning", "unused-key", "$.storage.files.7.Path", "unused key Path")]),
+    ("unknown-key", _files_with({"path": "/etc/x", "colour": "red"}),
+     [("warning", "unused-key", "$.storage.files.7.colour", "unused key colour")]),
+    ("number-source", _files_with({"path": "/etc/x", "contents": {"source": 5}}),
+     [("error", "json-type", "$.storage.files.7.contents.source",
+       "json: cannot unmarshal number into Go struct field Resource.storage.files.contents.source of type string")]),
+    ("null-contents", _files_with({"path": "/etc/x", "contents": None}),
+     [("warning", "context-mismatch", "$.storage.files.7.contents", _CTX.format("$.storage.files.7.contents"))]),
+    ("list-contents", _files_with({"path": "/etc/x", "contents": []}),
+     [("error", "json-type", "$.storage.files.7.contents",
+       "json: cannot unmarshal array into Go struct field File.storage.files.contents of type types.Resource")]),
+    ("string-overwrite", _files_with({"path": "/etc/x", "overwrite": "yes"}),
+     [("error", "json-type", "$.storage.files.7.overwrite",
+       "json: cannot unmarshal string into Go struct field File.storage.files.overwrite of type bool")]),
+    ("null-item", _files_with(None),
+     [("error", "path-empty", "$.storage.files.7.path", "path not specified"),
+      ("warning", "context-mismatch", "$.storage.files.7", _CTX.format("$.storage.files.7"))]),
+    ("string-item", _files_with("/etc/x"),
+     [("error", "json-type", "$.storage.files.7",
+       "json: cannot unmarshal string into Go struct field Storage.storage.files of type types.File")]),
+    ("number-in-a-string-list", _users_with({"name": "u", "sshAuthorizedKeys": ["a", 1]}),
+     [("error", "json-type", "$.passwd.users.7.sshAuthorizedKeys.1",
+       "json: cannot unmarshal number into Go struct field PasswdUser.passwd.users.sshAuthorizedKeys of type "
+       "types.SSHAuthorizedKey")]),
+    ("null-in-a-string-list", _users_with({"name": "u", "sshAuthorizedKeys": ["a", None]}), []),
+    ("string-for-a-list", _users_with({"name": "u", "groups": "wheel"}),
+     [("error", "json-type", "$.passwd.users.7.groups",
+       "json: cannot unmarshal string into Go struct field PasswdUser.passwd.users.groups of type []types.Group")]),
+]
+
+
+@pytest.mark.parametrize(("doc", "entries"), [c[1:] for c in ODD_AMONG_PLAIN], ids=[c[0] for c in ODD_AMONG_PLAIN])
+def test_odd_object_among_plain_ones(doc: str, entries: list[tuple[str, str, str, str]]) -> None:
+    assert [(e.severity, e.code, e.path_str(), e.message) for e in check(doc).report.entries] == entries
