@@ -125,6 +125,7 @@ async def test_fleet_page_in_headless_chromium(served: tuple[str, str, str], tmp
             await page.goto(f"{base}/ui/nodes/worker-1")  # its reports over time, kept with its record
             states = "Array.from(document.querySelectorAll('#reports tbody .state')).map(s => s.textContent)"
             assert await page.evaluate(states) == ["Done", "Working"]
+            await page.screenshot(ARTIFACTS / "machine.png")
             await page.goto(f"{base}/ui/pools/worker/diff?from={old}&to={new}")
             verdict = await page.evaluate("document.getElementById('verdict').textContent")
             assert "Reboot: yes" in " ".join(verdict.split())

@@ -195,7 +195,7 @@ async def test_events_say_changed_when_a_report_arrives(store: Store, rollout: R
     events = await client.get("/ui/events")
     assert events.headers["Content-Type"] == "text/event-stream"
     assert (await events.content.readuntil(b"\n\n")).startswith(b"retry:")
-    await asyncio.sleep(0.2)  # let the watcher take its first fingerprint
+    await asyncio.sleep(0.2)  # let the watcher take its first listing
     body = {"pool": "worker", "currentConfig": rollout.new.name, "desiredConfig": rollout.new.name, "state": "Done"}
     assert (await client.post("/nodes/worker-1/status", json=body)).status == 200
     chunk = await asyncio.wait_for(events.content.readuntil(b"\n\n"), 30)
