@@ -12,6 +12,7 @@ from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout import NodeStatuses
 from fleet.store import InUse, MemoryStore, NotFound, Store, StoreError
 from tests.etcd_cluster import EtcdCluster
 
@@ -122,6 +123,32 @@ def test_claim_node_stores_the_decision(store: Store, handed: bool) -> None:
     assert (store.claim_node("node-b", decide) is not None) == handed
     assert seen[-1] == ["node-a"]
     assert [s.name for s in store.list_node_status()] == (["node-a", "node-b"] if handed else ["node-a"])
+
+
+def test_claims_decide_on_the_pool_counts_of_every_write(store: Store) -> None:
+    """Each pool's counts (members, unavailable) that `decide` sees follow every put and claim before it."""
+    steps = [
+        NodeStatus("node-a", "worker", "r-old", "r-new", "Working"),
+        NodeStatus("node-b", "worker", "r-old", "r-old", "Done"),
+        NodeStatus("node-c", "infra", "r-old", "r-old", "Degraded"),
+        NodeStatus("node-a", "worker", "r-new", "r-new", "Done"),
+        NodeStatus("node-b", "infra", "r-old", "r-new", "Done"),  # moved to another pool, still targeted
+        NodeStatus("node-c", "infra", "r-old", "r-old", "Done"),
+    ]
+    expected = [(1, 1, 0, 0), (2, 1, 0, 0), (2, 1, 1, 1), (2, 0, 1, 1), (1, 0, 2, 2), (1, 0, 2, 1)]
+    seen: list[tuple[int, int, int, int]] = []
+
+    def decide(statuses: NodeStatuses) -> None:
+        worker, infra = statuses.counts("worker"), statuses.counts("infra")
+        seen.append((worker.members, worker.unavailable, infra.members, infra.unavailable))
+
+    for i, step in enumerate(steps):
+        if i % 2:
+            store.claim_node(step.name, lambda statuses, step=step: step)  # written by a claim
+        else:
+            store.put_node_status(step)
+        store.claim_node("node-z", decide)
+    assert seen == expected
 
 
 def _roll_out(root: str, names: list[str], compact_at: int) -> None:

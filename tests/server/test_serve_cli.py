@@ -90,12 +90,25 @@ def test_workers_share_port_and_store(tmp_path: Path) -> None:
                 bodies.add(fresh.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33}).content)
         assert len(bodies) == 1  # every worker serves the same bytes
         name = requests.get(f"{base}/pools/worker", timeout=10).json()["spec"]["configuration"]["name"]
-        report = {"pool": "worker", "currentConfig": name, "desiredConfig": name, "state": "Done"}
-        assert requests.post(f"{base}/nodes/node-1/status", json=report, timeout=10).status_code == 200
-        for _ in range(6):  # whichever worker answers, the report is there (shared store)
-            with requests.Session() as fresh:
-                status = fresh.get(f"{base}/pools/worker", timeout=10).json()["status"]
-            assert status["machineCount"] == 1 and status["updatedMachineCount"] == 1
+        # Each report, stored by whichever worker takes it, is what every worker then answers with (the
+        # directory store's journal tells each process which records changed).
+        for state, counts in [("Done", (1, 0, 0)), ("Working", (0, 1, 0)), ("Degraded", (0, 1, 1)),
+                              ("Done", (1, 0, 0))]:
+            report = {"pool": "worker", "currentConfig": name, "desiredConfig": name, "state": state}
+            assert requests.post(f"{base}/nodes/node-1/status", json=report, timeout=10).status_code == 200
+            logged = len(log.read_text().splitlines())
+            answered: set[int] = set()
+            for _ in range(200):  # until both workers have answered since the report
+                with requests.Session() as fresh:
+                    status = fresh.get(f"{base}/pools/worker", timeout=10).json()["status"]
+                assert status["machineCount"] == 1
+                assert (status["updatedMachineCount"], status["unavailableMachineCount"],
+                        status["degradedMachineCount"]) == counts, state
+                entries = [json.loads(x) for x in log.read_text().splitlines()[logged:]]
+                answered |= {e["worker"] for e in entries if e["path"] == "/pools/worker"}
+                if len(answered) == 2:
+                    break
+            assert len(answered) == 2, answered
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
