@@ -1,31 +1,36 @@
 """Benchmark: the fleet page's response times for a pool of 10,000 machines (goal: every page under 50 ms).
 
-One run: a store (in memory, as a replica's etcd mirror is, and on disk as `DirectoryStore`) holding pool
-`worker` mid-rollout with `--machines` reports (a mix of Done at the target, Done at the old target,
-Working and Degraded) and two rendered configs of `--files` files; `server.run.start` serves it on a free
-port (the real aiohttp app, access log off). Each URL gets `--warmup` unmeasured requests, then `--runs`
-measured ones over one keep-alive connection; printed: median and p95 wall time per request (client
-included), the process CPU time per request (server and client share the process: an upper bound of the
-server's own), and the ratio of the median to the reference in the same run, `GET /pools/worker` (the
-JSON the page replaces, reading the same records). The last two rows store a report (untimed) before each
-request, as during a rollout: no page finds the listing it counted last time. On a machine shared with other work, the wall times
+One run per store: in memory (`MemoryStore`), on disk (`DirectoryStore`), and an etcd replica's (a 3-member
+etcd cluster on loopback, filled through one `EtcdStore`, served from `open_replica_store`'s watch-fed mirror,
+as `mco serve --store etcd://` does), each holding pool `worker` mid-rollout with `--machines` reports (a
+mix of Done at the target, Done at the old target, Working and Degraded) and two rendered configs of
+`--files` files; `server.run.start` serves it on a free port (the real aiohttp app, access log off). Each URL
+gets `--warmup` unmeasured requests, then `--runs` measured ones over one keep-alive connection; printed:
+median and p95 wall time per request (client included), the process CPU time per request (server and client
+share the process: an upper bound of the server's own), and the ratio of the median to the reference in the
+same run, `GET /pools/worker` (the JSON the page replaces, reading the same records). The last two rows
+store a report (untimed, and on etcd until the replica's mirror has it) before each request, as during a
+rollout: no page finds the listing it counted last time. On a machine shared with other work, the wall times
 grow with the load average (printed first); the CPU column does not.
 
-    .venv/bin/python bench/ui_bench.py [--machines 10000] [--runs 30] [--store memory,directory]
+    .venv/bin/python bench/ui_bench.py [--machines 10000] [--runs 30] [--store memory,directory,etcd]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import aiohttp
@@ -34,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
+from fleet.etcd_client import parse_url  # noqa: E402
+from fleet.etcd_store import EtcdStore  # noqa: E402
 from fleet.rendered import (  # noqa: E402
     Condition,
     HistoryEntry,
@@ -44,8 +51,11 @@ from fleet.rendered import (  # noqa: E402
     with_report,
 )
 from fleet.store import MemoryStore, Store  # noqa: E402
+from server.replica import close as close_replica  # noqa: E402
+from server.replica import open_replica_store  # noqa: E402
 from server.run import start  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
+from tests.etcd_cluster import EtcdCluster  # noqa: E402
 
 GOAL_MS = 50.0
 STAMP = "2026-12-03T10:{:02d}:{:02d}Z"
@@ -61,8 +71,8 @@ def _rendered(pool: str, files: int, salt: str, kargs: tuple[str, ...]) -> Rende
                           sources=("00-bench",))
 
 
-def fill(store: Store, machines: int, files: int) -> tuple[str, str]:
-    """Pool `worker` mid-rollout; returns (old, new) rendered names."""
+def fill(store: Store, machines: int, files: int, *, writers: int = 1) -> tuple[str, str]:
+    """Pool `worker` mid-rollout; returns (old, new) rendered names (`writers` threads store the reports)."""
     old, new = _rendered("worker", files, "a", ()), _rendered("worker", files, "b", ("nosmt",))
     for rendered in (old, new):
         store.put_rendered(rendered)
@@ -70,6 +80,7 @@ def fill(store: Store, machines: int, files: int) -> tuple[str, str]:
                               conditions=(Condition("RenderDegraded", "False"),),
                               history=(HistoryEntry(old.name, "2026-12-01T00:00:00Z"),
                                        HistoryEntry(new.name, "2026-12-03T09:00:00Z"))))
+    records = []
     for i in range(machines):
         kind = i % 20
         stamp = STAMP.format((i // 60) % 60, i % 60)
@@ -83,7 +94,9 @@ def fill(store: Store, machines: int, files: int) -> tuple[str, str]:
             status = NodeStatus(f"worker-{i:05d}", "worker", old.name, new.name, "Degraded",
                                 f"failed to apply /etc/bench/b-{i % files}.conf: disk full", stamp)
         before = with_report(None, NodeStatus(status.name, "worker", old.name, old.name, "Done", "", "2026-12-02T00:00:00Z"))
-        store.put_node_status(with_report(before, status))  # a record as the server writes it: with its history
+        records.append(with_report(before, status))  # a record as the server writes it: with its history
+    with ThreadPoolExecutor(writers) as pool:
+        list(pool.map(store.put_node_status, records))
     return old.name, new.name
 
 
@@ -115,15 +128,29 @@ def reporter(store: Store, new: str) -> Callable[[int], None]:
     """Stores one report that moves a machine along (as during a rollout), so no page finds the fleet unchanged."""
     def report(i: int) -> None:
         name = f"worker-{(i * 20 + 9) % 10_000:05d}"
-        store.put_node_status(NodeStatus(name, "worker", new, new, "Done", "", STAMP.format(59, i % 60)))
+        status = NodeStatus(name, "worker", new, new, "Done", "", STAMP.format(59, i % 60))
+        store.put_node_status(status)
+        while store.get_node_status(name) != status:  # an etcd replica: until its mirror has the write
+            time.sleep(0.001)
     return report
 
 
 async def bench(kind: str, machines: int, files: int, warmup: int, runs: int
                 ) -> list[tuple[str, float, float, float, int]]:
-    with tempfile.TemporaryDirectory(prefix="mco-ui-bench-") as tmp:
-        store: Store = MemoryStore() if kind == "memory" else DirectoryStore(Path(tmp) / "store")
-        old, new = fill(store, machines, files)
+    with tempfile.TemporaryDirectory(prefix="mco-ui-bench-") as tmp, contextlib.ExitStack() as cleanup:
+        store: Store
+        if kind == "etcd":  # a replica's store: the page reads its watch-fed mirror
+            etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
+            cleanup.callback(etcd.stop)
+            etcd.start()
+            writer = EtcdStore.open(parse_url(etcd.url("bench")))
+            cleanup.callback(writer.conn.close)
+            old, new = fill(writer, machines, files, writers=32)
+            store = open_replica_store(parse_url(etcd.url("bench")))
+            cleanup.callback(close_replica, store)
+        else:
+            store = MemoryStore() if kind == "memory" else DirectoryStore(Path(tmp) / "store")
+            old, new = fill(store, machines, files)
         settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off")
         running = await start(settings, store=store, leader=False)
         try:
@@ -156,8 +183,10 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--store", default="memory,directory")
+    parser.add_argument("--store", default="memory,directory,etcd")
     args = parser.parse_args()
+    if "etcd" in args.store.split(",") and not (shutil.which("etcd") and shutil.which("etcdctl")):
+        sys.exit("etcd not installed (scripts/install-deps.sh); or --store memory,directory")
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     worst = 0.0
     for kind in args.store.split(","):

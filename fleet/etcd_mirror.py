@@ -73,10 +73,12 @@ class Mirror:
         self._end = self.prefix[:-1] + bytes([self.prefix[-1] + 1])
         self._pools_at = conn.key("state", "pools", "")
         self._nodes_at = conn.key("state", "nodes", "")
+        self._rendered_at = conn.key("state", "rendered", "")
         self._lock = threading.Condition()
         self._raw: dict[bytes, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
         self._nodes = NodeStatuses()  # with each pool's rollout counts, kept current by the watch
+        self._rendered: set[str] = set()  # rendered config names (a listing without a scan of every key)
         self._node_revisions: dict[str, int] = {}  # each node key's mod revision (the compare of a report's write)
         self.revision = 0
         self.shared_version = 0  # counts changes of keys other than node statuses (pools, configs, controller)
@@ -97,11 +99,6 @@ class Mirror:
         with self._lock:
             return self._raw.get(key)
 
-    def keys(self, prefix: bytes) -> list[bytes]:
-        """Keys starting with `prefix`."""
-        with self._lock:
-            return [k for k in self._raw if k.startswith(prefix)]
-
     def pool(self, name: str) -> PoolRecord | None:
         """A pool's record."""
         with self._lock:
@@ -111,6 +108,11 @@ class Mirror:
         """Every pool, sorted."""
         with self._lock:
             return sorted(self._pools)
+
+    def rendered_names(self) -> list[str]:
+        """Every rendered config's name, sorted."""
+        with self._lock:
+            return sorted(self._rendered)
 
     def node(self, name: str) -> NodeStatus | None:
         """A node's status."""
@@ -188,6 +190,12 @@ class Mirror:
                 self._nodes.remove(name)
                 self._node_revisions.pop(name, None)
             return
+        elif key.startswith(self._rendered_at):
+            name = key[len(self._rendered_at):].decode()
+            if value is None:
+                self._rendered.discard(name)
+            else:
+                self._rendered.add(name)
         self.shared_version += 1
 
     async def _load(self) -> None:
@@ -200,6 +208,7 @@ class Mirror:
             aetcd.exceptions._handle_exception(exc)
         with self._lock:
             self._raw, self._pools, self._nodes, self._node_revisions = {}, {}, NodeStatuses(), {}
+            self._rendered = set()
             for kv in response.kvs:
                 self._set(kv.key, kv.value, kv.mod_revision)
             self.revision = self._pending_rev = max(self.revision, response.header.revision)

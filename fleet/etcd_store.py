@@ -170,7 +170,7 @@ class EtcdStore:
     def list_rendered(self) -> list[str]:
         prefix = self.key("state", "rendered", "")
         if self.mirror is not None and self.mirror.loaded:
-            return sorted(k[len(prefix):].decode() for k in self.mirror.keys(prefix))
+            return self.mirror.rendered_names()
         _, kvs = self._range(prefix, prefix_end(prefix), keys_only=True)
         return [kv.key[len(prefix):].decode() for kv in kvs]
 

@@ -152,3 +152,19 @@ def _until(check: object, timeout: float = 10.0) -> bool:
             return True
         time.sleep(0.02)
     return False
+
+
+def test_a_replica_lists_the_rendered_configs_its_mirror_follows(store: EtcdStore) -> None:
+    """The replica's listing comes from its mirror (no scan of every key): written and deleted configs show."""
+    mirror = Mirror(store.conn)
+    replica = EtcdStore(store.conn, mirror=mirror)
+    store.put_rendered(_big("rendered-worker-a", 10))
+    mirror.start()
+    try:
+        assert replica.list_rendered() == ["rendered-worker-a"]
+        store.put_rendered(_big("rendered-worker-b", 10))
+        assert _until(lambda: replica.list_rendered() == ["rendered-worker-a", "rendered-worker-b"])
+        store.delete_rendered("rendered-worker-a")
+        assert _until(lambda: replica.list_rendered() == ["rendered-worker-b"])
+    finally:
+        mirror.stop()
