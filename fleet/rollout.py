@@ -87,7 +87,10 @@ class NodeStatuses(Sequence[NodeStatus]):
     def __init__(self, statuses: Iterable[NodeStatus] = ()) -> None:
         self._by_name: dict[str, NodeStatus] = {}
         self._pools: dict[str, PoolCounts] = {}
-        self._ordered: list[NodeStatus] | None = None
+        self._ordered: list[NodeStatus] | None = None  # handed out by `ordered`: never modified after
+        self._position: dict[str, int] = {}  # each name's index in `_ordered`
+        self._replaced: set[str] = set()  # names whose status changed since `_ordered` (same names)
+        self._renamed = True  # names added or removed since `_ordered`: sort again
         for status in statuses:
             self.put(status)
 
@@ -102,16 +105,18 @@ class NodeStatuses(Sequence[NodeStatus]):
         old = self._by_name.get(status.name)
         if old is not None:
             self._count(old, -1)
+            self._replaced.add(status.name)
+        else:
+            self._renamed = True
         self._by_name[status.name] = status
         self._count(status, 1)
-        self._ordered = None
 
     def remove(self, name: str) -> None:
         """Forget a node."""
         old = self._by_name.pop(name, None)
         if old is not None:
             self._count(old, -1)
-            self._ordered = None
+            self._renamed = True
 
     def get(self, name: str) -> NodeStatus | None:
         """A node's status (None: never reported)."""
@@ -122,9 +127,20 @@ class NodeStatuses(Sequence[NodeStatus]):
         return self._pools.get(pool) or PoolCounts()
 
     def ordered(self) -> list[NodeStatus]:
-        """Every status in name order (kept until the next change: callers must not modify it)."""
-        if self._ordered is None:
-            self._ordered = [self._by_name[n] for n in sorted(self._by_name)]
+        """Every status in name order: the same list until the next change, then a new one (callers must not
+        modify it). When only statuses of known names changed, the last list is copied and patched at their
+        places (a report changes no name), not sorted again."""
+        if self._ordered is None or self._renamed:
+            names = sorted(self._by_name)
+            self._ordered = [self._by_name[n] for n in names]
+            self._position = {n: i for i, n in enumerate(names)}
+            self._renamed = False
+        elif self._replaced:
+            patched = list(self._ordered)
+            for name in self._replaced:
+                patched[self._position[name]] = self._by_name[name]
+            self._ordered = patched
+        self._replaced.clear()
         return self._ordered
 
     def __len__(self) -> int:

@@ -4,6 +4,7 @@ counts NodeStatuses keeps as statuses change."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -97,6 +98,31 @@ def test_desired_for_on_kept_counts(node: str, pool: PoolRecord, statuses: list[
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed-1", "seed-2", "seed-3"])
+def test_ordered_list_follows_every_change(seed: int) -> None:
+    """`ordered` after any mix of new reports, replaced ones and removals, read between some of them: every
+    latest status in name order; a list handed out earlier never changes; no change, the same list."""
+    rng = random.Random(seed)
+    kept, latest = NodeStatuses(), {}
+    handed: list[tuple[list[NodeStatus], list[NodeStatus]]] = []
+    for step in range(3000):
+        name = f"n{rng.randrange(80):02d}"
+        if rng.random() < 0.05:
+            kept.remove(name)
+            latest.pop(name, None)
+        else:
+            status = replace(_n(name, rng.choice([OLD, NEW]), NEW, rng.choice(["Done", "Working"])), message=str(step))
+            kept.put(status)
+            latest[name] = status
+        if rng.random() < 0.3:
+            listed = kept.ordered()
+            assert listed == [latest[n] for n in sorted(latest)]
+            assert all(a is b for a, b in zip(listed, (latest[n] for n in sorted(latest)), strict=True))
+            assert kept.ordered() is listed
+            handed.append((listed, list(listed)))
+    assert all(listed == copy for listed, copy in handed)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3], ids=["seed-1", "seed-2", "seed-3"])
 def test_counts_follow_every_change(seed: int) -> None:
     """After random puts and removals, each pool's counts equal a count from scratch over the statuses."""
     rng = random.Random(seed)
@@ -110,6 +136,7 @@ def test_counts_follow_every_change(seed: int) -> None:
                         rng.choice(["Done", "Working", "Degraded"]), pool=rng.choice(["worker", "infra"])))
     statuses = list(kept)
     assert [s.name for s in statuses] == sorted(s.name for s in statuses)
+    assert all(kept.get(s.name) is s for s in statuses)  # each the latest status of its node
     for pool in ("worker", "infra", "none"):
         members = [s for s in statuses if s.pool == pool]
         assert kept.counts(pool) == PoolCounts(len(members), sum(1 for s in members if is_unavailable(s)))
