@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import is_not
 from typing import Any
 
@@ -210,7 +209,6 @@ class _Decoder:
 
 
 _ABSENT = object()
-_PRESENT = partial(is_not, _ABSENT)
 _PYTHON_TYPES = {"string": str, "boolean": bool, "integer": int, "object": dict, "list": list}
 
 
@@ -229,7 +227,11 @@ def _plain_objects(items: list[Any], node: Node) -> list[dict[str, Any]] | None:
     copies: list[dict[str, Any]] = list(map(dict, items))
     for name in keys:
         child = fields[name].node
-        values = list(filter(_PRESENT, map(dict.get, items, repeat(name), repeat(_ABSENT))))
+        values = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
+        holders = copies
+        if _ABSENT in values:  # (some objects leave the field out)
+            present = list(map(is_not, values, repeat(_ABSENT)))
+            values, holders = list(compress(values, present)), list(compress(copies, present))
         if set(map(type, values)) != {_PYTHON_TYPES[child.kind]}:
             return None  # (a null among them, too)
         if child.kind == "integer" and (min(values) < INT_MIN or max(values) > INT_MAX):
@@ -245,15 +247,13 @@ def _plain_objects(items: list[Any], node: Node) -> list[dict[str, Any]] | None:
             if scalars and (set(map(type, scalars)) != {_PYTHON_TYPES[kind]}
                             or (kind == "integer" and (min(scalars) < INT_MIN or max(scalars) > INT_MAX))):
                 return None
-            inner = [list(v) for v in values]
+            inner = list(map(list, values))  # type: ignore[arg-type]
         else:
             return None  # lists of objects inside: item by item
         if inner is None:
             return None
-        fresh = iter(inner)
-        for copy in copies:
-            if name in copy:
-                copy[name] = next(fresh)
+        for _ in map(dict.__setitem__, holders, repeat(name), inner):  # each copy gets its own copy
+            pass
     return copies
 
 

@@ -74,7 +74,7 @@ def _with_compression_reset(config: Mapping[str, Any], merged_paths: Collection[
     reset = []
     here: set[str] = set()
     for f in files:
-        path = f.get("path") if isinstance(f, Mapping) else None
+        path = f.get("path") if type(f) is dict or isinstance(f, Mapping) else None
         appended = type(path) is str and path not in merged_paths and path not in here
         if type(path) is str:
             here.add(path)
