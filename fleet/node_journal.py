@@ -40,7 +40,6 @@ import fcntl
 import json
 import os
 import secrets
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -57,7 +56,6 @@ HEADER_LEN = len(MAGIC) + 32 + 1
 COMPACT_AT = 1 << 20           # bytes (~30,000 lines): past this, a writer starts a new generation
 MAX_READ = 8 * COMPACT_AT      # a longer journal (compaction kept failing, or hostile) is not read: list instead
 
-SHARED_FIELDS = ("pool", "currentConfig", "desiredConfig", "state")
 Key = tuple[int, int, int, int]
 
 
@@ -75,9 +73,6 @@ def parse_status(name: str, raw: bytes) -> NodeStatus:
         raise StoreError(f"nodes/{name}", f"corrupt JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise StoreError(f"nodes/{name}", "corrupt: not an object")
-    for field in SHARED_FIELDS:  # a few distinct values across the fleet: one string each, compared by identity
-        if isinstance(value := data.get(field), str):
-            data[field] = sys.intern(value)
     try:
         status = NodeStatus.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:
