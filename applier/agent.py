@@ -94,6 +94,7 @@ class Agent(UpdateSteps):
         delay = 1.0
         while not self._stop and (max_syncs is None or count < max_syncs):
             count += 1
+            started = time.monotonic()
             try:
                 result = self.sync()
                 delay = 1.0
@@ -108,14 +109,15 @@ class Agent(UpdateSteps):
             self.log(f"{result.state}: {result.message}")
             if self._stop or (max_syncs is not None and count >= max_syncs):
                 break  # a requested reboot ends the process; if it does not come, a later sync asks again
-            self._wait()
+            self._wait(started)
         return result
 
-    def _wait(self) -> None:
-        """Until the next sync: `interval` seconds, cut short by a watched path changing or by a stop request."""
+    def _wait(self, started: float) -> None:
+        """Until the next sync, `interval` seconds after this one started (the server may have held its claim
+        most of that time), cut short by a watched path changing or by a stop request."""
         current = self.state.current()
         watcher = Watcher(self.root, watched_paths(current.spec.config or {})) if current else None
-        deadline = time.monotonic() + self.settings.interval
+        deadline = started + self.settings.interval
         try:
             while not self._stop and (remaining := deadline - time.monotonic()) > 0:
                 step = min(remaining, 0.5)

@@ -1,7 +1,10 @@
 """Where the desired rendered config comes from: the machine-config server, or a file.
 
-Server: `POST /nodes/{name}/desired?pool=P` (claims the node's update slot; GET only asks) -> `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the
-stored RenderedConfig JSON), with the cluster CA and `Authorization: Bearer <token>` when configured.
+Server: `POST /nodes/{name}/desired?pool=P&wait=S` (claims the node's update slot; GET only asks) ->
+`{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the stored RenderedConfig JSON), with the cluster CA and
+`Authorization: Bearer <token>` when configured. With `wait` (the agent's sync interval, at most 300 s) the server
+holds a "stay" answer until a slot frees for this node or the wait ends: no polling, and a freed slot is taken
+at once (docs/scale-out.md).
 Connection failures and 5xx answers are TemporaryErrors (retried with backoff); 4xx are PermanentErrors.
 File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAML or JSON).
 """
@@ -21,6 +24,7 @@ import yaml
 from applier.errors import PermanentError, TemporaryError
 from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
 from fleet.rendered import ModelError, RenderedConfig
+from fleet.rollout import MAX_HANDOUT_WAIT
 
 
 class DesiredSource(Protocol):
@@ -88,11 +92,13 @@ class ServerClient:
             self.session.headers["Authorization"] = f"Bearer {token}"
         self.timeout = timeout
 
-    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        """One request; maps failures to TemporaryError / PermanentError naming the URL."""
+    def request(self, method: str, path: str, *, held: float = 0.0, **kwargs: Any) -> requests.Response:
+        """One request (the server may hold it `held` seconds before answering); maps failures to TemporaryError /
+        PermanentError naming the URL."""
         url = f"{self.url}{path}"
+        timeout = (self.timeout, self.timeout + held) if held else self.timeout
         try:
-            response = self.session.request(method, url, timeout=self.timeout, verify=self.verify, **kwargs)
+            response = self.session.request(method, url, timeout=timeout, verify=self.verify, **kwargs)
         except requests.exceptions.SSLError as exc:
             raise PermanentError(url, f"TLS error: {exc}") from exc
         except requests.RequestException as exc:
@@ -120,13 +126,17 @@ class ServerSource:
     attempts: int = 5
     base_delay: float = 0.5
     max_delay: float = 8.0
+    wait: float = 0.0  # seconds the server may hold a "stay" answer (the agent's interval; 0: answer at once)
 
     def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
-        """Ask `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
+        """Claim `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
         params = {"pool": pool} if pool else {}
+        held = min(max(self.wait, 0.0), MAX_HANDOUT_WAIT)
+        if held:
+            params["wait"] = f"{held:.3f}"
 
         def ask() -> Any:
-            return self.client.json(f"/nodes/{node}/desired", method="POST", params=params)
+            return self.client.json(f"/nodes/{node}/desired", method="POST", params=params, held=held)
 
         answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         name = answer.get("desiredConfig") if isinstance(answer, dict) else None

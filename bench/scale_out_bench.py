@@ -14,12 +14,9 @@
 from __future__ import annotations
 
 import argparse
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -33,8 +30,8 @@ from server_bench import ACCEPT, cpu_seconds, run_wrk, write_cluster  # noqa: E4
 
 from fleet.etcd_client import Connection, parse_url  # noqa: E402
 from fleet.etcd_mirror import Mirror  # noqa: E402
-from tests.etcd_cluster import EtcdCluster, free_ports  # noqa: E402
-from tests.server.scale_out import ENV, Fleet, wait_healthy  # noqa: E402
+from tests.etcd_cluster import free_ports  # noqa: E402
+from tests.server.scale_out import ENV, Fleet, bench_deployment, wait_healthy  # noqa: E402
 
 
 def fetch(base: str) -> bytes:
@@ -93,6 +90,7 @@ def serving(fleet: Fleet, cluster_dir: Path, replica_port: int, tmp: Path, durat
     direct = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster_dir), "--store", str(tmp / "dir-store"),
                                "--listen", f"127.0.0.1:{port}", "--access-log", "off"], env=ENV, cwd=ROOT,
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fleet.others.append(direct)  # stopped with the fleet, SIGTERM included
     try:
         servers = {"etcd replica": (f"http://127.0.0.1:{replica_port}", fleet.replicas[replica_port].pid),
                    "directory store": (f"http://127.0.0.1:{port}", direct.pid)}
@@ -127,15 +125,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the clean-up below: no member or replica left
-    for tool in ("etcd", "etcdctl", "wrk"):
-        if shutil.which(tool) is None:
-            sys.exit(f"{tool} not installed (scripts/install-deps.sh)")
-    etcd = EtcdCluster(Path(shutil.which("etcd") or ""), Path(shutil.which("etcdctl") or ""))
-    tmp = Path(tempfile.mkdtemp(prefix="mco-scale-bench-"))
-    fleet = Fleet(etcd.url("bench"), tmp)
-    try:
-        etcd.start()
+    with bench_deployment("bench", tools=("wrk",)) as (_etcd, fleet, tmp):
         cluster_dir = tmp / "cluster"
         write_cluster(cluster_dir, large_files=250, small_bytes=4000)
         fleet.start_controller("ctl-a", cluster_dir)
@@ -151,10 +141,6 @@ def main() -> None:
                               ("manifest file written", after_write)):
             print(f"| {label} | {percentile(values, 0.5):.0f} | {percentile(values, 0.99):.0f} | {max(values):.0f} |")
         serving(fleet, cluster_dir, ports[0], tmp, args.duration, args.rounds)
-    finally:
-        fleet.stop()
-        etcd.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from fleet.etcd_client import Connection, parse_url  # noqa: E402
 from tests.etcd_cluster import EtcdCluster, free_ports  # noqa: E402
 from tests.server.helpers import ACCEPT_33  # noqa: E402
-from tests.server.scale_out import Fleet, start_haproxy  # noqa: E402
+from tests.server.scale_out import Fleet, bench_deployment, start_haproxy  # noqa: E402
 
 HERE = ROOT / "tests" / "server"
 
@@ -141,26 +138,10 @@ async def bench(etcd: EtcdCluster, fleet: Fleet, cluster_dir: Path, tmp: Path) -
 
 
 def main() -> None:
-    etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
-    tmp = Path(tempfile.mkdtemp(prefix="mco-failover-bench-"))
-    fleet = Fleet(etcd.url("failover"), tmp)
-
-    def interrupted(*_: object) -> None:  # the asyncio loop may be busy: clean up right here, then leave
-        fleet.stop()
-        etcd.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-        os._exit(143)
-
-    signal.signal(signal.SIGTERM, interrupted)
-    try:
-        etcd.start()
+    with bench_deployment("failover", tools=("haproxy",)) as (etcd, fleet, tmp):
         cluster_dir = tmp / "cluster"
         shutil.copytree(HERE / "cluster", cluster_dir)
         asyncio.run(bench(etcd, fleet, cluster_dir, tmp))
-    finally:
-        fleet.stop()
-        etcd.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
 """Benchmark: a rollout of `--nodes` simulated nodes (default 10,000) through 3 etcd-backed replicas.
 
-The pool has maxUnavailable 10%. Each simulated node (one asyncio task in this process) reports Done at the
-old config, then, once the target moves, asks a random replica for its desired config every `--poll` seconds
-(plus up to 50% jitter); when handed the new one it reports Working, "updates" for `--update` seconds, and
-reports Done. Measured:
-- server CPU per status report (the registration phase: reports only) and per desired-config answer (every
-  node asks once before the target moves: answers without a hand-out), from the replicas' /proc CPU times;
-- the rollout's wall time against the ideal: waves (1 / 10%) x the update time.
+The pool has maxUnavailable 10%. Each simulated node (one asyncio task in this process) first reports Done at the
+old config; then every node runs the agent's loop: it claims its desired config from a random replica
+(`POST /nodes/{name}/desired`), and when handed the new one reports Working, "updates" for `--update` seconds and
+reports Done. By default a claim asks to be held (`?wait=--wait`): a node told "stay" is answered when a slot
+frees for it (server/handout_wait.py) and asks again at once. With `--poll SECONDS` (the reference: what nodes
+did before the hold) a node told "stay" asks again after that many seconds (+0-50% jitter). The manifest change
+comes once every node is in its loop. Measured:
+- replica CPU per status report (the registration phase: reports only) and per desired-config answer (every
+  node claims once before the target moves: answers without a hand-out), from the replicas' /proc CPU times;
+- the rollout's wall time, from the new pool record landing in etcd (a watch in this process: the render is
+  done) to the last node's Done, against the ideal: waves (1 / 10%) x the update time; the replicas' CPU and
+  requests during it; the most nodes updating at once (the simulator's count); the load average.
 
-    .venv/bin/python bench/scale_out_rollout_bench.py [--nodes 10000] [--update 2] [--poll 2]
+    .venv/bin/python bench/scale_out_rollout_bench.py [--nodes 10000] [--update 2] [--wait 60 | --poll 2]
 """
 
 from __future__ import annotations
@@ -17,10 +22,8 @@ import argparse
 import asyncio
 import os
 import random
-import shutil
-import signal
 import sys
-import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,8 +36,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server_bench import cpu_seconds  # noqa: E402
 
-from tests.etcd_cluster import EtcdCluster  # noqa: E402
-from tests.server.scale_out import ROLLOUT_POOL, Fleet  # noqa: E402
+from fleet.etcd_client import Connection, parse_url  # noqa: E402
+from fleet.etcd_mirror import Mirror  # noqa: E402
+from tests.server.scale_out import ROLLOUT_POOL, Fleet, bench_deployment  # noqa: E402
 
 WORKER = """apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfig
@@ -53,10 +57,45 @@ spec:
           contents:
             source: data:,GENERATION
 """
+WAVES = 10  # 1 / maxUnavailable 10%
+
+
+class Landed:
+    """When each pool target of `worker` first appeared in etcd, seen by a watch of this process."""
+
+    def __init__(self, store_url: str) -> None:
+        self.conn = Connection(parse_url(store_url))
+        self.mirror = Mirror(self.conn)
+        self.at: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.mirror.on_change(self._changed)
+        self.mirror.start()
+
+    def _changed(self) -> None:
+        pool = self.mirror.pool("worker")
+        if pool is not None and pool.current:
+            with self._lock:
+                self.at.setdefault(pool.current, time.monotonic())
+
+    def close(self) -> None:
+        self.mirror.stop()
+        self.conn.close()
+
+
+class Counts:
+    """The simulator's own counts."""
+
+    def __init__(self) -> None:
+        self.updating = 0
+        self.most = 0
+        self.claims = 0
+        self.reports = 0
+        self.done_at = 0.0
 
 
 async def call(session: aiohttp.ClientSession, replicas: list[str], method: str, path: str,
                body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A request to a random replica, retried on another after a connection error or a 5xx."""
     while True:
         try:
             async with session.request(method, random.choice(replicas) + path, json=body) as response:
@@ -69,6 +108,33 @@ async def call(session: aiohttp.ClientSession, replicas: list[str], method: str,
         await asyncio.sleep(0.2)
 
 
+async def node(session: aiohttp.ClientSession, replicas: list[str], args: argparse.Namespace, name: str,
+               old: str, new: asyncio.Future[str], counts: Counts) -> None:
+    """The agent's loop for one node: claim, update when handed the new config, report."""
+    current = old
+    claim = f"/nodes/{name}/desired?pool=worker" + ("" if args.poll else f"&wait={args.wait:g}")
+    if args.poll:
+        await asyncio.sleep(random.random() * args.poll)
+    while not new.done() or current != new.result():
+        desired = (await call(session, replicas, "POST", claim))["desiredConfig"]
+        counts.claims += 1
+        if desired == current:
+            if args.poll:
+                await asyncio.sleep(args.poll * (1 + random.random() / 2))
+            continue
+        counts.updating += 1
+        counts.most = max(counts.most, counts.updating)
+        await call(session, replicas, "POST", f"/nodes/{name}/status",
+                   {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"})
+        await asyncio.sleep(args.update)
+        current = desired
+        await call(session, replicas, "POST", f"/nodes/{name}/status",
+                   {"pool": "worker", "currentConfig": current, "desiredConfig": current, "state": "Done"})
+        counts.reports += 2
+        counts.updating -= 1
+    counts.done_at = max(counts.done_at, time.monotonic())
+
+
 async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replicas: list[str]) -> None:
     pids = [p.pid for p in fleet.replicas.values()]
 
@@ -76,100 +142,80 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
         return sum(cpu_seconds(pid) for pid in pids)
 
     names = [f"node-{i:05d}" for i in range(args.nodes)]
-    connector = aiohttp.TCPConnector(limit=256)
-    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
-        old = (await call(session, replicas, "GET", "/pools/worker"))["spec"]["configuration"]["name"]
-        gate = asyncio.Semaphore(128)
+    connector = aiohttp.TCPConnector(limit=0)  # every node holds a claim open: one connection each
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=args.wait + 60)
+    landed = Landed(fleet.store_url)
+    load = os.getloadavg()
+    try:
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            old = (await call(session, replicas, "GET", "/pools/worker"))["spec"]["configuration"]["name"]
+            gate = asyncio.Semaphore(128)
 
-        async def each(fn: Any) -> None:
-            async def one(name: str) -> None:
-                async with gate:
-                    await fn(name)
-            await asyncio.gather(*(one(n) for n in names))
+            async def each(fn: Any) -> None:
+                async def one(name: str) -> None:
+                    async with gate:
+                        await fn(name)
+                await asyncio.gather(*(one(n) for n in names))
 
-        started, cpu0 = time.monotonic(), cpu()
-        await each(lambda n: call(session, replicas, "POST", f"/nodes/{n}/status",
-                                  {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"}))
-        report_cpu, report_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
-        started, cpu0 = time.monotonic(), cpu()
-        await each(lambda n: call(session, replicas, "POST", f"/nodes/{n}/desired?pool=worker"))
-        desired_cpu, desired_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
+            started, cpu0 = time.monotonic(), cpu()
+            await each(lambda n: call(session, replicas, "POST", f"/nodes/{n}/status",
+                                      {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"}))
+            report_cpu, report_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
+            started, cpu0 = time.monotonic(), cpu()
+            await each(lambda n: call(session, replicas, "POST", f"/nodes/{n}/desired?pool=worker"))
+            desired_cpu, desired_wall = (cpu() - cpu0) / args.nodes, time.monotonic() - started
 
-        manifest = cluster_dir / "manifests" / "10-worker-bench.yaml"
-        manifest.write_text(WORKER.replace("GENERATION", "new"))
-        new = old
-        while new == old:
-            await asyncio.sleep(0.05)
-            new = (await call(session, replicas[:1], "GET", "/pools/worker"))["spec"]["configuration"]["name"]
-        busy = {"now": 0, "most": 0}
-
-        async def node(name: str) -> None:
-            current = old
-            await asyncio.sleep(random.random() * args.poll)
-            while current != new:
-                desired = (await call(session, replicas, "POST", f"/nodes/{name}/desired?pool=worker"))["desiredConfig"]
-                if desired == current:
-                    await asyncio.sleep(args.poll * (1 + random.random() / 2))
-                    continue
-                busy["now"] += 1
-                busy["most"] = max(busy["most"], busy["now"])
-                await call(session, replicas, "POST", f"/nodes/{name}/status",
-                           {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"})
-                await asyncio.sleep(args.update)
-                current = desired
-                await call(session, replicas, "POST", f"/nodes/{name}/status",
-                           {"pool": "worker", "currentConfig": current, "desiredConfig": current, "state": "Done"})
-                busy["now"] -= 1
-
-        started, cpu0 = time.monotonic(), cpu()
-        await asyncio.gather(*(node(n) for n in names))
-        wall, rollout_cpu = time.monotonic() - started, cpu() - cpu0
-    waves = 10
-    print(f"rollout of {args.nodes} simulated nodes, 3 replicas, maxUnavailable 10%, update {args.update:g} s, "
-          f"poll {args.poll:g} s (+0-50% jitter):")
+            counts = Counts()
+            new: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            nodes = [asyncio.create_task(node(session, replicas, args, n, old, new, counts)) for n in names]
+            await asyncio.sleep(min(args.poll or 5.0, 5.0))  # every node is in its loop (held, or polling)
+            cpu0 = cpu()
+            (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(WORKER.replace("GENERATION", "new"))
+            while len(landed.at) < 2:
+                await asyncio.sleep(0.01)
+            target = max(landed.at, key=lambda k: landed.at[k])
+            new.set_result(target)
+            await asyncio.gather(*nodes)
+            wall, rollout_cpu = counts.done_at - landed.at[target], cpu() - cpu0
+    finally:
+        landed.close()
+    load_after = os.getloadavg()
+    mode = f"poll every {args.poll:g} s (+0-50% jitter)" if args.poll else f"claims held up to {args.wait:g} s"
+    print(f"rollout of {args.nodes} simulated nodes, 3 replicas, maxUnavailable 10%, update {args.update:g} s, {mode}; "
+          f"load average {load[0]:.1f} before, {load_after[0]:.1f} after:")
     print("| measure | value |")
     print("|---|---|")
-    print(f"| server CPU per status report | {report_cpu * 1000:.2f} ms ({args.nodes} reports in {report_wall:.1f} s) |")
-    print(f"| server CPU per desired-config answer | {desired_cpu * 1000:.2f} ms ({args.nodes} answers in "
+    print(f"| replica CPU per status report | {report_cpu * 1000:.2f} ms ({args.nodes} reports in {report_wall:.1f} s) |")
+    print(f"| replica CPU per desired-config answer | {desired_cpu * 1000:.2f} ms ({args.nodes} answers in "
           f"{desired_wall:.1f} s) |")
-    print(f"| rollout wall time | {wall:.1f} s |")
-    print(f"| ideal (waves x update) | {waves} x {args.update:g} s = {waves * args.update:g} s |")
-    print(f"| ratio | {wall / (waves * args.update):.2f}x |")
-    print(f"| replicas' CPU during the rollout | {rollout_cpu:.1f} s |")
-    print(f"| most nodes updating at once (simulator's count) | {busy['most']} |")
+    print(f"| rollout wall time (pool record in etcd -> last Done) | {wall:.1f} s |")
+    print(f"| ideal (waves x update) | {WAVES} x {args.update:g} s = {WAVES * args.update:g} s |")
+    print(f"| ratio | {wall / (WAVES * args.update):.2f}x |")
+    print(f"| replicas' CPU during the rollout | {rollout_cpu:.1f} s ({counts.claims} claims answered, "
+          f"{counts.reports} reports) |")
+    print(f"| most nodes updating at once (simulator's count) | {counts.most} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--update", type=float, default=2.0, help="seconds one node's update takes")
-    parser.add_argument("--poll", type=float, default=2.0, help="seconds between a waiting node's questions")
+    parser.add_argument("--wait", type=float, default=60.0, help="seconds a claim may be held (the agent's interval)")
+    parser.add_argument("--poll", type=float, default=0.0,
+                        help="instead of held claims, ask again after this many seconds (the reference)")
     args = parser.parse_args()
-    etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
-    tmp = Path(tempfile.mkdtemp(prefix="mco-rollout-bench-"))
-    fleet = Fleet(etcd.url("rollout"), tmp)
-
-    def interrupted(*_: object) -> None:  # the asyncio loop may be busy: clean up right here, then leave
-        fleet.stop()
-        etcd.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
-        os._exit(143)
-
-    signal.signal(signal.SIGTERM, interrupted)
-    try:
-        etcd.start()
+    with bench_deployment("rollout") as (_etcd, fleet, tmp):
         cluster_dir = tmp / "cluster"
         (cluster_dir / "manifests").mkdir(parents=True)
         (cluster_dir / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
         (cluster_dir / "manifests" / "00-pool.yaml").write_text(ROLLOUT_POOL)
         (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(WORKER.replace("GENERATION", "old"))
         fleet.start_controller("ctl-a", cluster_dir)
-        replicas = [fleet.start_replica() for _ in range(3)]
+        # every node holds a claim open: one connection each, all from this one address
+        held = str(2 * args.nodes)
+        replicas = [fleet.start_replica(None, "--max-connections", held, "--max-connections-per-client", held)
+                    for _ in range(3)]
         asyncio.run(run(args, fleet, cluster_dir, replicas))
-    finally:
-        fleet.stop()
-        etcd.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

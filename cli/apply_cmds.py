@@ -128,7 +128,8 @@ def run(args: argparse.Namespace) -> int:
     policy, overrides = _policy(args.policy)
     if args.server:
         client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file))
-        source: Any = ServerSource(client, attempts=args.retries)
+        # In the loop, each claim may be held up to the interval: a freed update slot is taken at once.
+        source: Any = ServerSource(client, attempts=args.retries, wait=0.0 if args.once else args.interval)
         reporter: Any = HttpReporter(client, attempts=args.retries)
     else:
         source = FileSource(args.desired)

@@ -1,6 +1,6 @@
 """Rolling rollout across a pool: which rendered config a node may move to now (MCO `pkg/controller/node/node_controller.go`). Pure.
 
-The server's `GET /nodes/{name}/desired` calls `desired_for`. A node is handed the pool's target while
+The server's `GET|POST /nodes/{name}/desired` call `desired_for`. A node is handed the pool's target while
 fewer than the pool's `maxUnavailable` other nodes of the pool are unavailable, and keeps its current
 config otherwise. Unavailable means: reporting `Working` or `Degraded`, or targeted at a config it has
 not reached yet (desiredConfig set and != currentConfig). A Degraded node therefore stops the rollout from
@@ -27,6 +27,10 @@ from typing import overload
 
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord
+
+# The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);
+# the agent asks with its sync interval, bounded by this.
+MAX_HANDOUT_WAIT = 300
 
 _PERCENT_RE = re.compile(r"^\s*(\d+)\s*%\s*$")
 _INT_RE = re.compile(r"^\s*(\d+)\s*$")

@@ -8,6 +8,8 @@ route, and the server warned at start-up that any client may report for any node
 - GET never writes: `GET /nodes/{name}/desired` says what the rollout would hand this node now.
 - `POST /nodes/{name}/desired` claims it: the hand-out is recorded (state Working) before the answer,
   so the next node sees this one as busy (maxUnavailable); one claim at a time (the store's lock/CAS).
+  With `?wait=SECONDS` (0..300) a claim whose answer would be "stay" is held until a slot may have freed or
+  the wait ends, then decided again (server/handout_wait.py): no polling, and a freed slot is taken at once.
 - A node is never moved to another pool by its own report or claim: once a node has a record, a
   report or claim naming another pool is refused (409); an operator re-homes it (docs/server-security.md).
 - Every client mistake is a 4xx naming the field; a store failure is a 503 that names no server path.
@@ -16,7 +18,6 @@ route, and the server warned at start-up that any client may report for any node
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,11 +27,13 @@ from typing import Any
 from aiohttp import web
 
 from fleet.rendered import NodeStatus, PoolRecord, with_report
-from fleet.rollout import NodeStatuses
+from fleet.rollout import NodeStatuses, is_unavailable
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
+from server.handout_wait import HandoutWaiters, WaitError, follow_snapshots, parse_wait
+from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body
 from server.state import ServerState
 from server.status import StatusReportError, parse_report
@@ -62,41 +65,6 @@ class MissingPool(ServerError):
     """The desired-config request named no pool and the node never reported one."""
 
 
-class BodyError(ServerError):
-    """The request body cannot be used: the status and the field to name."""
-
-    def __init__(self, status: int, message: str, path: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.path = path
-
-
-async def read_json(request: web.Request, *, timeout: float) -> Any:
-    """The request body as JSON; BodyError (a 4xx naming the field) for anything unreadable."""
-    try:
-        async with asyncio.timeout(timeout):
-            raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise BodyError(413, f"body larger than {request.client_max_size} bytes", "body") from None
-    except TimeoutError:
-        raise BodyError(408, f"body not received within {timeout:g} s", "body") from None
-    except Exception as exc:  # llhttp / the decompressor refused the body (e.g. gzip that is not gzip)
-        encoding = request.headers.get("Content-Encoding")
-        if encoding:
-            raise BodyError(400, f"body is not valid {encoding[:20]!r} data ({type(exc).__name__})",
-                            "header Content-Encoding") from None
-        raise BodyError(400, f"body cannot be read ({type(exc).__name__})", "body") from None
-    try:
-        return json.loads(raw)
-    except RecursionError:
-        raise BodyError(400, "body nests too deeply", "$") from None
-    except UnicodeDecodeError:
-        raise BodyError(400, "body is not UTF-8", "$") from None
-    except ValueError as exc:
-        raise BodyError(400, f"body is not JSON: {exc}", "$") from None
-
-
 class NodeRoutes:
     """The node-facing handlers (dependencies through the constructor; run.py is the composition root)."""
 
@@ -108,12 +76,19 @@ class NodeRoutes:
         self.read_timeout = read_timeout
         self._desired_for = desired_for
         self.clock = clock
+        self.waiters: HandoutWaiters = state.handouts
+        if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
+            follow_snapshots(state, store)
 
     def add_to(self, app: web.Application) -> None:
-        """Register the routes."""
+        """Register the routes; shutdown answers held claims at once."""
         app.router.add_post("/nodes/{name}/status", self.status)
         app.router.add_get("/nodes/{name}/desired", self.desired)
         app.router.add_post("/nodes/{name}/desired", self.claim)
+
+        async def answer_held(_app: web.Application) -> None:
+            self.waiters.close()
+        app.on_shutdown.append(answer_held)
 
     # -- checks shared by the routes ------------------------------------------------------------------
     def _refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
@@ -183,6 +158,9 @@ class NodeRoutes:
         # snapshot on every other report of a rollout would cost a pass over every node each time.
         if entry is not None and (entry.held_back or (not at_target(status) and (known is None or at_target(known)))):
             self.state.wake.set()
+        if (self.state.feed is None and known is not None and known.pool == status.pool and is_unavailable(known)
+                and not is_unavailable(status)):
+            self.waiters.freed(status.pool, target)  # this report freed a slot (a replica's mirror sees its own)
         return web.json_response(status.to_dict())
 
     def _store_status(self, status: NodeStatus) -> NodeStatus | None:
@@ -215,11 +193,17 @@ class NodeRoutes:
         pool = request.query.get("pool", "")
         if pool and not valid_name(pool):
             return json_error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "query pool")
+        try:
+            wait = parse_wait(request.query.getall("wait", []))
+        except WaitError as exc:
+            return json_error(400, "invalid-wait", str(exc), "query wait")
+        if wait and not claim:
+            return json_error(400, "invalid-wait", "only the claim (POST) waits; GET answers at once", "query wait")
         if (refused := self._refuse(request, node, None)) is not None:
             return refused
         authorization = request.headers.getall("Authorization", [])
         try:
-            answer = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
+            answer = await self._answer(request, node, pool, authorization, claim, wait)
         except BadAuthorization as exc:
             return json_error(400, "authorization", exc.message, exc.path)
         except Refused as exc:
@@ -240,8 +224,32 @@ class NodeRoutes:
             return json_error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
         return web.json_response(answer)
 
-    def _decide(self, node: str, pool: str, authorization: Sequence[str], claim: bool) -> dict[str, Any]:
+    async def _answer(self, request: web.Request, node: str, pool: str, authorization: Sequence[str], claim: bool,
+                      wait: float) -> dict[str, Any]:
+        """Decide; while the answer is "stay" and `wait` seconds have not passed, hold until woken and decide again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        ticket = None
+        try:
+            while True:
+                answer, stay = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
+                remaining = deadline - loop.time()
+                transport = request.transport
+                if stay is None or remaining <= 0 or transport is None or transport.is_closing():
+                    return answer
+                ticket = ticket or self.waiters.ticket()
+                if not await self.waiters.wait(ticket, answer["pool"], stay, remaining) and self.waiters.closing:
+                    return answer
+                request[LOG_NOTE]["waited"] = round(wait - max(deadline - loop.time(), 0), 3)
+        finally:
+            if ticket is not None:
+                self.waiters.settle(ticket)
+
+    def _decide(self, node: str, pool: str, authorization: Sequence[str],
+                claim: bool) -> tuple[dict[str, Any], str | None]:
+        """(the answer, the node's current config when the answer is "stay": a claim that may be held)."""
         answer: dict[str, Any] = {}
+        stay: list[str | None] = [None]
 
         def decide(statuses: NodeStatuses) -> NodeStatus | None:
             mine = statuses.get(node)
@@ -262,6 +270,7 @@ class NodeRoutes:
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy
+            stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -273,4 +282,4 @@ class NodeRoutes:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
         else:
             decide(NodeStatuses(self.store.list_node_status()))
-        return answer
+        return answer, stay[0]

@@ -14,6 +14,7 @@ import asyncio
 from fleet.etcd_client import Connection, EtcdSettings
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import EtcdStore
+from server.handout_wait import follow_mirror
 from server.state import ServerState
 
 
@@ -30,7 +31,8 @@ def open_replica_store(settings: EtcdSettings) -> EtcdStore:
 
 
 def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop) -> None:
-    """Wake the reloader on every change the mirror applies, and show the mirror's health on /healthz."""
+    """Wake the reloader on every change the mirror applies, wake held claims that may take a freed slot
+    (server/handout_wait.py), and show the mirror's health on /healthz."""
     mirror = store.mirror
     assert mirror is not None
     state.feed = mirror
@@ -50,6 +52,7 @@ def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop
 
     mirror.on_change(changed)
     changed()
+    follow_mirror(state, mirror, loop)
 
 
 def close(store: EtcdStore) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.handout_wait import HandoutWaiters
 from server.snapshot import Snapshot
 
 
@@ -27,8 +29,12 @@ class ServerState:
     notes: dict[str, str] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # set: re-read the store now
     feed: Any = None  # an etcd replica's mirror: its health() says whether it is current (server/replica.py)
+    handouts: HandoutWaiters = field(default_factory=HandoutWaiters)  # held claims (server/handout_wait.py)
+    on_swap: list[Callable[[Snapshot], None]] = field(default_factory=list)
 
     def swap(self, snapshot: Snapshot) -> None:
         """Serve `snapshot` from the next request on."""
         self.snapshot = snapshot
         self.generations = snapshot.generation
+        for listener in self.on_swap:
+            listener(snapshot)

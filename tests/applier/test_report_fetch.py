@@ -166,3 +166,16 @@ def test_drain_hook(hooks: Hooks, ran: bool, error: str | None) -> None:
         with pytest.raises(PermanentError) as err:
             hooks.run_drain("n1")
         assert err.value.message == error
+
+
+@pytest.mark.parametrize(("wait", "query"), [
+    (0.0, "/nodes/n1/desired?pool=worker"),
+    (2.5, "/nodes/n1/desired?pool=worker&wait=2.500"),
+    (60.0, "/nodes/n1/desired?pool=worker&wait=60.000"),
+    (3600.0, "/nodes/n1/desired?pool=worker&wait=300.000"),  # the server's limit (fleet.rollout.MAX_HANDOUT_WAIT)
+], ids=["once", "fraction", "interval", "bounded"])
+def test_the_claim_asks_to_be_held_up_to_the_interval(server: tuple[str, Fake], wait: float, query: str) -> None:
+    url, fake = server
+    got = ServerSource(ServerClient(url), attempts=1, wait=wait).desired("n1", "worker", None)
+    assert got is not None and got.name == V1.name
+    assert ("POST", query) in [(m, p) for m, p, _ in fake.requests]

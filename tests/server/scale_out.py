@@ -1,18 +1,23 @@
 """Processes of a scale-out deployment for tests and benchmarks: `mco controller` candidates and `mco serve`
-replicas on an etcd store, each a child process of the test, stopped by PID."""
+replicas on an etcd store, each a child process of the test, stopped by PID; `bench_deployment` is the set-up
+and teardown the scale-out benchmarks share."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
 
-from tests.etcd_cluster import free_ports
+from tests.etcd_cluster import EtcdCluster, free_ports
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -40,6 +45,7 @@ class Fleet:
         self.log_dir = log_dir
         self.controllers: dict[str, subprocess.Popen[bytes]] = {}
         self.replicas: dict[int, subprocess.Popen[bytes]] = {}
+        self.others: list[subprocess.Popen[bytes]] = []  # e.g. a benchmark's reference server, stopped with the rest
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
@@ -72,7 +78,7 @@ class Fleet:
 
     def stop(self) -> None:
         """Kill every process still running."""
-        for proc in [*self.controllers.values(), *self.replicas.values()]:
+        for proc in [*self.controllers.values(), *self.replicas.values(), *self.others]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -130,3 +136,33 @@ def start_haproxy(haproxy: Path, port: int, replicas: list[int], log_dir: Path) 
         log.close()
     wait_healthy(f"http://127.0.0.1:{port}", proc)
     return proc
+
+
+@contextmanager
+def bench_deployment(name: str, *, tools: tuple[str, ...] = ()) -> Iterator[tuple[EtcdCluster, Fleet, Path]]:
+    """For a benchmark: a started 3-member etcd cluster, a Fleet on its `name` prefix and a temporary directory
+    (for the cluster directory and the processes' logs). On any exit, SIGTERM included (the asyncio loop may be
+    busy: the handler cleans up itself, then leaves with 143), every process is stopped and the directory removed."""
+    for tool in ("etcd", "etcdctl", *tools):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} not installed (scripts/install-deps.sh)")
+    etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"mco-{name}-bench-"))
+    fleet = Fleet(etcd.url(name), tmp)
+
+    def clean_up() -> None:
+        fleet.stop()
+        etcd.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def interrupted(*_: object) -> None:
+        clean_up()
+        os._exit(143)
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        etcd.start()
+        yield etcd, fleet, tmp
+    finally:
+        clean_up()
+        signal.signal(signal.SIGTERM, previous)

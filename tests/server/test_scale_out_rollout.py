@@ -1,7 +1,7 @@
-"""A rollout across replicas: 1,000 simulated nodes in a pool with maxUnavailable 10% ask random replicas of 3 for
-their desired config and report through random replicas. At no revision of etcd's history are more than 100
-nodes unavailable (replayed from the watch history of the node keys, not from the nodes' own counts), and every
-node converges on the new target."""
+"""A rollout across replicas: 1,000 simulated nodes in a pool with maxUnavailable 10% claim their desired config
+from random replicas of 3, each claim held until a slot frees (`?wait=`, server/handout_wait.py), and report
+through random replicas. At no revision of etcd's history are more than 100 nodes unavailable (replayed from the
+watch history of the node keys, not from the nodes' own counts), and every node converges on the new target."""
 
 from __future__ import annotations
 
@@ -42,13 +42,14 @@ async def _call(session: aiohttp.ClientSession, replicas: list[str], method: str
         await asyncio.sleep(0.2)
 
 
-async def _node(session: aiohttp.ClientSession, replicas: list[str], name: str, old: str, new: str) -> None:
+async def _node(session: aiohttp.ClientSession, replicas: list[str], name: str, old: str, new: str,
+                held: list[int]) -> None:
     current = old
     while current != new:
-        answer = await _call(session, replicas, "POST", f"/nodes/{name}/desired?pool=worker")
+        answer = await _call(session, replicas, "POST", f"/nodes/{name}/desired?pool=worker&wait=30")
         desired = answer["desiredConfig"]
-        if desired == current:
-            await asyncio.sleep(0.5 + random.random())
+        if desired == current:  # the claim was held 30 s and no slot freed for this node: claim again
+            held[0] += 1
             continue
         await _call(session, replicas, "POST", f"/nodes/{name}/status",
                     {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"})
@@ -102,10 +103,12 @@ async def test_max_unavailable_holds_across_replicas(etcd_cluster: EtcdCluster, 
     fleet = Fleet(etcd_cluster.url("rollout"), tmp_path)
     try:
         fleet.start_controller("ctl-a", cluster_dir)
-        replicas = [await asyncio.to_thread(fleet.start_replica) for _ in range(3)]
+        # every node holds a claim open, all from this one address: above the default 256 per client
+        replicas = [await asyncio.to_thread(fleet.start_replica, None, "--max-connections-per-client", "2048")
+                    for _ in range(3)]
         start = await asyncio.to_thread(_revision, fleet.store_url)
-        connector = aiohttp.TCPConnector(limit=200)
-        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=30)) as session:
+        connector = aiohttp.TCPConnector(limit=0)  # a held claim per node: one connection each
+        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=90)) as session:
             old = (await _call(session, replicas, "GET", "/pools/worker"))["spec"]["configuration"]["name"]
             names = [f"node-{i:04d}" for i in range(NODES)]
             gate = asyncio.Semaphore(100)
@@ -125,8 +128,9 @@ async def test_max_unavailable_holds_across_replicas(etcd_cluster: EtcdCluster, 
                 targets = {p["spec"]["configuration"]["name"] for p in pools}
                 new = targets.pop() if len(targets) == 1 else old
             began = time.monotonic()
-            await asyncio.wait_for(asyncio.gather(*(_node(session, replicas, n, old, new) for n in names)), 600)
-            print(f"rollout of {NODES} nodes: {time.monotonic() - began:.1f} s")
+            stayed = [0]
+            await asyncio.wait_for(asyncio.gather(*(_node(session, replicas, n, old, new, stayed) for n in names)), 600)
+            print(f"rollout of {NODES} nodes: {time.monotonic() - began:.1f} s, {stayed[0]} claims held to their end")
             for replica in replicas:  # each replica's mirror catches up with the last reports, sent via others
                 for _ in range(300):
                     final = await _call(session, [replica], "GET", "/pools/worker")

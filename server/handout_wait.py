@@ -1,0 +1,245 @@
+"""Held hand-outs: `POST /nodes/{name}/desired?wait=SECONDS` keeps a node that would be told "stay" until a
+slot may have freed, instead of the node asking again and again.
+
+Why: 10,000 nodes polling every 2 s ask ~4,000 times a second, and polling puts up to one interval between a
+slot freeing and a node taking it (bench/README.md, scale_out_rollout_bench.py). A bounded long poll (the
+pattern of Kubernetes watches and etcd's own) costs one request per node per wait and hands a freed slot out
+as soon as this process sees it free.
+
+Rules (one `HandoutWaiters` per server process, on its event loop):
+- A claim whose answer is the node's own current config ("stay") is held in its pool's queue, keyed by the
+  config the node runs, in order of first arrival.
+- Whatever may free a slot, as this process sees it, wakes at most as many held requests as slots are free
+  (`offer`: the free slots, minus requests woken and not yet decided) or were freed (`freed`), oldest first,
+  skipping nodes already at the pool's target (a free slot changes nothing for them). An etcd replica's mirror
+  applying any change calls `offer` with the pool's free slots from memory (server/replica.py); on the
+  directory store a report handled here that makes its node available calls `freed(1)`, and a pool record
+  change (target, pause, maxUnavailable) counts the free slots once (server/node_routes.py).
+- A woken request decides again (the store's compare-and-swap or lock); if it loses, it waits again in its
+  first-arrival place, so it is first the next time, and (etcd) the free slots are counted again: while it
+  decided, it was counted as taking one. At its deadline it decides once more and answers.
+- Shutdown (`close`) answers every held request at once with its last decision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from fleet.rendered import PoolRecord
+from fleet.rollout import MAX_HANDOUT_WAIT, NodeStatuses, PoolCounts, RolloutError, max_unavailable_count
+from fleet.store import Store, StoreError
+from server.errors import ServerError
+
+if TYPE_CHECKING:
+    from fleet.etcd_mirror import Mirror
+    from server.snapshot import Snapshot
+    from server.state import ServerState
+
+MAX_WAIT = MAX_HANDOUT_WAIT  # seconds (300): longer holds buy nothing, and every proxy would need its timeout above it
+_WAIT_RE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?\Z")  # no nested quantifier: linear on any input
+
+
+class WaitError(ServerError):
+    """The `wait` query parameter is unusable; the message says why."""
+
+
+def parse_wait(values: list[str]) -> float:
+    """The `wait` query parameter: absent -> 0; a decimal number of seconds 0..MAX_WAIT, given once."""
+    if not values:
+        return 0.0
+    if len(values) > 1:
+        raise WaitError("wait given more than once")
+    text = values[0]
+    if not _WAIT_RE.match(text):
+        raise WaitError(f"wait must be a number of seconds from 0 to {MAX_WAIT}")
+    seconds = float(text)
+    if seconds > MAX_WAIT:
+        raise WaitError(f"wait must be at most {MAX_WAIT} seconds")
+    return seconds
+
+
+def free_slots(record: PoolRecord | None, counts: PoolCounts) -> tuple[str | None, int]:
+    """(the pool's target, how many more nodes may be handed it now): 0 while paused or without a target."""
+    if record is None or not record.current or record.paused:
+        return (record.current if record is not None else None), 0
+    try:
+        limit = max_unavailable_count(record.max_unavailable, counts.members)
+    except RolloutError:
+        return record.current, 0
+    return record.current, max(limit - counts.unavailable, 0)
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One held request: its first-arrival number, and whether it was woken and has not decided since."""
+
+    seq: int
+    pool: str = ""
+    future: asyncio.Future[bool] | None = None
+    woken: bool = False
+
+
+@dataclass
+class _PoolQueue:
+    by_config: dict[str, list[tuple[int, Ticket]]] = field(default_factory=dict)  # heaps by first arrival
+    held: int = 0        # tickets waiting now
+    in_flight: int = 0   # tickets woken that have not decided again yet
+
+
+class HandoutWaiters:
+    """The held hand-outs of one server process (rules in the module docstring). Event-loop thread only."""
+
+    def __init__(self) -> None:
+        self._pools: dict[str, _PoolQueue] = {}
+        self._seq = itertools.count()
+        self.closing = False
+        self.on_lost: Callable[[], None] | None = None  # a woken claim lost the slot and waits again
+
+    def ticket(self) -> Ticket:
+        """A place in line, kept across the waits of one request."""
+        return Ticket(next(self._seq))
+
+    def held(self) -> int:
+        """Requests held now, in every pool."""
+        return sum(q.held for q in self._pools.values())
+
+    def pools(self) -> list[str]:
+        """Pools with held requests."""
+        return [name for name, q in self._pools.items() if q.held]
+
+    async def wait(self, ticket: Ticket, pool: str, current: str, timeout: float) -> bool:
+        """Hold `ticket` (a node of `pool` running `current`) until woken (True) or `timeout` (False)."""
+        lost = ticket.woken
+        self.settle(ticket)
+        if self.closing:
+            return False
+        queue = self._pools.setdefault(pool, _PoolQueue())
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        ticket.pool, ticket.future = pool, future
+        heap = queue.by_config.setdefault(current, [])
+        heapq.heappush(heap, (ticket.seq, ticket))
+        queue.held += 1
+        if lost and self.on_lost is not None:
+            self.on_lost()  # while it decided, `offer` counted it as taking a slot: count again
+        try:
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            return False
+        finally:
+            if not ticket.woken:  # timed out or cancelled: its heap entry is dropped when reached
+                queue.held -= 1
+                if len(heap) > 2 * queue.held + 64:
+                    queue.by_config[current] = [e for e in heap if not e[1].future.done()]  # type: ignore[union-attr]
+                    heapq.heapify(queue.by_config[current])
+
+    def settle(self, ticket: Ticket) -> None:
+        """The woken `ticket` has decided again: it no longer counts as taking a slot."""
+        if ticket.woken:
+            ticket.woken = False
+            queue = self._pools.get(ticket.pool)
+            if queue is not None:
+                queue.in_flight -= 1
+
+    def offer(self, pool: str, target: str | None, free: int) -> int:
+        """`free` slots are open in `pool` now: wake that many held requests, less those woken and undecided."""
+        queue = self._pools.get(pool)
+        return self._wake(queue, target, free - queue.in_flight) if queue is not None else 0
+
+    def freed(self, pool: str, target: str | None, count: int = 1) -> int:
+        """`count` slots just freed in `pool`: wake that many held requests."""
+        queue = self._pools.get(pool)
+        return self._wake(queue, target, count) if queue is not None else 0
+
+    def close(self) -> None:
+        """Answer every held request now (server shutdown); later claims are not held."""
+        self.closing = True
+        for queue in self._pools.values():
+            self._wake(queue, None, queue.held)
+
+    def _wake(self, queue: _PoolQueue, target: str | None, count: int) -> int:
+        heaps = [h for config, h in queue.by_config.items() if config != target or target is None]
+        woken = 0
+        while woken < count and queue.held:
+            best: list[tuple[int, Ticket]] | None = None
+            for heap in heaps:
+                while heap and heap[0][1].future is not None and heap[0][1].future.done():
+                    heapq.heappop(heap)  # timed out or cancelled
+                if heap and (best is None or heap[0][0] < best[0][0]):
+                    best = heap
+            if best is None:
+                break
+            _, ticket = heapq.heappop(best)
+            assert ticket.future is not None
+            ticket.woken = True
+            ticket.future.set_result(True)
+            queue.held -= 1
+            queue.in_flight += 1
+            woken += 1
+        return woken
+
+
+def follow_snapshots(state: ServerState, store: Store) -> None:
+    """Directory store: when a new snapshot changes the target, pause or maxUnavailable of a pool with held
+    claims, count its free slots once (a listing, in a thread) and wake that many."""
+    waiters = state.handouts
+    seen: dict[str, tuple[object, ...]] = {}
+
+    def rollout(record: PoolRecord) -> tuple[object, ...]:
+        return record.current, record.paused, record.max_unavailable
+
+    async def offer_counted(pool: str, record: PoolRecord | None) -> None:
+        try:
+            counts = await asyncio.to_thread(lambda: NodeStatuses(store.list_node_status()).counts(pool))
+        except StoreError:
+            return  # the held claims are answered at their deadline
+        waiters.offer(pool, *free_slots(record, counts))
+
+    def swapped(snapshot: Snapshot) -> None:
+        for name, entry in snapshot.pools.items():
+            key = rollout(entry.record)
+            if seen.get(name, key) != key and name in waiters.pools():
+                task = asyncio.get_running_loop().create_task(offer_counted(name, entry.record))
+                _TASKS.add(task)
+                task.add_done_callback(_TASKS.discard)
+            seen[name] = key
+
+    if state.snapshot is not None:
+        seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
+    state.on_swap.append(swapped)
+
+
+def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
+    """etcd replica: after every change the mirror applies (on the etcd thread), offer each pool with held
+    claims its free slots, read from the mirror's memory on the event loop (O(1) per pool)."""
+    waiters = state.handouts
+    scheduled = [False]
+
+    def recheck() -> None:
+        scheduled[0] = False  # before reading: a change applied from here on schedules another pass
+        for pool in waiters.pools():
+            _, counts = mirror.decide(partial(NodeStatuses.counts, pool=pool))
+            waiters.offer(pool, *free_slots(mirror.pool(pool), counts))
+
+    def changed() -> None:  # on the etcd thread
+        if not scheduled[0]:
+            scheduled[0] = True
+            loop.call_soon_threadsafe(recheck)
+
+    def lost() -> None:  # on the event loop: the slots offered while the loser decided may still be free
+        if not scheduled[0]:
+            scheduled[0] = True
+            loop.call_soon(recheck)
+
+    mirror.on_change(changed)
+    waiters.on_lost = lost
+
+
+_TASKS: set[asyncio.Task[None]] = set()  # keep the counting tasks referenced until they finish

@@ -1,0 +1,243 @@
+"""`POST /nodes/{name}/desired?wait=SECONDS`: a claim that would be told "stay" is held until a slot frees (then
+handed the target), a pause is lifted or the target moves, or the wait ends (then told "stay"); the oldest held
+claim goes first and only as many wake as slots freed; shutdown answers held claims at once. On the directory
+store and on an etcd replica (a real 3-member cluster), each a real server on a loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from fleet.etcd_client import parse_url
+from fleet.etcd_store import EtcdStore
+from fleet.rendered import RenderedConfig
+from fleet.store import DirectoryStore, Store
+from server.run import Running, start
+from server.settings import ServerSettings
+from tests.etcd_cluster import free_ports
+from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.server.scale_out import ENV, ROOT, wait_healthy
+
+OLD = make_rendered("worker", ignition_config(files=1))
+NEW = make_rendered("worker", ignition_config(files=2))
+_prefixes = itertools.count()
+
+
+@dataclass
+class Served:
+    """A running server over `store` (written by the test), at `base`."""
+
+    store: Store
+    running: Running
+    base: str
+
+    @property
+    def held(self) -> int:
+        return self.running.state.handouts.held()
+
+
+def _seed(store: Store, **record: Any) -> None:
+    """Pool worker at NEW (OLD in its history) with maxUnavailable 1; nodes a, b, c, d Done at OLD."""
+    store.put_rendered(OLD)
+    publish(store, NEW, max_unavailable=1, **record)
+    for node in "abcd":
+        store.put_node_status(_status(node, OLD))
+
+
+def _status(node: str, config: RenderedConfig, state: str = "Done") -> Any:
+    from fleet.rendered import NodeStatus
+
+    return NodeStatus(f"node-{node}", "worker", config.name, config.name, state, "", "2026-01-01T00:00:00Z")
+
+
+@pytest.fixture(params=["directory", "etcd"])
+async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05)
+    store: Any
+    if request.param == "directory":
+        store = DirectoryStore(tmp_path / "store")
+        settings = replace(settings, store_dir=tmp_path / "store")
+    else:
+        url = request.getfixturevalue("etcd_cluster").url(f"handout-{next(_prefixes)}")
+        store = EtcdStore.open(parse_url(url))
+        settings = replace(settings, etcd=parse_url(url))
+    _seed(store)
+    running = await start(settings)
+    _, host, port = running.addresses[0]
+    try:
+        yield Served(store, running, f"http://{host}:{port}")
+    finally:
+        await running.stop()
+        if request.param == "etcd":
+            from server.replica import close
+
+            close(running.reloader.store)  # type: ignore[arg-type]
+            store.conn.close()
+
+
+async def _claim(session: aiohttp.ClientSession, base: str, node: str, wait: float | str | None = None) -> Any:
+    params = {"pool": "worker"} if wait is None else {"pool": "worker", "wait": str(wait)}
+    async with session.post(f"{base}/nodes/node-{node}/desired", params=params) as response:
+        assert response.status == 200, await response.text()
+        return (await response.json())["desiredConfig"]
+
+
+async def _report(session: aiohttp.ClientSession, base: str, node: str, config: RenderedConfig) -> None:
+    body = {"pool": "worker", "currentConfig": config.name, "desiredConfig": config.name, "state": "Done"}
+    async with session.post(f"{base}/nodes/node-{node}/status", json=body) as response:
+        assert response.status == 200, await response.text()
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    while not check():
+        await asyncio.sleep(0.01)
+
+
+BAD_WAITS = [
+    ("negative", {"wait": "-1"}),
+    ("word", {"wait": "soon"}),
+    ("empty", {"wait": ""}),
+    ("above-limit", {"wait": "301"}),
+    ("exponent", {"wait": "1e2"}),
+    ("nan", {"wait": "nan"}),
+    ("infinity", {"wait": "inf"}),
+    ("unit", {"wait": "5s"}),
+    ("spaces", {"wait": " 5"}),
+    ("too-many-digits", {"wait": "1.0000001"}),
+    ("huge", {"wait": "9" * 400}),
+]
+
+
+@pytest.mark.parametrize(("params",), [(p,) for _, p in BAD_WAITS], ids=[i for i, _ in BAD_WAITS])
+async def test_a_bad_wait_is_a_400_naming_it(served: Served, params: dict[str, str]) -> None:
+    async with aiohttp.ClientSession() as session:
+        for method in ("GET", "POST"):
+            async with session.request(method, f"{served.base}/nodes/node-a/desired",
+                                       params={"pool": "worker", **params}) as response:
+                assert response.status == 400
+                assert (await response.json())["path"] == "query wait"
+
+
+@pytest.mark.parametrize(("query", "status"), [
+    ("wait=1&wait=2", 400),
+    ("wait=0", 200),
+    ("wait=300", 200),
+    ("wait=0.5", 200),
+], ids=["twice", "zero", "limit", "fraction"])
+async def test_wait_values(served: Served, query: str, status: int) -> None:
+    async with aiohttp.ClientSession() as session:  # node-a: a slot is free, so even a long wait answers at once
+        async with session.post(f"{served.base}/nodes/node-a/desired?pool=worker&{query}") as response:
+            assert response.status == status, await response.text()
+            if status == 200:
+                assert (await response.json())["desiredConfig"] == NEW.name
+
+
+async def test_only_the_claim_waits(served: Served) -> None:
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"{served.base}/nodes/node-a/desired", params={"pool": "worker", "wait": "5"}) as got:
+            assert got.status == 400 and (await got.json())["path"] == "query wait"
+
+
+async def test_a_held_claim_takes_the_slot_freed_and_only_the_oldest_wakes(served: Served) -> None:
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name  # node-a takes the one slot
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=300))
+        await _until(lambda: served.held == 1)
+        c = asyncio.create_task(_claim(session, served.base, "c", wait=300))
+        await _until(lambda: served.held == 2)
+        d = asyncio.create_task(_claim(session, served.base, "d", wait=300))
+        await _until(lambda: served.held == 3)
+        await _report(session, served.base, "a", NEW)  # node-a is done: one slot frees
+        assert await asyncio.wait_for(b, 60) == NEW.name  # the oldest held claim, long before its wait ends
+        await _until(lambda: served.held == 2)
+        assert not c.done() and not d.done()  # one slot freed: the others stay held
+        await _report(session, served.base, "b", NEW)
+        assert await asyncio.wait_for(c, 60) == NEW.name
+        assert not d.done()
+        d.cancel()
+
+
+async def test_a_held_claim_is_told_stay_at_its_deadline(served: Served) -> None:
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=1))
+        await _until(lambda: served.held == 1)
+        assert await b == OLD.name  # no slot freed: stay where it is
+        assert served.held == 0
+
+
+async def test_lifting_a_pause_wakes_a_held_claim(served: Served) -> None:
+    paused = replace(served.store.get_pool("worker"), paused=True)
+    served.store.put_pool(paused)
+    await _until(lambda: served.running.state.snapshot.pools["worker"].record.paused)  # type: ignore[union-attr]
+    async with aiohttp.ClientSession() as session:
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=300))
+        await _until(lambda: served.held == 1)
+        served.store.put_pool(replace(paused, paused=False))
+        assert await asyncio.wait_for(b, 60) == NEW.name  # woken, not answered at its deadline
+
+
+async def test_a_node_at_the_target_is_held_until_the_target_moves(served: Served) -> None:
+    served.store.put_node_status(_status("a", NEW))
+    async with aiohttp.ClientSession() as session:
+        a = asyncio.create_task(_claim(session, served.base, "a", wait=300))
+        await _until(lambda: served.held == 1)
+        newer = make_rendered("worker", ignition_config(files=3))
+        served.store.put_rendered(newer)
+        served.store.put_pool(replace(served.store.get_pool("worker"), current=newer.name))
+        assert await asyncio.wait_for(a, 60) == newer.name  # woken, not answered at its deadline
+
+
+async def test_shutdown_answers_held_claims(served: Served) -> None:
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=300))
+        await _until(lambda: served.held == 1)
+        stopping = asyncio.create_task(served.running.stop())
+        assert await asyncio.wait_for(b, 60) == OLD.name  # answered at once (stay), not after 300 s
+        await stopping
+
+
+def test_sigterm_answers_held_claims_and_exits(tmp_path: Path) -> None:
+    """`mco serve` (a process) holding a claim: SIGTERM answers it and the process exits 0."""
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).resolve().parent / "cluster", cluster)
+    port = free_ports(1)[0]
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp_path / "store"),
+                             "--listen", f"127.0.0.1:{port}", "--access-log", "off"], env=ENV, cwd=ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_healthy(base, proc)
+
+        async def hold_then_stop() -> Any:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(f"{base}/pools/worker") as response:
+                    target = (await response.json())["spec"]["configuration"]["name"]
+                body = {"pool": "worker", "currentConfig": target, "desiredConfig": target, "state": "Done"}
+                async with session.post(f"{base}/nodes/node-a/status", json=body) as response:
+                    assert response.status == 200
+                held = asyncio.create_task(_claim(session, base, "a", wait=300))  # at the target: held
+                await asyncio.sleep(0.5)  # the claim reaches the server (a process cannot be asked)
+                assert not held.done()
+                proc.send_signal(signal.SIGTERM)
+                return target, await asyncio.wait_for(held, 60)
+
+        target, answer = asyncio.run(hold_then_stop())
+        assert answer == target
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
