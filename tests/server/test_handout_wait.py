@@ -19,10 +19,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import RenderedConfig
-from fleet.store import DirectoryStore, Store
+from fleet.store import Store
 from server.run import Running, start
 from server.settings import ServerSettings
 from tests.etcd_cluster import free_ports
