@@ -2,12 +2,15 @@
 
 `decode(doc, version)` checks every JSON type against the schema (a wrong type is fatal, like Go's
 UnmarshalTypeError: only the first one is reported), warns about keys the version does not know
-(`unused key X`), and returns a *normalized* copy the rules can read without caring about Go's quirks:
+(`unused key X`), and returns the *normalized* document the rules read without caring about Go's quirks:
 
 * keys are the schema's field names (Go matches keys case-insensitively; the odd-cased key is still warned);
 * `null` on a pointer field means unset, so the key is dropped; `null` on a non-pointer field is its zero value;
 * a `null` list item is the zero item (`{}` or `""`);
 * keys unknown to the version are dropped (their sections are ignored, as Ignition ignores them).
+
+What needs none of that is not copied: a list of objects that are already so (nearly every list, `_plain`) is
+the input's own list in the result. The result is for reading: whoever changes it changes the input.
 """
 
 from __future__ import annotations
@@ -135,9 +138,8 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
-                plain = _plain_objects(value, item) if value and not old else None
-                if plain is not None:
-                    return plain
+                if value and not old and _plain(value, item):
+                    return value  # (already normalized: shared with the input, not copied)
                 for i, v in enumerate(value):
                     prev = old[i] if i < len(old) else None
                     if v is None:
@@ -212,49 +214,38 @@ _ABSENT = object()
 _PYTHON_TYPES = {"string": str, "boolean": bool, "integer": int, "object": dict, "list": list}
 
 
-def _plain_objects(items: list[Any], node: Node) -> list[dict[str, Any]] | None:
-    """The decoded list of objects `items` (of `node`) when each is a dict with only the schema's own keys and
-    every value of its field's type: decided field by field for the whole list at once (the values of one
-    field gathered by `map`, their types in one set), as nearly every list is. Such objects decode to copies
-    of themselves (copies of their objects and lists inside), with nothing to report. None when one is not
-    such: `value` then decodes the list item by item (and reports)."""
+def _plain(items: list[Any], node: Node) -> bool:
+    """True when every one of `items` (objects of `node`) is a dict with only the schema's own keys and every
+    value of its field's type, objects and lists inside too (nearly every list): such a list is its own
+    decoding, with nothing to report. Decided field by field for the whole list at once (the values of one
+    field gathered by `map`, their types in one set), not object by object; False for anything else, which
+    `value` then decodes item by item (and reports)."""
     if set(map(type, items)) != {dict}:
-        return None
+        return False
     keys = set().union(*items)
     fields = node.fields
     if not keys <= fields.keys():
-        return None
-    copies: list[dict[str, Any]] = list(map(dict, items))
+        return False
     for name in keys:
         child = fields[name].node
         values = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
-        holders = copies
         if _ABSENT in values:  # (some objects leave the field out)
-            present = list(map(is_not, values, repeat(_ABSENT)))
-            values, holders = list(compress(values, present)), list(compress(copies, present))
+            values = list(compress(values, map(is_not, values, repeat(_ABSENT))))
         if set(map(type, values)) != {_PYTHON_TYPES[child.kind]}:
-            return None  # (a null among them, too)
+            return False  # (a null among them, too)
         if child.kind == "integer" and (min(values) < INT_MIN or max(values) > INT_MAX):
-            return None
-        if child.kind in _SCALAR_TYPES:
-            continue
-        inner: list[Any] | None
-        if child.kind == "object":
-            inner = _plain_objects(values, child)
-        elif child.kind == "list" and child.item is not None and child.item.kind != "object":
+            return False
+        if child.kind == "object" and not _plain(values, child):
+            return False
+        if child.kind == "list":
+            item = child.item
+            if item is None or item.kind == "object":
+                return False  # lists of objects inside: item by item
             scalars = list(chain.from_iterable(values))
-            kind = child.item.kind
-            if scalars and (set(map(type, scalars)) != {_PYTHON_TYPES[kind]}
-                            or (kind == "integer" and (min(scalars) < INT_MIN or max(scalars) > INT_MAX))):
-                return None
-            inner = list(map(list, values))  # type: ignore[arg-type]
-        else:
-            return None  # lists of objects inside: item by item
-        if inner is None:
-            return None
-        for _ in map(dict.__setitem__, holders, repeat(name), inner):  # each copy gets its own copy
-            pass
-    return copies
+            if scalars and (set(map(type, scalars)) != {_PYTHON_TYPES[item.kind]}
+                            or (item.kind == "integer" and (min(scalars) < INT_MIN or max(scalars) > INT_MAX))):
+                return False
+    return True
 
 
 _SCALAR_TYPES = {"string": str, "boolean": bool, "integer": int}
