@@ -124,10 +124,10 @@ class Mirror:
         with self._lock:
             return self._nodes.ordered()
 
-    def node_revision(self, name: str) -> int:
-        """The revision that last changed the node's record (0: no record)."""
+    def node_at(self, name: str) -> tuple[NodeStatus | None, int]:
+        """The node's record and the revision that last changed it ((None, 0): no record), read together."""
         with self._lock:
-            return self._node_revisions.get(name, 0)
+            return self._nodes.get(name), self._node_revisions.get(name, 0)
 
     def decide(self, fn: Callable[[NodeStatuses], T]) -> tuple[int, T]:
         """(applied revision, `fn(statuses)`), with no change applied meanwhile (`fn` must be quick and must not

@@ -21,11 +21,12 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aetcd
 from aetcd import rpc
 
+from fleet.etcd_claims import ClaimGroups
 from fleet.etcd_client import Connection, EtcdSettings
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
 from fleet.rollout import NodeStatuses, is_unavailable
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from fleet.etcd_mirror import Mirror
 
 CHUNK = 1 << 20        # bytes per chunk: below the 1.5 MiB request limit with the transaction around it
+T = TypeVar("T")
 CLAIM_ATTEMPTS = 200   # lost compare-and-swap rounds before a hand-out gives up (answered 503, the node retries)
 
 
@@ -57,7 +59,8 @@ def _json(raw: bytes, what: str) -> dict[str, Any]:
     return data
 
 
-def _dump(data: dict[str, Any]) -> bytes:
+def dump(data: dict[str, Any]) -> bytes:
+    """Canonical JSON bytes of a record."""
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -69,6 +72,7 @@ class EtcdStore:
         self.conn = conn
         self.mirror = mirror
         self._fence = fence
+        self._claims = ClaimGroups(self, CLAIM_ATTEMPTS)
 
     @classmethod
     def open(cls, settings: EtcdSettings) -> EtcdStore:
@@ -134,7 +138,7 @@ class EtcdStore:
         chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
         for i, chunk in enumerate(chunks):
             self._txn([], [tx.put(self.key("blobs", name, digest, f"{i:06d}"), chunk)])
-        manifest = _dump({"sha256": digest, "size": len(data), "chunks": len(chunks)})
+        manifest = dump({"sha256": digest, "size": len(data), "chunks": len(chunks)})
         self._txn([tx.create(manifest_key) == 0], [tx.put(manifest_key, manifest)])
 
     def _manifest(self, name: str, *, missing_ok: bool = False) -> dict[str, Any] | None:
@@ -212,7 +216,7 @@ class EtcdStore:
 
     # -- pools ----------------------------------------------------------------------------------------------
     def put_pool(self, record: PoolRecord) -> None:
-        self._put(self.key("state", "pools", check_name("pools", record.name)), _dump(record.to_dict()))
+        self._put(self.key("state", "pools", check_name("pools", record.name)), dump(record.to_dict()))
 
     def get_pool(self, pool: str) -> PoolRecord:
         check_name("pools", pool)
@@ -244,26 +248,29 @@ class EtcdStore:
         name = check_name("nodes", status.name)
         key = self.key("state", "nodes", name)
         tx = self.conn.client.transactions
-        seen = self._node_revision(name) if status.history else None
+        known, seen = self._node_seen(name) if status.history else (None, None)
         for _ in range(CLAIM_ATTEMPTS):
-            ops = [tx.put(key, _dump(status.to_dict()))]
-            if is_unavailable(status) and status.pool:
+            ops = [tx.put(key, dump(status.to_dict()))]
+            # The fence moves when a node may newly count against maxUnavailable. A node whose record, as compared
+            # below, already counts in the same pool (handed out, then reporting Working) changes no count.
+            counted = seen is not None and known is not None and known.pool == status.pool and is_unavailable(known)
+            if is_unavailable(status) and status.pool and not counted:
                 ops.append(tx.put(self.key("state", "rollout", check_name("pools", status.pool)), key))
             ok, responses = self._txn([tx.mod(key) == seen] if seen is not None else [], ops, [tx.get(key)])
             if ok:
                 return
             found = responses[0] if responses else []
-            current = NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")) if found else None
+            known = NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")) if found else None
             seen = found[0][1].mod_revision if found else 0
-            status = with_report(current, status)
+            status = with_report(known, status)
         raise StoreError(f"nodes/{name}", "too many concurrent reports; try again")
 
-    def _node_revision(self, name: str) -> int:
-        """The revision of the node's record as this store sees it (the mirror's, or one range read)."""
+    def _node_seen(self, name: str) -> tuple[NodeStatus | None, int]:
+        """The node's record and its revision as this store sees them (the mirror's, or one range read)."""
         if self.mirror is not None and self.mirror.loaded:
-            return self.mirror.node_revision(name)
+            return self.mirror.node_at(name)
         _, kvs = self._range(self.key("state", "nodes", name))
-        return kvs[0].mod_revision if kvs else 0
+        return (NodeStatus.from_dict(_json(kvs[0].value, f"nodes/{name}")), kvs[0].mod_revision) if kvs else (None, 0)
 
     def get_node_status(self, node: str) -> NodeStatus:
         check_name("nodes", node)
@@ -286,29 +293,14 @@ class EtcdStore:
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Run `decide` on every node's status and store the status it returns, as one compare-and-swap on the
-        pool's hand-out fence: if any write that may make a node unavailable landed after the statuses were
-        read, nothing is stored and `decide` runs again on fresher statuses. So maxUnavailable holds across
-        replicas and workers. `decide` may run several times and must have no other effect."""
-        tx = self.conn.client.transactions
-        for _ in range(CLAIM_ATTEMPTS):
-            revision, handed = self._decide_at(decide)
-            if handed is None:
-                return None
-            fence = self.key("state", "rollout", check_name("pools", handed.pool))
-            key = self.key("state", "nodes", check_name("nodes", handed.name))
-            # neither a write that may make a node unavailable nor a report of this node (the record the
-            # decision and its history were built on) landed since the statuses were read
-            ok, responses = self._txn([tx.mod(fence) < revision + 1, tx.mod(key) < revision + 1],
-                                      [tx.put(key, _dump(handed.to_dict())), tx.put(fence, key)],
-                                      [tx.get(fence), tx.get(key)])
-            if ok:
-                return handed
-            newest = max((found[0][1].mod_revision for found in responses if found), default=0)
-            if self.mirror is not None and newest:
-                self.mirror.wait_for(newest, timeout=2.0)
-        raise StoreError(f"nodes/{node}", "too many concurrent hand-outs; try again")
+        pool's hand-out fence and the node's record: if a write that may make a node unavailable, or a report of
+        this node, landed after the statuses were read, nothing is stored and `decide` runs again on fresher
+        statuses. So maxUnavailable holds across replicas and workers. Claims made at the same moment are decided
+        and written together (fleet/etcd_claims.py). `decide` may run several times and must have no other effect."""
+        check_name("nodes", node)
+        return self._claims.claim(decide)
 
-    def _decide_at(self, decide: Callable[[NodeStatuses], NodeStatus | None]) -> tuple[int, NodeStatus | None]:
+    def _decide_at(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
         """(revision, decision): on the mirror's statuses and pool counts (O(1) per decision), or on one range read."""
         if self.mirror is not None and self.mirror.loaded:
             return self.mirror.decide(decide)
@@ -319,5 +311,5 @@ class EtcdStore:
     # -- the controller's status ---------------------------------------------------------------------------
     def put_controller_status(self, data: dict[str, Any]) -> None:
         """What the leader last did (shown by replicas under /pools `renderErrors`)."""
-        self._put(self.key("state", "controller"), _dump({**data, "at": time.time()}))
+        self._put(self.key("state", "controller"), dump({**data, "at": time.time()}))
 

@@ -9,7 +9,8 @@ Flow of one `mco serve` (composition root: run.py):
                  convert.py translates with ignition/)
     respond.py   the /config/{pool} decision (auth.py, negotiate.py), used by app.py and answer_bytes.py
     app.py       aiohttp routes: /config, /healthz, /metrics, /pools, /rendered (node_routes.py: /nodes/*,
-                 where only a node may speak for itself)
+                 where only a node may speak for itself; handout_wait.py holds claims told "stay" until a
+                 slot may have freed; request_body.py reads JSON bodies)
     gate.py      admission of each connection: caps per listener and client, CIDR before the TLS handshake
     connection.py  aiohttp's connection protocol (llhttp parses every request): plain GET/HEAD
                  /config/<pool> answered from answer_bytes.py's cache, a read deadline, quiet 400s

@@ -10,12 +10,15 @@ after the store's call timeout and are answered 503, which nodes retry.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from fleet.etcd_client import Connection, EtcdSettings
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import EtcdStore
 from server.handout_wait import follow_mirror
 from server.state import ServerState
+
+WRITERS = 64  # threads for store calls; each mostly waits on etcd
 
 
 def open_replica_store(settings: EtcdSettings) -> EtcdStore:
@@ -36,6 +39,9 @@ def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop
     mirror = store.mirror
     assert mirror is not None
     state.feed = mirror
+    # Every store write waits for an etcd round trip (a hand-out also for its compare-and-swap retries) in a
+    # worker thread: with asyncio's default 6 threads, reports queued behind claims during a rollout.
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="etcd-store"))
 
     seen = [-1]
 

@@ -168,3 +168,40 @@ def test_a_replica_lists_the_rendered_configs_its_mirror_follows(store: EtcdStor
         assert _until(lambda: replica.list_rendered() == ["rendered-worker-b"])
     finally:
         mirror.stop()
+
+
+# (id, the node's record before, its report, whether the pool's hand-out fence moves)
+FENCE_CASES = [
+    ("handed-out-then-working", ("old", "new", "Done"), ("old", "new", "Working"), False),
+    ("handed-out-then-done", ("old", "new", "Done"), ("new", "new", "Done"), False),
+    ("done-then-working", ("old", "old", "Done"), ("old", "old", "Working"), True),
+    ("done-then-degraded", ("old", "old", "Done"), ("old", "old", "Degraded"), True),
+    ("working-then-degraded", ("old", "new", "Working"), ("old", "new", "Degraded"), False),
+    ("first-report-working", None, ("old", "old", "Working"), True),
+]
+
+
+@pytest.mark.parametrize(("before", "report", "moves"), [c[1:] for c in FENCE_CASES], ids=[c[0] for c in FENCE_CASES])
+def test_the_fence_moves_only_when_a_node_may_newly_count(store: EtcdStore, before: tuple[str, str, str] | None,
+                                                          report: tuple[str, str, str], moves: bool) -> None:
+    """A claim compares the fence: it must move when a node may start counting against maxUnavailable, and only
+    then (a report of a node already counted would fail every concurrent claim for nothing)."""
+    from fleet.rendered import with_report
+
+    def status(fields: tuple[str, str, str]) -> NodeStatus:
+        current, desired, state = fields
+        return NodeStatus("node-a", "worker", f"rendered-worker-{current}", f"rendered-worker-{desired}", state)
+
+    fence = store.key("state", "rollout", "worker")
+
+    def fence_revision() -> int:
+        found = store.conn.call(lambda: store.conn.client.get(fence))
+        return found.mod_revision if found is not None else 0
+
+    previous = None
+    if before is not None:
+        previous = with_report(None, status(before))
+        store.put_node_status(previous)
+    was = fence_revision()
+    store.put_node_status(with_report(previous, status(report)))
+    assert (fence_revision() != was) == moves

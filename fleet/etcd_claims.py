@@ -1,0 +1,168 @@
+"""Hand-outs on etcd in groups: the claims a replica's threads make at the same moment are decided together on
+one view of the statuses and written in one compare-and-swap transaction.
+
+Why: every hand-out compares its pool's fence (fleet/etcd_store.py), so claims made one by one succeed one per
+etcd round trip plus a watch delivery, and a replica waking a wave of held claims (server/handout_wait.py) lost
+most of them to each other. As databases flush many commits with one log write ("group commit"), the first
+claiming thread leads: it takes every claim queued meanwhile (up to GROUP), decides them in turn on the
+statuses with each hand-out counted for the next (an `Overlay`, O(1) per decision), and writes every hand-out
+with its pool's fence in one transaction that compares, as a single claim does, that no fence and none of those
+nodes' records moved since the statuses' revision. On a lost compare it waits for the watch and decides again.
+Then it hands the lead to the oldest claim queued since, so no request waits on others' groups for long.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from fleet.rendered import NodeStatus
+from fleet.rollout import NodeStatuses, PoolCounts, is_unavailable
+from fleet.store import StoreError, check_name
+
+if TYPE_CHECKING:
+    from fleet.etcd_store import EtcdStore
+
+Decide = Callable[[NodeStatuses], "NodeStatus | None"]
+GROUP = 50  # claims per transaction: 2 operations each plus the fences, under etcd's 128 (--max-txn-ops)
+
+
+class Overlay(NodeStatuses):
+    """`base` with the group's earlier hand-outs put over it, counts adjusted (`get` and `counts` O(1); listing
+    every status merges the two, O(n))."""
+
+    def __init__(self, base: NodeStatuses) -> None:
+        super().__init__()
+        self._base = base
+        self._over: dict[str, NodeStatus] = {}
+        self._delta: dict[str, PoolCounts] = {}
+
+    def get(self, name: str) -> NodeStatus | None:
+        found = self._over.get(name)
+        return found if found is not None else self._base.get(name)
+
+    def counts(self, pool: str) -> PoolCounts:
+        base, delta = self._base.counts(pool), self._delta.get(pool)
+        if delta is None:
+            return base
+        return PoolCounts(base.members + delta.members, base.unavailable + delta.unavailable)
+
+    def put(self, status: NodeStatus) -> None:
+        for old, step in ((self.get(status.name), -1), (status, 1)):
+            if old is not None:
+                delta = self._delta.setdefault(old.pool, PoolCounts())
+                delta.members += step
+                delta.unavailable += step if is_unavailable(old) else 0
+        self._over[status.name] = status
+
+    def ordered(self) -> list[NodeStatus]:
+        merged = {s.name: s for s in self._base.ordered()}
+        merged.update(self._over)
+        return [merged[name] for name in sorted(merged)]
+
+    def __len__(self) -> int:
+        return len(self.ordered())
+
+
+class _Claim:
+    def __init__(self, decide: Decide) -> None:
+        self.decide = decide
+        self.wake = threading.Event()  # set when finished, or when asked to lead
+        self.lead = False
+        self.finished = False
+        self.handed: NodeStatus | None = None
+        self.error: BaseException | None = None
+
+    def finish(self, handed: NodeStatus | None = None, error: BaseException | None = None) -> None:
+        self.handed, self.error, self.finished = handed, error, True
+        self.wake.set()
+
+    def outcome(self) -> NodeStatus | None:
+        if self.error is not None:
+            raise self.error
+        return self.handed
+
+
+class ClaimGroups:
+    """The claim queue of one EtcdStore (rules in the module docstring)."""
+
+    def __init__(self, store: EtcdStore, attempts: int) -> None:
+        self.store = store
+        self.attempts = attempts
+        self._lock = threading.Lock()
+        self._queue: list[_Claim] = []
+        self._leading = False
+
+    def claim(self, decide: Decide) -> NodeStatus | None:
+        """Decide and store as part of a group; returns this claim's hand-out (None: nothing stored)."""
+        mine = _Claim(decide)
+        with self._lock:
+            self._queue.append(mine)
+            if not self._leading:
+                self._leading = mine.lead = True
+        while not mine.lead:
+            mine.wake.wait()
+            if mine.finished:
+                return mine.outcome()
+        try:
+            while not mine.finished:
+                with self._lock:
+                    group, self._queue = self._queue[:GROUP], self._queue[GROUP:]
+                try:
+                    self._run(group)
+                except BaseException as exc:  # a failure of the group's transaction is every member's
+                    for claim in group:
+                        if not claim.finished:
+                            claim.finish(error=exc)
+        finally:
+            with self._lock:
+                if self._queue:
+                    self._queue[0].lead = True
+                    self._queue[0].wake.set()
+                else:
+                    self._leading = False
+        return mine.outcome()
+
+    def _run(self, group: list[_Claim]) -> None:
+        from fleet.etcd_store import dump
+
+        store = self.store
+        tx = store.conn.client.transactions
+        pending = group
+        for _ in range(self.attempts):
+            def decide_all(statuses: NodeStatuses, claims: list[_Claim] = pending) -> list[NodeStatus]:
+                view, handed = Overlay(statuses), []
+                for claim in claims:
+                    try:
+                        status = claim.decide(view)
+                    except Exception as exc:  # this claim's refusal (wrong pool, token...): the others go on
+                        claim.finish(error=exc)
+                        continue
+                    if status is None:
+                        claim.finish()
+                    else:
+                        view.put(status)
+                        handed.append(status)
+                return handed
+
+            revision, handed = store._decide_at(decide_all)
+            pending = [c for c in pending if not c.finished]
+            if not handed:
+                return
+            keys = [store.key("state", "nodes", check_name("nodes", h.name)) for h in handed]
+            fences = {store.key("state", "rollout", check_name("pools", h.pool)): key for h, key in zip(handed, keys, strict=True)}
+            compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
+            writes = [tx.put(k, dump(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
+            ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
+                                       [tx.get(k) for k in [*fences, *keys]])
+            if ok:
+                for claim, status in zip(pending, handed, strict=True):
+                    claim.finish(status)
+                return
+            newest = max((found[0][1].mod_revision for found in responses if found), default=0)
+            if store.mirror is not None and newest:
+                store.mirror.wait_for(newest, timeout=2.0)
+        error = StoreError("nodes", "too many concurrent hand-outs; try again")
+        for claim in pending:
+            claim.finish(error=error)
