@@ -83,13 +83,18 @@ def retrying(call: Callable[[], Any], *, attempts: int, base_delay: float, max_d
 class ServerClient:
     """HTTP client for the machine-config server (one requests.Session)."""
 
-    def __init__(self, url: str, *, ca: Path | None = None, token: str = "", timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, ca: Path | None = None, token: str = "", node_token: str = "",
+                 timeout: float = 10.0) -> None:
+        """`token` goes with every request; `node_token` (the node's own, `mco certs node-token`) replaces it on
+        the node routes (`/nodes/...`), which a server with node authentication checks against the node's name,
+        while the config routes keep asking for the pool's token (docs/server-security.md)."""
         self.url = url.rstrip("/")
         self.session = requests.Session()
         # passed on every request: a session-level `verify` loses to REQUESTS_CA_BUNDLE in the environment
         self.verify: str | bool = str(ca) if ca else True
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
+        self.node_headers = {"Authorization": f"Bearer {node_token}"} if node_token else {}
         self.timeout = timeout
 
     def request(self, method: str, path: str, *, held: float = 0.0, **kwargs: Any) -> requests.Response:
@@ -97,6 +102,8 @@ class ServerClient:
         PermanentError naming the URL."""
         url = f"{self.url}{path}"
         timeout = (self.timeout, self.timeout + held) if held else self.timeout
+        if self.node_headers and path.startswith("/nodes/"):
+            kwargs["headers"] = {**kwargs.get("headers", {}), **self.node_headers}
         try:
             response = self.session.request(method, url, timeout=timeout, verify=self.verify, **kwargs)
         except requests.exceptions.SSLError as exc:

@@ -1,6 +1,6 @@
 """`mco apply`: run the on-node agent (applier/agent.py) once or in a loop.
 
-    mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] | --desired FILE)
+    mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] [--node-token-file F] | --desired FILE)
               [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
               [--reboot-wait S] [--interval S] [--drift repair|report] [--repair]
 Extra options: --pool, --sysroot/--osname/--insecure-registry (ostree backend), --policy FILE (a MachineConfiguration),
@@ -37,7 +37,13 @@ def register(subparsers: Any) -> None:
     src.add_argument("--desired", metavar="FILE", type=Path,
                      help="rendered MachineConfig (YAML or JSON, as `mco render --pool P --print` writes it)")
     p.add_argument("--ca", type=Path, help="CA bundle for the server's TLS certificate")
-    p.add_argument("--token-file", type=Path, help="file holding the bearer token for the server")
+    p.add_argument("--token-file", type=Path,
+                   help="file holding the bearer token for the server: the pool's token (`mco serve --token`), "
+                        "sent on every request unless --node-token-file is given too")
+    p.add_argument("--node-token-file", type=Path,
+                   help="file holding this node's own token (`mco certs node-token`), sent on its reports and "
+                        "update-slot claims (/nodes/NAME/...) when the server has --node-secret-file; "
+                        "--token-file's token then goes only to the config routes")
     p.add_argument("--pool", help="the node's pool (default: from the state or node-annotations.json)")
     p.add_argument("--root", type=Path, default=Path("/"), help="the node's root filesystem (default /)")
     p.add_argument("--state-dir", type=Path, help="state directory (default ROOT/etc/machine-config-daemon)")
@@ -73,13 +79,13 @@ def _default_backend(root: Path) -> str:
     return "none"
 
 
-def _read_token(path: Path | None) -> str:
+def _read_token(path: Path | None, flag: str) -> str:
     if path is None:
         return ""
     try:
         return path.read_text().strip()
     except OSError as exc:
-        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"{flag} {path}: {exc.strerror or exc}") from exc
 
 
 def _policy(path: Path | None) -> tuple[Any, tuple[str, ...]]:
@@ -127,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     runner = SubprocessRunner()
     policy, overrides = _policy(args.policy)
     if args.server:
-        client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file))
+        client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file, "--token-file"),
+                              node_token=_read_token(args.node_token_file, "--node-token-file"))
         # In the loop, each claim may be held up to the interval: a freed update slot is taken at once.
         source: Any = ServerSource(client, attempts=args.retries, wait=0.0 if args.once else args.interval)
         reporter: Any = HttpReporter(client, attempts=args.retries)

@@ -1,6 +1,7 @@
 """The whole lifecycle with the real parts (issue 6).
 
-render examples/cluster -> `mco serve` over TLS (CA from `mco certs init`, a bearer token for the worker pool)
+render examples/cluster -> `mco serve` over TLS (CA from `mco certs init`, a bearer token for the worker pool, node
+authentication: the agent sends its node token on its reports and claims and the pool token for the configs)
 -> Debian's real `ignition` boots a node
 root through a pointer config -> `mco apply` (ostree backend on a real sysroot) reports Done and the pool shows it
 updated -> a change to a file covered by a no-reboot disruption policy is applied without reboot -> a kernel
@@ -55,11 +56,12 @@ class Lab:
     sysroot: Path
     work: Path
     token: Path
+    node_token: Path
 
     def apply(self) -> dict:
         """`mco apply --once` on the node, as its agent would run after each (simulated) boot."""
         done = _run(mco("apply", "--once", "--node", NODE, "--server", self.url, "--ca", str(self.ca),
-                        "--token-file", str(self.token),
+                        "--token-file", str(self.token), "--node-token-file", str(self.node_token),
                         "--root", str(self.root), "--backend", "ostree", "--sysroot", str(self.sysroot),
                         "--reboot-command", reboot_command_for_ostree(self.sysroot, sys.executable, self.root),
                         "--policy", str(self.cluster / "manifests/90-machineconfiguration.yaml")))
@@ -131,9 +133,15 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     token = tmp_path / "worker.token"
     token.write_text("lifecycle-worker-token\n")
+    secret = tmp_path / "node-secret"
+    secret.write_text("lifecycle-node-secret\n")
+    made = _run(mco("certs", "node-token", "--secret-file", str(secret), NODE))
+    assert made.returncode == 0, made.stderr
+    node_token = tmp_path / "node.token"
+    node_token.write_text(made.stdout)
     with serving(cluster, tmp_path / "store", scheme="https", ca=certs / "ca.crt", log=tmp_path / "serve.log",
                  extra=["--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key"),
-                        "--token", f"worker={token}"]) as url:
+                        "--token", f"worker={token}", "--node-secret-file", str(secret)]) as url:
         pointer = tmp_path / "pointer.ign"
         made = _run(mco("ignition", "pointer", "--pool", "worker", "--url", url, "--ca", str(certs / "ca.crt"),
                         "--token-file", str(token), "-o", str(pointer)))
@@ -151,7 +159,7 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
         sysroot = make_sysroot(tmp_path / "os", image=spec["osImageURL"],
                                kargs=("root=LABEL=root", "console=ttyS0", *spec["kernelArguments"]))
         try:
-            yield Lab(cluster, url, certs / "ca.crt", root, sysroot, tmp_path, token)
+            yield Lab(cluster, url, certs / "ca.crt", root, sysroot, tmp_path, token, node_token)
         finally:
             unlock(sysroot)
 

@@ -101,6 +101,19 @@ def test_fetch_with_token_and_retries(server: tuple[str, Fake]) -> None:
     assert {r[2] for r in fake.requests} == {"Bearer s3cret"}
 
 
+def test_node_token_goes_to_the_node_routes_and_the_pool_token_to_the_configs(server: tuple[str, Fake]) -> None:
+    url, fake = server
+    client = ServerClient(url, token="pool-token", node_token="node-token")
+    got = ServerSource(client, attempts=1).desired("n1", "worker", None)
+    assert got is not None and got.name == V1.name
+    assert HttpReporter(client, attempts=1).send(NodeReport("n1", "worker", V1.name, V1.name, "Done", "applied"))
+    assert [(r[1].partition("?")[0], r[2]) for r in fake.requests] == [
+        ("/nodes/n1/desired", "Bearer node-token"),
+        (f"/rendered/{V1.name}", "Bearer pool-token"),
+        ("/nodes/n1/status", "Bearer node-token"),
+    ]
+
+
 def test_fetch_gives_up_with_temporary_error(server: tuple[str, Fake]) -> None:
     url, fake = server
     fake.fail_next = 10
