@@ -27,7 +27,9 @@ from ignition.dataurl_lexer import BAD_BASE64_CHAR, BAD_URL_CHAR, Lexer
 from ignition.errors import IgnitionError
 
 __all__ = [
+    "BAD_ESCAPE",
     "COMMON_DATA_URL",
+    "DATA_URL_LINES",
     "DataURL",
     "DataURLError",
     "data_url_problem",
@@ -52,6 +54,11 @@ COMMON_DATA_URL = re.compile(
     r"(?:;base64,(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
     rf"|,{_URL_CHARS}(?:%[0-9A-Fa-f]{{2}}{_URL_CHARS})*)"
 )
+# The same language for a list of `data:,` URLs (no media type, URL characters and escapes) joined by newlines,
+# tested in one pass: each line `data:,` and URL characters or `%`, and no `%` without two hex digits after it.
+# (The caller checks that the newlines are exactly the joins: a newline is no URL character.)
+DATA_URL_LINES = re.compile(r"(?:data:,[!$&'()*+,\-./0-9:;=?@A-Z_a-z~%]*+\n)*+data:,[!$&'()*+,\-./0-9:;=?@A-Z_a-z~%]*+")
+BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 

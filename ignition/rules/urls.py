@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cache, lru_cache
 
-from ignition.dataurl import COMMON_DATA_URL, data_url_problem
+from ignition.dataurl import BAD_ESCAPE, COMMON_DATA_URL, DATA_URL_LINES, data_url_problem
 from ignition.rules import go_url
 from ignition.versions import at_least
 
@@ -96,10 +95,15 @@ def check_url_nil_ok(source: str | None, version: str) -> str | None:
     return check_url(source, version)
 
 
-def all_common_data_urls(sources: Iterable[str]) -> bool:
+def all_common_data_urls(sources: list[str]) -> bool:
     """True when every source is a data URL of the common shape (ignition/dataurl.py `COMMON_DATA_URL`), which
-    `check_url` accepts in every spec version: a whole list of sources answered in one pass of C, no Python
-    code per source. False says nothing: the caller checks its sources one by one."""
+    `check_url` accepts in every spec version: a whole list of sources answered in C, no Python code per
+    source (the usual `data:,` URLs joined by newlines and tested in one pass; other shapes one regex match
+    each). False says nothing: the caller checks its sources one by one."""
+    joined = "\n".join(sources)
+    if (joined.count("\n") == len(sources) - 1 and DATA_URL_LINES.fullmatch(joined) is not None
+            and BAD_ESCAPE.search(joined) is None):
+        return True
     return None not in map(COMMON_DATA_URL.fullmatch, sources)
 
 

@@ -28,7 +28,7 @@ from ignition.dataurl import (
     parse_data_url,
 )
 from ignition.rules import go_url
-from ignition.rules.urls import check_url
+from ignition.rules.urls import all_common_data_urls, check_url
 from tests.tools import real_tool
 
 # ignition.md section 8: this URL with `compression: gzip` made the real Ignition write "hello world".
@@ -186,6 +186,35 @@ def test_the_common_shape_exit_answers_as_the_parser(url: str) -> None:
         assert data_url_problem(url) == exc.message
     else:
         assert data_url_problem(url) is None
+
+
+_TEXTISH = st.text(alphabet="data:,%0aF\n#é", max_size=12).map(lambda s: "data:," + s)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(_TEXTISH, _COMMONISH, _URLISH), min_size=1, max_size=5))
+def test_a_list_of_sources_is_accepted_only_when_each_parses(sources: list[str]) -> None:
+    """`all_common_data_urls` (a list of `data:,` URLs joined by newlines and tested in one pass, else one
+    regex match each) is true only when every source parses, and then check_url accepts each."""
+    if all_common_data_urls(sources):
+        for url in sources:
+            parse_data_url(url)
+            assert check_url(url, "3.0.0") is None
+
+
+@pytest.mark.parametrize(("sources", "accepted"), [
+    (["data:,a", "data:,b%41"], True),
+    (["data:,a%4", "data:,1b"], False),                 # an escape cut by the join
+    (["data:,a%", "data:,b"], False),
+    (["data:,a\ndata:,b"], False),                     # a newline inside one URL is a control character
+    (["data:,a", "data:;base64,YQ=="], True),           # another shape: one match each
+    (["data:,a", "data:text/plain,%ZZ"], False),
+    (["data:,a#b"], False),
+    (["data:,"], True),
+], ids=["text", "split-escape", "trailing-percent", "inner-newline", "mixed-shapes", "bad-escape", "fragment",
+        "empty-data"])
+def test_lists_of_sources(sources: list[str], accepted: bool) -> None:
+    assert all_common_data_urls(sources) is accepted
 
 
 @settings(deadline=None)  # timing is bench/'s job; CI machines are loaded
