@@ -12,9 +12,10 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
 - Whatever may free a slot, as this process sees it, wakes at most as many held requests as slots are free
   (`offer`: the free slots, minus requests woken and not yet decided) or were freed (`freed`), oldest first,
   skipping nodes already at the pool's target (a free slot changes nothing for them). An etcd replica's mirror
-  applying any change calls `offer` with the pool's free slots from memory (server/replica.py); on the
-  directory store a report handled here that makes its node available calls `freed(1)`, and a pool record
-  change (target, pause, maxUnavailable) counts the free slots once (server/node_routes.py).
+  applying any change calls `offer` with the pool's free slots from memory (`follow_mirror`, wired by
+  server/replica.py); on the directory store a report handled here that makes its node available calls
+  `freed(1)` (server/node_routes.py), and a pool record change (target, pause, maxUnavailable) counts the free
+  slots once (`follow_snapshots`).
 - A woken request decides again (the store's compare-and-swap or lock); if it loses, it waits again in its
   first-arrival place, so it is first the next time, and (etcd) the free slots are counted again: while it
   decided, it was counted as taking one. At its deadline it decides once more and answers.
