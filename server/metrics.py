@@ -37,6 +37,8 @@ class ServerMetrics:
         self.generation = Gauge("mco_snapshot_generation", "Generation of the snapshot being served.",
                                 registry=self.registry)
         self.ready = Gauge("mco_ready", "1 once a good render is being served.", registry=self.registry)
+        self.held_claims = Gauge("mco_held_claims", "Desired-config claims held waiting for a slot (?wait=).",
+                                 registry=self.registry)
 
     def config_request(self, pool: str, version: str, status: int, nbytes: int) -> None:
         """Count one `/config` answer and its body bytes."""

@@ -174,6 +174,8 @@ async def test_a_held_claim_is_told_stay_at_its_deadline(served: Served) -> None
         assert await _claim(session, served.base, "a") == NEW.name
         b = asyncio.create_task(_claim(session, served.base, "b", wait=1))
         await _until(lambda: served.held == 1)
+        async with session.get(f"{served.base}/metrics") as metrics:
+            assert "mco_held_claims 1.0" in await metrics.text()
         assert await b == OLD.name  # no slot freed: stay where it is
         assert served.held == 0
 
@@ -230,8 +232,8 @@ def test_sigterm_answers_held_claims_and_exits(tmp_path: Path) -> None:
                 async with session.post(f"{base}/nodes/node-a/status", json=body) as response:
                     assert response.status == 200
                 held = asyncio.create_task(_claim(session, base, "a", wait=300))  # at the target: held
-                await asyncio.sleep(0.5)  # the claim reaches the server (a process cannot be asked)
-                assert not held.done()
+                while "mco_held_claims 1.0" not in await (await session.get(f"{base}/metrics")).text():
+                    await asyncio.sleep(0.02)
                 proc.send_signal(signal.SIGTERM)
                 return target, await asyncio.wait_for(held, 60)
 
