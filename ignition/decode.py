@@ -9,7 +9,7 @@ UnmarshalTypeError: only the first one is reported), warns about keys the versio
 * a `null` list item is the zero item (`{}` or `""`);
 * keys unknown to the version are dropped (their sections are ignored, as Ignition ignores them).
 
-What needs none of that is not copied: a list of objects that are already so (nearly every list, `_plain`) is
+What needs none of that is not copied: a list of objects that are already so (nearly every list, `_normalized`) is
 the input's own list in the result. The result is for reading: whoever changes it changes the input.
 """
 
@@ -138,7 +138,7 @@ class _Decoder:
             old = into if isinstance(into, list) else ()
             out: list[Any] = []
             if item.kind == "object":
-                if value and not old and _plain(value, item):
+                if value and not old and _normalized(value, item):
                     return value  # (already normalized: shared with the input, not copied)
                 for i, v in enumerate(value):
                     prev = old[i] if i < len(old) else None
@@ -214,7 +214,7 @@ _ABSENT = object()
 _PYTHON_TYPES = {"string": str, "boolean": bool, "integer": int, "object": dict, "list": list}
 
 
-def _plain(items: list[Any], node: Node) -> bool:
+def _normalized(items: list[Any], node: Node) -> bool:
     """True when every one of `items` (objects of `node`) is a dict with only the schema's own keys and every
     value of its field's type, objects and lists inside too (nearly every list): such a list is its own
     decoding, with nothing to report. Decided field by field for the whole list at once (the values of one
@@ -235,7 +235,7 @@ def _plain(items: list[Any], node: Node) -> bool:
             return False  # (a null among them, too)
         if child.kind == "integer" and (min(values) < INT_MIN or max(values) > INT_MAX):
             return False
-        if child.kind == "object" and not _plain(values, child):
+        if child.kind == "object" and not _normalized(values, child):
             return False
         if child.kind == "list":
             item = child.item

@@ -24,8 +24,6 @@ them in full):
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from itertools import compress, repeat
-from operator import is_, is_not, not_
 from typing import Any
 
 from ignition import schema
@@ -109,44 +107,6 @@ def _siblings(node: schema.Node) -> dict[str, tuple[str, ...]]:
 
 
 _SIBLINGS: dict[schema.Node, dict[str, tuple[str, ...]]] = {}
-
-
-_ABSENT = object()
-
-
-def _copy_plain(items: list[Any], node: schema.Node) -> list[dict[str, Any]] | None:
-    """`copy_known` of every one of `items` (objects of `node`), field by field for the whole list at once,
-    when each is a dict with only the schema's own keys, no null, and no empty object or list inside (which
-    copy_known would leave out): nearly every list of new entries. None otherwise (copy them one by one)."""
-    if set(map(type, items)) != {dict}:
-        return None
-    keys = set().union(*items)
-    fields = node.fields
-    if not keys <= fields.keys():
-        return None
-    copies: list[dict[str, Any]] = list(map(dict, items))
-    for name in keys:
-        values = list(map(dict.get, items, repeat(name), repeat(_ABSENT)))
-        holders = copies
-        if _ABSENT in values:  # (some objects leave the field out)
-            present = list(map(is_not, values, repeat(_ABSENT)))
-            values, holders = list(compress(values, present)), list(compress(copies, present))
-        if None in values:
-            return None
-        sub = fields[name].node
-        if sub.kind in _SCALARS:
-            continue
-        inner: list[Any] | None = None
-        if sub.kind == "object":
-            inner = _copy_plain(values, sub)
-        elif sub.kind == "list" and sub.item is not None and sub.item.kind in _SCALARS \
-                and set(map(type, values)) == {list}:
-            inner = list(map(list, values))  # type: ignore[arg-type]
-        if inner is None or not all(inner):
-            return None
-        for _ in map(dict.__setitem__, holders, repeat(name), inner):  # each copy gets its own copy
-            pass
-    return copies
 
 
 def entry_key(entry: Any, node: schema.Node) -> _Key:
@@ -276,11 +236,6 @@ class MergedConfig:
         sibling_lists = [parent[s] for s in siblings if isinstance(parent.get(s), list) and parent[s]]
         is_header = item.go == "HTTPHeader"
         named = node.key not in (schema.KEY_VALUE, schema.KEY_PARTITION) and node.key
-        if named and not scalar and not sibling_lists and not is_header \
-                and self._merge_plain(current, index, child, named, item):
-            parent[key] = current
-            self._index[id(current)] = (current, index)
-            return
         for entry in child:
             k = (entry.get(named) if type(entry) is dict else entry_key(entry, node)) if named \
                 else entry_key(entry, node)
@@ -307,28 +262,6 @@ class MergedConfig:
         parent[key] = current
         if not scalar:
             self._index[id(current)] = (current, index)
-
-    def _merge_plain(self, current: list[Any], index: dict[_Key, Any], child: list[Any], named: str,
-                     item: schema.Node) -> bool:
-        """The loop of `_merge_list` for the whole child list at once, when its entries are dicts with distinct
-        string keys and its new entries are plain (`_copy_plain`): the entries already in the result merged
-        into theirs, the new ones copied together and appended in order. False (nothing done) otherwise."""
-        if set(map(type, child)) != {dict}:
-            return False
-        keys = list(map(dict.get, child, repeat(named)))
-        if set(map(type, keys)) != {str} or len(set(keys)) != len(keys):
-            return False
-        found = list(map(index.get, keys))
-        new = list(map(is_, found, repeat(None)))
-        copies = _copy_plain(list(compress(child, new)), item) if any(new) else []
-        if copies is None:
-            return False
-        old = list(map(not_, new))
-        for existing, entry in zip(compress(found, old), compress(child, old), strict=True):
-            self._merge_object(existing, entry, item)  # type: ignore[arg-type]  # (found: not None)
-        current.extend(copies)
-        index.update(zip(compress(keys, new), copies, strict=True))
-        return True
 
     def _drop(self, slist: list[Any], k: _Key, node: schema.Node) -> None:
         """Remove the entry keyed `k` from a sibling list of the same key space (if it has one)."""

@@ -25,7 +25,6 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from itertools import repeat
 from typing import Any
 
 from fleet.rendered import MachineConfigSpec
@@ -72,9 +71,6 @@ def _with_compression_reset(config: Mapping[str, Any], merged_paths: Collection[
     files = storage.get("files") if isinstance(storage, Mapping) else None
     if not isinstance(files, list) or not files:
         return config
-    plain = _plain_reset(files, merged_paths)
-    if plain is not None:
-        return config if plain is files else {**config, "storage": {**storage, "files": plain}}  # type: ignore[dict-item]
     reset = []
     here: set[str] = set()
     for f in files:
@@ -94,26 +90,6 @@ def _with_compression_reset(config: Mapping[str, Any], merged_paths: Collection[
             f = {**f, "contents": contents}
         reset.append(f)
     return {**config, "storage": {**storage, "files": reset}}  # type: ignore[dict-item]
-
-
-def _plain_reset(files: list[Any], merged_paths: Collection[Any]) -> list[Any] | None:
-    """`_with_compression_reset`'s files for the usual list, decided for the whole list at once: dicts with
-    distinct string paths whose contents are dicts with a string source and no compression. Only the files
-    whose path is already merged get the `""` (`files` itself when none does); None for any other list."""
-    if set(map(type, files)) != {dict}:
-        return None
-    paths = list(map(dict.get, files, repeat("path")))
-    if set(map(type, paths)) != {str} or len(set(paths)) != len(paths):
-        return None
-    contents: list[Any] = list(map(dict.get, files, repeat("contents")))
-    if set(map(type, contents)) != {dict} or set(map(type, map(dict.get, contents, repeat("source")))) != {str} \
-            or set(map(dict.get, contents, repeat("compression"))) != {None}:
-        return None
-    merged = list(map(merged_paths.__contains__, paths))
-    if not any(merged):
-        return files
-    return [{**f, "contents": {**c, "compression": ""}} if m else f
-            for f, c, m in zip(files, contents, merged, strict=True)]
 
 
 def _finish_files(config: dict[str, Any]) -> None:

@@ -47,10 +47,10 @@ def _check_node(kind: str, i: int, node: dict[str, Any], ctx: Ctx) -> None:
                 ctx.warn(("storage", kind, i, "mode"), SPECIAL_BITS)
 
 
-_PLAIN_FILE_KEYS = frozenset(("path", "mode", "overwrite", "contents"))
+_FILE_KEYS_WITHOUT_RULES = frozenset(("path", "mode", "overwrite", "contents"))
 
 
-def _paths_plain(paths: list[str]) -> bool:
+def _paths_clean(paths: list[str]) -> bool:
     """True when every path is absolute with no `//`, `/.` or trailing `/` (check_path finds nothing), tested on
     the paths joined by newlines (a path holding a newline makes the counts disagree: the answer is then False)."""
     joined = "\n".join(paths)
@@ -62,12 +62,12 @@ def _paths_plain(paths: list[str]) -> bool:
 def _files_quiet(files: list[dict[str, Any]], ctx: Ctx) -> bool:
     """True when File.Validate finds nothing in any of `files` (a normalized list: dicts of well-typed values),
     decided for the whole list by tests that run in C, no Python code per file: only the path, mode,
-    overwrite and contents keys; plain paths; modes without special bits (3.6.0: at most 07777); contents
+    overwrite and contents keys; clean paths; modes without special bits (3.6.0: at most 07777); contents
     absent, empty or a lone common data URL source (rules/urls.py), and present whenever `overwrite` is true.
     False says nothing: check_files then checks file by file."""
-    if not _PLAIN_FILE_KEYS.issuperset(set().union(*files)):
+    if not _FILE_KEYS_WITHOUT_RULES.issuperset(set().union(*files)):
         return False
-    if not _paths_plain(list(map(dict.get, files, repeat("path"), repeat("")))):
+    if not _paths_clean(list(map(dict.get, files, repeat("path"), repeat("")))):
         return False
     modes: set[Any] = set(map(dict.get, files, repeat("mode")))
     modes.discard(None)

@@ -192,13 +192,13 @@ def test_load_returns_config() -> None:
     assert ignition.load('{"ignition": {"version": "3.6.0"}}').ignition.version == "3.6.0"  # type: ignore[union-attr]
 
 
-_PLAIN_FILES = [{"path": f"/etc/plain/{i}", "mode": 420, "overwrite": True, "contents": {"source": f"data:,{i}"}}
+_ORDINARY_FILES = [{"path": f"/etc/ordinary/{i}", "mode": 420, "overwrite": True, "contents": {"source": f"data:,{i}"}}
                 for i in range(12)]
 
 
 def _files_with(odd: object) -> str:
-    """Twelve plain files (a list decode reads field by field for all of them at once) with `odd` as file 7."""
-    files: list[object] = [dict(f) for f in _PLAIN_FILES]
+    """Twelve ordinary files (a list decode reads field by field for all of them at once) with `odd` as file 7."""
+    files: list[object] = [dict(f) for f in _ORDINARY_FILES]
     files[7] = odd
     return json.dumps({"ignition": {"version": "3.4.0"}, "storage": {"files": files}})
 
@@ -211,9 +211,9 @@ def _users_with(odd: object) -> str:
 
 _CTX = "context tree does not match content tree at {}. Line and column reporting may be inconsistent. " \
        "Unused keys may not be reported."
-# (id, document, every entry as (severity, code, path, message)): one odd object among plain ones is decoded and
+# (id, document, every entry as (severity, code, path, message)): one odd object among ordinary ones is decoded and
 # reported exactly as it is alone
-ODD_AMONG_PLAIN = [
+ODD_AMONG_ORDINARY = [
     ("string-mode", _files_with({"path": "/etc/x", "mode": "420"}),
      [("error", "json-type", "$.storage.files.7.mode",
        "json: cannot unmarshal string into Go struct field File.storage.files.mode of type int")]),
@@ -255,6 +255,6 @@ ODD_AMONG_PLAIN = [
 ]
 
 
-@pytest.mark.parametrize(("doc", "entries"), [c[1:] for c in ODD_AMONG_PLAIN], ids=[c[0] for c in ODD_AMONG_PLAIN])
+@pytest.mark.parametrize(("doc", "entries"), [c[1:] for c in ODD_AMONG_ORDINARY], ids=[c[0] for c in ODD_AMONG_ORDINARY])
 def test_odd_object_among_plain_ones(doc: str, entries: list[tuple[str, str, str, str]]) -> None:
     assert [(e.severity, e.code, e.path_str(), e.message) for e in check(doc).report.entries] == entries
