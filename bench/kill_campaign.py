@@ -239,16 +239,26 @@ class Tally:
                 self.first_failure = f"{what}: {'; '.join(problems[:5])}"
 
 
-def random_kill(lab: Lab, target: str, window: tuple[float, float], rng: random.Random) -> bool:
-    """Start a run towards `target` and SIGKILL it at a random moment of `window` seconds; True if it landed."""
+def random_kill(lab: Lab, target: str, window: tuple[float, float], rng: random.Random) -> tuple[bool, float]:
+    """Start a run towards `target` and SIGKILL it at a random moment of `window` seconds: whether the kill
+    landed, and the moment drawn."""
     proc = subprocess.Popen(lab.command(target), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
-    time.sleep(window[0] + rng.random() * (window[1] - window[0]))
+    moment = window[0] + rng.random() * (window[1] - window[0])
+    time.sleep(moment)
     landed = proc.poll() is None
     if landed:
         proc.send_signal(signal.SIGKILL)
     proc.wait()
-    return landed
+    return landed, moment
+
+
+def narrowed(window: tuple[float, float], missed_at: float) -> tuple[float, float]:
+    """The window after a run finished before its kill at `missed_at`: runs now take less than that (the
+    window was timed while the machine was busier), so later kills are drawn below it. Without this, a
+    campaign timed on a loaded machine could draw moments after every run's end and never finish."""
+    low = min(window[0], missed_at / 2)
+    return low, max(missed_at, low + 0.01)
 
 
 def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int, until: float = float("inf")) -> Tally:
@@ -293,10 +303,12 @@ def campaign(work: Path, *, files: int, kills: int, aimed: int, seed: int, until
     while tally.kills - tally.aimed < kills and tally.failures == 0 and time.time() < until:
         target = "a" if at == "b" else "b"
         tally.trials += 1
-        if random_kill(lab, target, window, rng):
+        landed, moment = random_kill(lab, target, window, rng)
+        if landed:
             tally.kills += 1
         else:
             tally.finished_first += 1
+            window = narrowed(window, moment)
         tally.record(f"trial {tally.trials} after the kill", lab.check_after_kill())
         at = rng.choice("ab")
         tally.record(f"trial {tally.trials} towards {at}", lab.converge(at))
