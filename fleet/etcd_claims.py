@@ -7,8 +7,11 @@ most of them to each other. As databases flush many commits with one log write (
 claiming thread leads: it takes every claim queued meanwhile (up to GROUP), decides them in turn on the
 statuses with each hand-out counted for the next (an `Overlay`, O(1) per decision), and writes every hand-out
 with its pool's fence in one transaction that compares, as a single claim does, that no fence and none of those
-nodes' records moved since the statuses' revision. On a lost compare it waits for the watch and decides again.
-Then it hands the lead to the oldest claim queued since, so no request waits on others' groups for long.
+nodes' records moved since the statuses' revision. No claim's outcome is final before that transaction succeeds
+(a "stay" decided after a hand-out that was not written might have been a hand-out): on a lost compare it waits
+for the watch and decides every claim again. Then it hands the lead to the oldest claim queued since, so no
+request waits on others' groups for long. A failure of the group reaches each claim as its own exception
+instance, since each is raised in its own thread.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from fleet.etcd_store import EtcdStore
 
 Decide = Callable[[NodeStatuses], "NodeStatus | None"]
+_Outcome = tuple["_Claim", "NodeStatus | None", "Exception | None"]  # a claim, its hand-out, its refusal
 GROUP = 50  # claims per transaction: 2 operations each plus the fences, under etcd's 128 (--max-txn-ops)
 
 
@@ -114,7 +118,7 @@ class ClaimGroups:
                 except BaseException as exc:  # a failure of the group's transaction is every member's
                     for claim in group:
                         if not claim.finished:
-                            claim.finish(error=exc)
+                            claim.finish(error=exc if claim is mine else _own_copy(exc))
         finally:
             with self._lock:
                 if self._queue:
@@ -129,40 +133,46 @@ class ClaimGroups:
 
         store = self.store
         tx = store.conn.client.transactions
-        pending = group
         for _ in range(self.attempts):
-            def decide_all(statuses: NodeStatuses, claims: list[_Claim] = pending) -> list[NodeStatus]:
-                view, handed = Overlay(statuses), []
-                for claim in claims:
+            def decide_all(statuses: NodeStatuses) -> list[_Outcome]:
+                view, outcomes = Overlay(statuses), list[_Outcome]()
+                for claim in group:
                     try:
                         status = claim.decide(view)
                     except Exception as exc:  # this claim's refusal (wrong pool, token...): the others go on
-                        claim.finish(error=exc)
+                        outcomes.append((claim, None, exc))
                         continue
-                    if status is None:
-                        claim.finish()
-                    else:
+                    if status is not None:
                         view.put(status)
-                        handed.append(status)
-                return handed
+                    outcomes.append((claim, status, None))
+                return outcomes
 
-            revision, handed = store._decide_at(decide_all)
-            pending = [c for c in pending if not c.finished]
-            if not handed:
-                return
-            keys = [store.key("state", "nodes", check_name("nodes", h.name)) for h in handed]
-            fences = {store.key("state", "rollout", check_name("pools", h.pool)): key for h, key in zip(handed, keys, strict=True)}
-            compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
-            writes = [tx.put(k, dump(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
-            ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
-                                       [tx.get(k) for k in [*fences, *keys]])
-            if ok:
-                for claim, status in zip(pending, handed, strict=True):
-                    claim.finish(status)
-                return
-            newest = max((found[0][1].mod_revision for found in responses if found), default=0)
-            if store.mirror is not None and newest:
-                store.mirror.wait_for(newest, timeout=2.0)
-        error = StoreError("nodes", "too many concurrent hand-outs; try again")
-        for claim in pending:
-            claim.finish(error=error)
+            revision, outcomes = store._decide_at(decide_all)
+            handed = [status for _, status, _ in outcomes if status is not None]
+            if handed:
+                keys = [store.key("state", "nodes", check_name("nodes", h.name)) for h in handed]
+                fences = {store.key("state", "rollout", check_name("pools", h.pool)): key
+                          for h, key in zip(handed, keys, strict=True)}
+                compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
+                writes = [tx.put(k, dump(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
+                ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
+                                           [tx.get(k) for k in [*fences, *keys]])
+                if not ok:  # every outcome was decided on a view that moved: decide them all again
+                    newest = max((found[0][1].mod_revision for found in responses if found), default=0)
+                    if store.mirror is not None and newest:
+                        store.mirror.wait_for(newest, timeout=2.0)
+                    continue
+            for claim, status, error in outcomes:
+                claim.finish(status, error)
+            return
+        for claim in group:
+            claim.finish(error=StoreError("nodes", "too many concurrent hand-outs; try again"))
+
+
+def _own_copy(exc: BaseException) -> BaseException:
+    """`exc` as a new instance for another waiting thread to raise (raising one instance in many threads rewrites
+    its traceback under each other); the original is its cause."""
+    copy = type(exc)(exc.path, exc.message) if isinstance(exc, StoreError) else \
+        StoreError("etcd", f"the grouped hand-out failed: {type(exc).__name__}")
+    copy.__cause__ = exc
+    return copy

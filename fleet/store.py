@@ -32,6 +32,7 @@ class StoreError(FleetError):
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
         self.path = path
+        self.message = message
 
 
 class NotFound(StoreError):

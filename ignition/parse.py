@@ -67,7 +67,9 @@ class Checked:
 
     report: Report
     version: str | None = None
-    doc: dict[str, Any] | None = None  # normalized (see ignition/decode.py); None when parsing failed
+    # Normalized (ignition/decode.py); None when parsing failed. For reading: it shares lists with raw_doc, so
+    # copy (copy.deepcopy) before changing either.
+    doc: dict[str, Any] | None = None
     raw_doc: Any = None  # the JSON as read
 
     @property

@@ -37,7 +37,10 @@ _VERSION_PATH = ("ignition", "version")
 
 
 def translate(config: Mapping[str, Any], to_version: str) -> dict[str, Any]:
-    """The config in spec `to_version`; raises TranslationError listing every path the target cannot express."""
+    """The config in spec `to_version`; raises TranslationError listing every path the target cannot express.
+
+    The result may share lists and objects with `config` (what needs no change is not copied, as in
+    ignition/decode.py): copy it (copy.deepcopy) before changing either."""
     return translate_with_report(config, to_version)[0]
 
 

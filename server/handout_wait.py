@@ -89,7 +89,9 @@ class Ticket:
 
 @dataclass
 class _PoolQueue:
-    by_config: dict[str, list[tuple[int, Ticket]]] = field(default_factory=dict)  # heaps by first arrival
+    # Heaps by first arrival, one per config the held nodes run. A heap is only ever changed in place: every
+    # waiter holds a reference to its own, and a heap replaced by a new list would lose what others pushed since.
+    by_config: dict[str, list[tuple[int, Ticket]]] = field(default_factory=dict)
     held: int = 0        # tickets waiting now
     in_flight: int = 0   # tickets woken that have not decided again yet
 
@@ -102,6 +104,8 @@ class HandoutWaiters:
         self._seq = itertools.count()
         self.closing = False
         self.on_lost: Callable[[], None] | None = None  # a woken claim lost the slot and waits again
+        self.woken = 0  # held requests woken, since start (`mco_held_claim_wakeups`)
+        self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
 
     def ticket(self) -> Ticket:
         """A place in line, kept across the waits of one request."""
@@ -127,6 +131,8 @@ class HandoutWaiters:
         heap = queue.by_config.setdefault(current, [])
         heapq.heappush(heap, (ticket.seq, ticket))
         queue.held += 1
+        if lost:
+            self.lost += 1
         if lost and self.on_lost is not None:
             self.on_lost()  # while it decided, `offer` counted it as taking a slot: count again
         try:
@@ -137,9 +143,9 @@ class HandoutWaiters:
         finally:
             if not ticket.woken:  # timed out or cancelled: its heap entry is dropped when reached
                 queue.held -= 1
-                if len(heap) > 2 * queue.held + 64:
-                    queue.by_config[current] = [e for e in heap if not e[1].future.done()]  # type: ignore[union-attr]
-                    heapq.heapify(queue.by_config[current])
+                if len(heap) > 2 * queue.held + 64:  # many dropped entries: sweep them, in place (see _PoolQueue)
+                    heap[:] = [e for e in heap if not e[1].future.done()]  # type: ignore[union-attr]
+                    heapq.heapify(heap)
 
     def settle(self, ticket: Ticket) -> None:
         """The woken `ticket` has decided again: it no longer counts as taking a slot."""
@@ -184,6 +190,7 @@ class HandoutWaiters:
             queue.held -= 1
             queue.in_flight += 1
             woken += 1
+        self.woken += woken
         return woken
 
 

@@ -7,7 +7,7 @@ request path (a few hundred nanoseconds) and turned into counter families when /
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -28,6 +28,7 @@ class ServerMetrics:
         self.config_bytes: dict[tuple[str, str], int] = {}  # (pool, version) -> body bytes sent
         self.http_counts: dict[tuple[str, int], int] = {}  # (route, status) -> requests
         self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
+        self.held_wakeups: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (woken, lost) held claims (app.py)
         self.registry.register(_Counted(self))
         self.render_seconds = Histogram("mco_render_duration_seconds", "Wall time of one cluster render.",
                                         registry=self.registry,
@@ -84,4 +85,10 @@ class _Counted(Collector):
         longest.add_metric([], m.monitor.longest if m.monitor is not None else 0.0)
         blocks = CounterMetricFamily("mco_event_loop_blocks", "Event-loop stretches over 100 ms without a heartbeat.")
         blocks.add_metric([], m.monitor.over if m.monitor is not None else 0)
-        yield from (requests, sent, http, longest, blocks)
+        woken, lost = m.held_wakeups()
+        wakeups = CounterMetricFamily("mco_held_claim_wakeups", "Held claims woken because a slot may have freed.")
+        wakeups.add_metric([], woken)
+        lost_wakeups = CounterMetricFamily("mco_held_claim_wakeups_lost",
+                                           "Woken held claims that lost the slot to another claim and waited again.")
+        lost_wakeups.add_metric([], lost)
+        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups)

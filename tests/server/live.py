@@ -81,12 +81,6 @@ class LiveServer:
         done: asyncio.Future[Any] = asyncio.run_coroutine_threadsafe(_call(fn, *args), self._loop)  # type: ignore[assignment]
         return done.result(30)
 
-    @property
-    def longest_block(self) -> float:
-        """The longest CPU stretch the server's loop ran without yielding, in seconds."""
-        assert self.running is not None and self.running.monitor is not None
-        return self.running.monitor.longest
-
 
 async def _call(fn: Any, *args: Any) -> Any:
     return fn(*args)

@@ -1,12 +1,10 @@
 """Seeded fuzz over raw sockets (tests/server/fuzzcases.py): every case answered without a 5xx (505 for
-an unsupported HTTP version is the one allowed), and the event loop never runs 250 ms of CPU without
-reaching its heartbeat.
+an unsupported HTTP version is the one allowed), nearly every case answered before the read deadline, and the
+server healthy afterwards.
 
-The bound is on the loop thread's CPU time (server/loop_monitor.py), not on wall time, and generous: with 16
-connections at once one loop iteration serves several ready requests, ~50-100 ms on a busy 2-core machine,
-while the stalls this guards against (a backtracking match, a whole-body parse on the loop) take seconds.
-
-Bounded for CI: 2,000 cases from a fixed seed, 16 at a time. bench/server_soak.py runs 100,000+.
+Bounded for CI: 2,000 cases from a fixed seed, 16 at a time. How long the event loop ever runs without reaching
+its heartbeat is a measure, not a test: bench/server_soak.py runs 100,000+ of these cases and fails on any
+stretch over 100 ms (figures in bench/README.md).
 """
 
 from __future__ import annotations
@@ -22,10 +20,9 @@ from tests.server.live import LiveServer, exchange, status_of
 
 SEED = int(os.environ.get("MCO_FUZZ_SEED", "18"))
 COUNT = int(os.environ.get("MCO_FUZZ_CASES", "2000"))
-STALL = 0.25
 
 
-def test_fuzz_cases_get_no_5xx_and_never_stall_the_loop(tmp_path: Path) -> None:
+def test_fuzz_cases_get_no_5xx_and_leave_the_server_healthy(tmp_path: Path) -> None:
     from fleet.directory_store import DirectoryStore
     from tests.server.live import demo_store
 
@@ -48,11 +45,9 @@ def test_fuzz_cases_get_no_5xx_and_never_stall_the_loop(tmp_path: Path) -> None:
             for kind, status in pool.map(run, ((c.kind, c.data) for c in cases(SEED, COUNT))):
                 outcomes[(kind, status)] += 1
         healthy = status_of(exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-        longest = live.longest_block
     server_errors = {k: n for k, n in outcomes.items() if k[1] >= 500 and k[1] != 505}
     assert not server_errors, server_errors
     assert healthy == 200
-    assert longest < STALL, f"event loop blocked {longest:.3f} s"
     assert sum(outcomes.values()) == COUNT
     answered = sum(n for (_, status), n in outcomes.items() if status)
     assert answered > COUNT * 0.9, outcomes  # the rest: incomplete heads closed by the read deadline

@@ -1,0 +1,86 @@
+"""fleet/etcd_claims.py on a real 3-member cluster: a group's outcomes are final only once its transaction is
+written (a "stay" decided behind a hand-out that was not written is decided again), and a group's failure
+reaches each waiting thread as its own exception instance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from fleet.etcd_claims import ClaimGroups, _Claim, _own_copy
+from fleet.etcd_store import EtcdStore, NotLeader
+from fleet.rendered import NodeStatus
+from fleet.rollout import NodeStatuses
+from fleet.store import StoreError
+from tests.etcd_cluster import EtcdCluster
+from tests.fleet.test_store import open_etcd_store
+
+
+@pytest.fixture
+def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
+    etcd = open_etcd_store(etcd_cluster)
+    try:
+        yield etcd
+    finally:
+        etcd.conn.close()
+
+
+def _node(name: str, desired: str = "rendered-worker-old", state: str = "Done") -> NodeStatus:
+    return NodeStatus(name, "worker", "rendered-worker-old", desired, state, "", "2026-01-01T00:00:00Z")
+
+
+def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(store: EtcdStore) -> None:
+    """Group [a, b], one slot. First attempt: a takes the slot, so b is told "stay"; but a's record moves before
+    the transaction, which fails. Second attempt: a refuses, so b takes the slot: its first "stay" was not final."""
+    for name in ("node-a", "node-b"):
+        store.put_node_status(_node(name))
+    calls = {"node-a": 0, "node-b": 0}
+
+    def decide_a(view: NodeStatuses) -> NodeStatus | None:
+        calls["node-a"] += 1
+        if calls["node-a"] == 1:
+            store.put_node_status(replace(_node("node-a"), message="rebooted"))  # written meanwhile elsewhere
+            return _node("node-a", desired="rendered-worker-new")
+        raise ValueError("node-a is not in this pool any more")
+
+    def decide_b(view: NodeStatuses) -> NodeStatus | None:
+        calls["node-b"] += 1
+        return None if view.counts("worker").unavailable >= 1 else _node("node-b", desired="rendered-worker-new")
+
+    a, b = _Claim(decide_a), _Claim(decide_b)
+    ClaimGroups(store, attempts=5)._run([a, b])
+    assert calls == {"node-a": 2, "node-b": 2}
+    with pytest.raises(ValueError, match="not in this pool"):
+        a.outcome()
+    assert b.outcome() == _node("node-b", desired="rendered-worker-new")
+    assert store.get_node_status("node-b") == _node("node-b", desired="rendered-worker-new")
+
+
+def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(store: EtcdStore) -> None:
+    store.put_node_status(_node("node-a"))
+
+    def always_moved(view: NodeStatuses) -> NodeStatus | None:
+        store.put_node_status(_node("node-a", state="Working"))
+        return _node("node-a", desired="rendered-worker-new")
+
+    claims = [_Claim(always_moved), _Claim(lambda view: None)]
+    ClaimGroups(store, attempts=2)._run(claims)
+    errors = [claim.error for claim in claims]
+    assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors)
+    assert errors[0] is not errors[1]
+
+
+@pytest.mark.parametrize("failure", [
+    NotLeader("controller", "this controller is no longer the leader"),
+    StoreError("etcd", "no answer from etcd in time"),
+    RuntimeError("a bug"),
+], ids=["store-error-subclass", "store-error", "other"])
+def test_a_copy_for_another_thread_keeps_what_the_server_answers_by(failure: Exception) -> None:
+    copy = _own_copy(failure)
+    assert copy is not failure and copy.__cause__ is failure
+    assert isinstance(copy, type(failure) if isinstance(failure, StoreError) else StoreError)
+    if isinstance(failure, StoreError):
+        assert isinstance(copy, StoreError)
+        assert (copy.path, copy.message, str(copy)) == (failure.path, failure.message, str(failure))
