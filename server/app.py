@@ -219,6 +219,6 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     metrics.held_claims.set_function(state.handouts.held)
     metrics.held_wakeups = lambda: (state.handouts.woken, state.handouts.lost)
     NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
-               desired_for=desired_for, clock=h.clock).add_to(app)
+               poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock).add_to(app)
     app.router.add_get("/rendered/{name}", h.rendered)
     return app

@@ -14,8 +14,10 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
   skipping nodes already at the pool's target (a free slot changes nothing for them). An etcd replica's mirror
   applying any change calls `offer` with the pool's free slots from memory (`follow_mirror`, wired by
   server/replica.py); on the directory store a report handled here that makes its node available calls
-  `freed(1)` (server/node_routes.py), and a pool record change (target, pause, maxUnavailable) counts the free
-  slots once (`follow_snapshots`).
+  `freed(1)` (server/node_routes.py); a pool record change (target, pause, maxUnavailable) counts the free
+  slots once, and so does every poll interval while the process holds claims (`follow_snapshots`): a report
+  handled by another worker process of `--workers N`, or a pause set and lifted between two polls, frees
+  slots this process does not hear of.
 - A woken request decides again (the store's compare-and-swap or lock); if it loses, it waits again in its
   first-arrival place, so it is first the next time, and (etcd) the free slots are counted again: while it
   decided, it was counted as taking one. At its deadline it decides once more and answers.
@@ -28,10 +30,10 @@ import asyncio
 import heapq
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fleet.rendered import PoolRecord
 from fleet.rollout import MAX_HANDOUT_WAIT, NodeStatuses, PoolCounts, RolloutError, max_unavailable_count
@@ -104,6 +106,7 @@ class HandoutWaiters:
         self._seq = itertools.count()
         self.closing = False
         self.on_lost: Callable[[], None] | None = None  # a woken claim lost the slot and waits again
+        self.on_held: Callable[[], None] | None = None  # a request was put in a queue
         self.woken = 0  # held requests woken, since start (`mco_held_claim_wakeups`)
         self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
 
@@ -131,6 +134,8 @@ class HandoutWaiters:
         heap = queue.by_config.setdefault(current, [])
         heapq.heappush(heap, (ticket.seq, ticket))
         queue.held += 1
+        if self.on_held is not None:
+            self.on_held()
         if lost:
             self.lost += 1
         if lost and self.on_lost is not None:
@@ -194,34 +199,59 @@ class HandoutWaiters:
         return woken
 
 
-def follow_snapshots(state: ServerState, store: Store) -> None:
-    """Directory store: when a new snapshot changes the target, pause or maxUnavailable of a pool with held
-    claims, count its free slots once (a listing, in a thread) and wake that many."""
+def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], None]:
+    """Directory (or memory) store: count the free slots of the pools with held claims, from one listing in a
+    thread, and wake that many, when a new snapshot changes such a pool's target, pause or maxUnavailable, and
+    every `interval` seconds while this process holds claims. Returns what stops the periodic count."""
     waiters = state.handouts
     seen: dict[str, tuple[object, ...]] = {}
+    sweep: list[asyncio.Task[None] | None] = [None]
 
     def rollout(record: PoolRecord) -> tuple[object, ...]:
         return record.current, record.paused, record.max_unavailable
 
-    async def offer_counted(pool: str, record: PoolRecord | None) -> None:
+    async def offer_counted(pools: list[str]) -> None:
         try:
-            counts = await asyncio.to_thread(lambda: NodeStatuses(store.list_node_status()).counts(pool))
+            statuses = await asyncio.to_thread(lambda: NodeStatuses(store.list_node_status()))
         except StoreError:
             return  # the held claims are answered at their deadline
-        waiters.offer(pool, *free_slots(record, counts))
+        snapshot = state.snapshot
+        for pool in pools:
+            entry = snapshot.pools.get(pool) if snapshot is not None else None
+            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, statuses.counts(pool)))
 
     def swapped(snapshot: Snapshot) -> None:
+        changed = []
         for name, entry in snapshot.pools.items():
             key = rollout(entry.record)
             if seen.get(name, key) != key and name in waiters.pools():
-                task = asyncio.get_running_loop().create_task(offer_counted(name, entry.record))
-                _TASKS.add(task)
-                task.add_done_callback(_TASKS.discard)
+                changed.append(name)
             seen[name] = key
+        if changed:
+            _spawn(offer_counted(changed))
+
+    async def sweeping() -> None:
+        try:
+            while not waiters.closing and waiters.pools():
+                await asyncio.sleep(interval)
+                if held := waiters.pools():
+                    await offer_counted(held)
+        finally:
+            sweep[0] = None
+
+    def held() -> None:
+        if sweep[0] is None and not waiters.closing:
+            sweep[0] = _spawn(sweeping())
+
+    def stop() -> None:
+        if sweep[0] is not None:
+            sweep[0].cancel()
 
     if state.snapshot is not None:
         seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
     state.on_swap.append(swapped)
+    waiters.on_held = held
+    return stop
 
 
 def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
@@ -251,3 +281,10 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
 
 
 _TASKS: set[asyncio.Task[None]] = set()  # keep the counting tasks referenced until they finish
+
+
+def _spawn(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    task = asyncio.get_running_loop().create_task(work)
+    _TASKS.add(task)
+    task.add_done_callback(_TASKS.discard)
+    return task

@@ -69,7 +69,7 @@ class NodeRoutes:
     """The node-facing handlers (dependencies through the constructor; run.py is the composition root)."""
 
     def __init__(self, *, state: ServerState, store: Store, policy: AccessPolicy, read_timeout: float,
-                 desired_for: DesiredFn | None, clock: Callable[[], datetime]) -> None:
+                 poll_interval: float, desired_for: DesiredFn | None, clock: Callable[[], datetime]) -> None:
         self.state = state
         self.store = store
         self.policy = policy
@@ -77,8 +77,9 @@ class NodeRoutes:
         self._desired_for = desired_for
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
+        self._stop_following: Callable[[], None] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
-            follow_snapshots(state, store)
+            self._stop_following = follow_snapshots(state, store, poll_interval)
 
     def add_to(self, app: web.Application) -> None:
         """Register the routes; shutdown answers held claims at once."""
@@ -88,6 +89,8 @@ class NodeRoutes:
 
         async def answer_held(_app: web.Application) -> None:
             self.waiters.close()
+            if self._stop_following is not None:
+                self._stop_following()
         app.on_shutdown.append(answer_held)
 
     # -- checks shared by the routes ------------------------------------------------------------------

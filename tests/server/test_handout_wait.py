@@ -183,6 +183,33 @@ async def test_a_held_claim_takes_the_slot_freed_and_only_the_oldest_wakes(serve
         d.cancel()
 
 
+async def test_a_report_to_another_worker_wakes_a_held_claim(tmp_path: Path) -> None:
+    """Two processes of `mco serve --workers 2` share one directory store (here two servers in one process, each
+    with its own store instance and lock): a slot freed by a report to one wakes a claim held by the other within
+    a poll interval, not at the claim's deadline."""
+    servers = []
+    try:
+        for _ in range(2):
+            store = DirectoryStore(tmp_path / "store")
+            if not servers:
+                _seed(store)
+            settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off",
+                                      poll_interval=0.05, store_dir=tmp_path / "store")
+            running = await start(settings, store=store)
+            _, host, port = running.addresses[0]
+            servers.append(Served(store, running, f"http://{host}:{port}"))
+        one, two = servers
+        async with aiohttp.ClientSession() as session:
+            assert await _claim(session, one.base, "a") == NEW.name  # node-a takes the one slot
+            b = asyncio.create_task(_claim(session, two.base, "b", wait=300))
+            await _until(lambda: two.held == 1)
+            await _report(session, one.base, "a", NEW)  # worker one hears of it, worker two does not
+            assert await asyncio.wait_for(b, 60) == NEW.name
+    finally:
+        for served in servers:
+            await served.running.stop()
+
+
 async def test_a_sweep_of_dropped_entries_keeps_every_held_request() -> None:
     """Regression: a held request that timed out swept its pool's dropped entries from the heap it had joined;
     once an earlier sweep had replaced that heap by a new list, the stale one was put back and the requests
