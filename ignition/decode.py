@@ -23,7 +23,8 @@ from typing import Any
 
 from ignition.errors import IgnitionError
 from ignition.report import Path
-from ignition.schema import Field, Node, root
+from ignition.schema import root
+from ignition.schema_nodes import Field, Node
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ignition import schema
+from ignition import schema, schema_nodes
 from ignition.decode import decode
 from ignition.errors import IgnitionError
 from ignition.report import Path, path_str
@@ -132,12 +132,12 @@ def _common_version(parent: Mapping[str, Any], child: Mapping[str, Any]) -> str:
     return version
 
 
-def _item_key(list_node: schema.Node, item: Any) -> str:
+def _item_key(list_node: schema_nodes.Node, item: Any) -> str:
     """Ignition's Key() of a list item."""
     key = list_node.key
-    if key == schema.KEY_VALUE:
+    if key == schema_nodes.KEY_VALUE:
         return str(item)
-    if key == schema.KEY_PARTITION:
+    if key == schema_nodes.KEY_PARTITION:
         number = item.get("number", 0)
         if number:
             return f"number:{number}"
@@ -157,7 +157,7 @@ class _Merger:
 
     # transcript -------------------------------------------------------------------------------
     def transcribe(
-        self, side: str, source: Path, result: Path, node: schema.Node, value: Any, pointer: bool
+        self, side: str, source: Path, result: Path, node: schema_nodes.Node, value: Any, pointer: bool
     ) -> bool:
         """Record every populated leaf of a subtree taken whole from one side (Go's transcribe)."""
         if not self.record:
@@ -184,7 +184,7 @@ class _Merger:
     # the walk ---------------------------------------------------------------------------------
     def struct(
         self,
-        node: schema.Node,
+        node: schema_nodes.Node,
         where: str,
         p: dict[str, Any],
         pp: Path,
@@ -227,7 +227,7 @@ class _Merger:
                     out[name] = merged
         return out
 
-    def child_index(self, node: schema.Node, c: dict[str, Any]) -> dict[tuple[str, str], tuple[str, int]]:
+    def child_index(self, node: schema_nodes.Node, c: dict[str, Any]) -> dict[tuple[str, str], tuple[str, int]]:
         """(key space, key) -> (child list, index) over the child's keyed lists; the last repeat wins."""
         index: dict[tuple[str, str], tuple[str, int]] = {}
         for name in sorted(node.fields):
@@ -241,7 +241,7 @@ class _Merger:
 
     def list(
         self,
-        node: schema.Node,
+        node: schema_nodes.Node,
         where: str,
         name: str,
         p: list[Any],

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from ignition import schema
+from ignition import schema, schema_nodes
 
 _Key = Any
 _SCALARS = frozenset(("string", "integer", "boolean"))
@@ -37,7 +37,7 @@ def _is_map(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def copy_known(value: Any, node: schema.Node) -> Any:
+def copy_known(value: Any, node: schema_nodes.Node) -> Any:
     """A deep copy of `value` keeping only what the schema knows (nulls, unknown keys and empty objects or
     lists dropped)."""
     kind = node.kind
@@ -83,7 +83,7 @@ def copy_known(value: Any, node: schema.Node) -> Any:
     return value
 
 
-def _containers(node: schema.Node) -> frozenset[str]:
+def _containers(node: schema_nodes.Node) -> frozenset[str]:
     """The names of an object node's object and list fields (per node: the schema's nodes live as long as
     the module)."""
     found = _CONTAINERS.get(node)
@@ -92,10 +92,10 @@ def _containers(node: schema.Node) -> frozenset[str]:
     return found
 
 
-_CONTAINERS: dict[schema.Node, frozenset[str]] = {}
+_CONTAINERS: dict[schema_nodes.Node, frozenset[str]] = {}
 
 
-def _siblings(node: schema.Node) -> dict[str, tuple[str, ...]]:
+def _siblings(node: schema_nodes.Node) -> dict[str, tuple[str, ...]]:
     """For each list field of an object node that shares a key space: the other list fields of that key
     space (per node, as `_containers`)."""
     found = _SIBLINGS.get(node)
@@ -106,15 +106,15 @@ def _siblings(node: schema.Node) -> dict[str, tuple[str, ...]]:
     return found
 
 
-_SIBLINGS: dict[schema.Node, dict[str, tuple[str, ...]]] = {}
+_SIBLINGS: dict[schema_nodes.Node, dict[str, tuple[str, ...]]] = {}
 
 
-def entry_key(entry: Any, node: schema.Node) -> _Key:
+def entry_key(entry: Any, node: schema_nodes.Node) -> _Key:
     """The merge key of one entry of the keyed list `node`."""
     key = node.key
-    if key == schema.KEY_VALUE:
+    if key == schema_nodes.KEY_VALUE:
         return entry
-    if key == schema.KEY_PARTITION:
+    if key == schema_nodes.KEY_PARTITION:
         number = entry.get("number") or 0
         if number:
             return f"number:{number}"
@@ -166,16 +166,16 @@ class MergedConfig:
             return ()
         return self._index_of(value_, node).keys()
 
-    def _index_of(self, items: list[Any], node: schema.Node) -> dict[_Key, Any]:
+    def _index_of(self, items: list[Any], node: schema_nodes.Node) -> dict[_Key, Any]:
         found = self._index.get(id(items))
         if found is None:
             found = (items, {entry_key(e, node): e for e in items})
             self._index[id(items)] = found
         return found[1]
 
-    def _merge_object(self, parent: dict[str, Any], child: Mapping[str, Any], node: schema.Node) -> None:
+    def _merge_object(self, parent: dict[str, Any], child: Mapping[str, Any], node: schema_nodes.Node) -> None:
         fields = node.fields
-        keyspaces: dict[str, list[tuple[str, schema.Node, list[Any]]]] | None = None
+        keyspaces: dict[str, list[tuple[str, schema_nodes.Node, list[Any]]]] | None = None
         for key, value in child.items():
             if value is None:
                 continue
@@ -214,7 +214,7 @@ class MergedConfig:
                 for key, fnode, value in members:
                     self._merge_list(parent, key, value, fnode, _siblings(node)[key])
 
-    def _merge_list(self, parent: dict[str, Any], key: str, child: list[Any], node: schema.Node,
+    def _merge_list(self, parent: dict[str, Any], key: str, child: list[Any], node: schema_nodes.Node,
                     siblings: tuple[str, ...]) -> None:
         item = node.item
         assert item is not None
@@ -235,7 +235,7 @@ class MergedConfig:
             index = self._index_of(current, node)
         sibling_lists = [parent[s] for s in siblings if isinstance(parent.get(s), list) and parent[s]]
         is_header = item.go == "HTTPHeader"
-        named = node.key not in (schema.KEY_VALUE, schema.KEY_PARTITION) and node.key
+        named = node.key not in (schema_nodes.KEY_VALUE, schema_nodes.KEY_PARTITION) and node.key
         for entry in child:
             k = (entry.get(named) if type(entry) is dict else entry_key(entry, node)) if named \
                 else entry_key(entry, node)
@@ -263,7 +263,7 @@ class MergedConfig:
         if not scalar:
             self._index[id(current)] = (current, index)
 
-    def _drop(self, slist: list[Any], k: _Key, node: schema.Node) -> None:
+    def _drop(self, slist: list[Any], k: _Key, node: schema_nodes.Node) -> None:
         """Remove the entry keyed `k` from a sibling list of the same key space (if it has one)."""
         item = node.item
         assert item is not None

@@ -17,104 +17,33 @@ API
     ``"storage.files[].path"``, ``"storage.files[].append[].source"``, ...
 ``introduced(path) -> str | None``
     the first version whose `fields()` holds `path`.
-``Node``
-    ``kind``: ``"object" | "list" | "string" | "integer" | "boolean"``;
-    ``fields``: name -> `Field` (objects); ``item``: the item `Node` (lists);
-    ``key``: how a list is deduplicated and merged (see below); ``keyspace``: lists sharing one key space;
-    ``go``: the Go type name, used in Go-style type errors; ``match(json_key)``: the field a JSON key sets,
-    with Go's case-insensitive matching (exact name first).
-``Field``
-    ``name``, ``node``, ``pointer`` (scalars: a Go pointer, so null/absent means unset rather than the zero
-    value; object fields are always True here -- Go's null on a struct value is a no-op, which decode.py applies).
 
-List keys (``Node.key`` on a list node; Ignition's `Key()` and `IgnoreDuplicates()`):
-    ``"<field>"``   items are objects keyed by that field (`path`, `device`, `name`, `source`, `url`);
-    ``"$value"``    items are strings keyed by their own value;
-    ``"$partition"``  `number:N` when number != 0, else `label:<label>`, else `""`;
-    ``None``        not deduplicated, concatenated on merge (`append`, `options`, `mountOptions`).
-Shared key spaces (``Node.keyspace``): ``"storage.nodes"`` (files, directories, links by path) and
-``"kernelArguments"`` (shouldExist, shouldNotExist).
+The shapes themselves (`Node`, `Field`, list keys and key spaces) are defined in ignition/schema_nodes.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import cache
 from types import MappingProxyType
 
+from ignition.schema_nodes import (
+    BOOLEAN,
+    INTEGER,
+    KEY_PARTITION,
+    KEY_VALUE,
+    KEYSPACE_KARGS,
+    KEYSPACE_NODES,
+    STRING,
+    Field,
+    Node,
+    list_of,
+    member,
+    obj,
+    strings,
+    walk,
+)
 from ignition.versions import ACCEPTED_VERSIONS, version_index
-
-KEY_VALUE = "$value"
-KEY_PARTITION = "$partition"
-KEYSPACE_NODES = "storage.nodes"
-KEYSPACE_KARGS = "kernelArguments"
-
-
-def _fold(name: str) -> str:
-    """Go's simple case folding for JSON key matching (`ſ` folds to `s`, the Kelvin sign to `k`)."""
-    return name.lower().replace("\u017f", "s").replace("\u212a", "k")
-
-
-@dataclass(frozen=True, eq=False)
-class Field:
-    """One named member of an object node."""
-
-    name: str
-    node: Node
-    pointer: bool = True
-
-
-@dataclass(frozen=True, eq=False)
-class Node:
-    """A JSON value's expected shape in one spec version."""
-
-    kind: str
-    go: str
-    fields: Mapping[str, Field] = field(default_factory=lambda: MappingProxyType({}))
-    item: Node | None = None
-    key: str | None = None
-    keyspace: str | None = None
-    _folded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    def match(self, json_key: str) -> str | None:
-        """Field name a JSON object key sets (Go's `encoding/json`: exact match, else case-insensitive)."""
-        if json_key in self.fields:
-            return json_key
-        return self._folded.get(_fold(json_key))
-
-    @property
-    def is_scalar(self) -> bool:
-        """True for string, integer and boolean nodes."""
-        return self.kind in ("string", "integer", "boolean")
-
-
-STRING = Node("string", "string")
-INTEGER = Node("integer", "int")
-BOOLEAN = Node("boolean", "bool")
-
-
-def _obj(go: str, *members: Field | None) -> Node:
-    present = {m.name: m for m in members if m is not None}
-    return Node(
-        "object",
-        go,
-        fields=MappingProxyType(present),
-        _folded=MappingProxyType({_fold(n): n for n in present}),
-    )
-
-
-def _list(item: Node, key: str | None, go: str, keyspace: str | None = None) -> Node:
-    return Node("list", go, item=item, key=key, keyspace=keyspace)
-
-
-def _f(name: str, node: Node, pointer: bool = True) -> Field:
-    return Field(name, node, pointer)
-
-
-def _strings(go: str, dedup: bool = True) -> Node:
-    """A list of a named Go string type: Go's type errors name the item type (`of type types.Device`)."""
-    return _list(Node("string", f"types.{go}"), KEY_VALUE if dedup else None, f"[]types.{go}")
 
 
 def _build(version: str) -> Node:
@@ -122,214 +51,214 @@ def _build(version: str) -> Node:
     v = version_index(version)
     V31, V32, V33, V34, V35 = (version_index(x) for x in ("3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"))
 
-    verification = _obj("Verification", _f("hash", STRING))
-    header = _obj("HTTPHeader", _f("name", STRING, pointer=False), _f("value", STRING))
-    headers = _list(header, "name", "types.HTTPHeaders")
-    resource = _obj(
+    verification = obj("Verification", member("hash", STRING))
+    header = obj("HTTPHeader", member("name", STRING, pointer=False), member("value", STRING))
+    headers = list_of(header, "name", "types.HTTPHeaders")
+    resource = obj(
         "Resource",
-        _f("compression", STRING),
-        _f("httpHeaders", headers),
-        _f("source", STRING),
-        _f("verification", verification),
+        member("compression", STRING),
+        member("httpHeaders", headers),
+        member("source", STRING),
+        member("verification", verification),
     )
     if v < V31:
-        config_ref = _obj("ConfigReference", _f("source", STRING), _f("verification", verification))
-        ca_ref = _obj("CaReference", _f("source", STRING, pointer=False), _f("verification", verification))
-        file_contents = _obj(
-            "FileContents", _f("compression", STRING), _f("source", STRING), _f("verification", verification)
+        config_ref = obj("ConfigReference", member("source", STRING), member("verification", verification))
+        ca_ref = obj("CaReference", member("source", STRING, pointer=False), member("verification", verification))
+        file_contents = obj(
+            "FileContents", member("compression", STRING), member("source", STRING), member("verification", verification)
         )
         merge_item, replace, ca, contents = config_ref, config_ref, ca_ref, file_contents
     else:
         merge_item = replace = ca = contents = resource
 
-    ignition = _obj(
+    ignition = obj(
         "Ignition",
-        _f(
+        member(
             "config",
-            _obj(
+            obj(
                 "IgnitionConfig",
-                _f("merge", _list(merge_item, "source", f"[]types.{merge_item.go}")),
-                _f("replace", replace),
+                member("merge", list_of(merge_item, "source", f"[]types.{merge_item.go}")),
+                member("replace", replace),
             ),
         ),
-        _f(
+        member(
             "proxy",
-            _obj(
+            obj(
                 "Proxy",
-                _f("httpProxy", STRING),
-                _f("httpsProxy", STRING),
-                _f("noProxy", _strings("NoProxyItem")),
+                member("httpProxy", STRING),
+                member("httpsProxy", STRING),
+                member("noProxy", strings("NoProxyItem")),
             ),
         )
         if v >= V31
         else None,
-        _f(
+        member(
             "security",
-            _obj(
+            obj(
                 "Security",
-                _f("tls", _obj("TLS", _f("certificateAuthorities", _list(ca, "source", f"[]types.{ca.go}")))),
+                member("tls", obj("TLS", member("certificateAuthorities", list_of(ca, "source", f"[]types.{ca.go}")))),
             ),
         ),
-        _f("timeouts", _obj("Timeouts", _f("httpResponseHeaders", INTEGER), _f("httpTotal", INTEGER))),
-        _f("version", STRING, pointer=False),
+        member("timeouts", obj("Timeouts", member("httpResponseHeaders", INTEGER), member("httpTotal", INTEGER))),
+        member("version", STRING, pointer=False),
     )
 
-    partition = _obj(
+    partition = obj(
         "Partition",
-        _f("guid", STRING),
-        _f("label", STRING),
-        _f("number", INTEGER, pointer=False),
-        _f("resize", BOOLEAN) if v >= V32 else None,
-        _f("shouldExist", BOOLEAN),
-        _f("sizeMiB", INTEGER),
-        _f("startMiB", INTEGER),
-        _f("typeGuid", STRING),
-        _f("wipePartitionEntry", BOOLEAN),
+        member("guid", STRING),
+        member("label", STRING),
+        member("number", INTEGER, pointer=False),
+        member("resize", BOOLEAN) if v >= V32 else None,
+        member("shouldExist", BOOLEAN),
+        member("sizeMiB", INTEGER),
+        member("startMiB", INTEGER),
+        member("typeGuid", STRING),
+        member("wipePartitionEntry", BOOLEAN),
     )
-    disk = _obj(
+    disk = obj(
         "Disk",
-        _f("device", STRING, pointer=False),
-        _f("partitions", _list(partition, KEY_PARTITION, "[]types.Partition")),
-        _f("wipeTable", BOOLEAN),
+        member("device", STRING, pointer=False),
+        member("partitions", list_of(partition, KEY_PARTITION, "[]types.Partition")),
+        member("wipeTable", BOOLEAN),
     )
-    owner_user = _obj("NodeUser", _f("id", INTEGER), _f("name", STRING))
-    owner_group = _obj("NodeGroup", _f("id", INTEGER), _f("name", STRING))
+    owner_user = obj("NodeUser", member("id", INTEGER), member("name", STRING))
+    owner_group = obj("NodeGroup", member("id", INTEGER), member("name", STRING))
 
     def node_fields() -> list[Field]:
         return [
-            _f("group", owner_group),
-            _f("overwrite", BOOLEAN),
-            _f("path", STRING, pointer=False),
-            _f("user", owner_user),
+            member("group", owner_group),
+            member("overwrite", BOOLEAN),
+            member("path", STRING, pointer=False),
+            member("user", owner_user),
         ]
 
-    file = _obj(
+    file = obj(
         "File",
         *node_fields(),
-        _f("append", _list(contents, None, f"[]types.{contents.go}")),
-        _f("contents", contents),
-        _f("mode", INTEGER),
+        member("append", list_of(contents, None, f"[]types.{contents.go}")),
+        member("contents", contents),
+        member("mode", INTEGER),
     )
-    directory = _obj("Directory", *node_fields(), _f("mode", INTEGER))
-    link = _obj(
-        "Link", *node_fields(), _f("hard", BOOLEAN), _f("target", STRING, pointer=v >= V33)
+    directory = obj("Directory", *node_fields(), member("mode", INTEGER))
+    link = obj(
+        "Link", *node_fields(), member("hard", BOOLEAN), member("target", STRING, pointer=v >= V33)
     )
-    filesystem = _obj(
+    filesystem = obj(
         "Filesystem",
-        _f("device", STRING, pointer=False),
-        _f("format", STRING),
-        _f("label", STRING),
-        _f("mountOptions", _strings("MountOption", dedup=False)) if v >= V31 else None,
-        _f("options", _strings("FilesystemOption", dedup=False)),
-        _f("path", STRING),
-        _f("uuid", STRING),
-        _f("wipeFilesystem", BOOLEAN),
+        member("device", STRING, pointer=False),
+        member("format", STRING),
+        member("label", STRING),
+        member("mountOptions", strings("MountOption", dedup=False)) if v >= V31 else None,
+        member("options", strings("FilesystemOption", dedup=False)),
+        member("path", STRING),
+        member("uuid", STRING),
+        member("wipeFilesystem", BOOLEAN),
     )
-    raid = _obj(
+    raid = obj(
         "Raid",
-        _f("devices", _strings("Device")),
-        _f("level", STRING, pointer=v >= V33),
-        _f("name", STRING, pointer=False),
-        _f("options", _strings("RaidOption", dedup=False)),
-        _f("spares", INTEGER),
+        member("devices", strings("Device")),
+        member("level", STRING, pointer=v >= V33),
+        member("name", STRING, pointer=False),
+        member("options", strings("RaidOption", dedup=False)),
+        member("spares", INTEGER),
     )
     luks = None
     if v >= V32:
-        tang = _obj(
+        tang = obj(
             "Tang",
-            _f("advertisement", STRING) if v >= V34 else None,
-            _f("thumbprint", STRING),
-            _f("url", STRING, pointer=False),
+            member("advertisement", STRING) if v >= V34 else None,
+            member("thumbprint", STRING),
+            member("url", STRING, pointer=False),
         )
-        custom = _obj(
+        custom = obj(
             "ClevisCustom" if v >= V33 else "Custom",  # 3.2's *Custom, renamed in 3.3
-            _f("config", STRING, pointer=v >= V33),
-            _f("needsNetwork", BOOLEAN),
-            _f("pin", STRING, pointer=v >= V33),
+            member("config", STRING, pointer=v >= V33),
+            member("needsNetwork", BOOLEAN),
+            member("pin", STRING, pointer=v >= V33),
         )
-        clevis = _obj(
+        clevis = obj(
             "Clevis",
-            _f("custom", custom),
-            _f("tang", _list(tang, "url", "[]types.Tang")),
-            _f("threshold", INTEGER),
-            _f("tpm2", BOOLEAN),
+            member("custom", custom),
+            member("tang", list_of(tang, "url", "[]types.Tang")),
+            member("threshold", INTEGER),
+            member("tpm2", BOOLEAN),
         )
-        luks = _obj(
+        luks = obj(
             "Luks",
-            _f("cex", _obj("Cex", _f("enabled", BOOLEAN))) if v >= V35 else None,
-            _f("clevis", clevis),
-            _f("device", STRING),
-            _f("discard", BOOLEAN) if v >= V34 else None,
-            _f("keyFile", resource),
-            _f("label", STRING),
-            _f("name", STRING, pointer=False),
-            _f("openOptions", _strings("OpenOption")) if v >= V34 else None,
-            _f("options", _strings("LuksOption", dedup=False)),
-            _f("uuid", STRING),
-            _f("wipeVolume", BOOLEAN),
+            member("cex", obj("Cex", member("enabled", BOOLEAN))) if v >= V35 else None,
+            member("clevis", clevis),
+            member("device", STRING),
+            member("discard", BOOLEAN) if v >= V34 else None,
+            member("keyFile", resource),
+            member("label", STRING),
+            member("name", STRING, pointer=False),
+            member("openOptions", strings("OpenOption")) if v >= V34 else None,
+            member("options", strings("LuksOption", dedup=False)),
+            member("uuid", STRING),
+            member("wipeVolume", BOOLEAN),
         )
-    storage = _obj(
+    storage = obj(
         "Storage",
-        _f("directories", _list(directory, "path", "[]types.Directory", KEYSPACE_NODES)),
-        _f("disks", _list(disk, "device", "[]types.Disk")),
-        _f("files", _list(file, "path", "[]types.File", KEYSPACE_NODES)),
-        _f("filesystems", _list(filesystem, "device", "[]types.Filesystem")),
-        _f("links", _list(link, "path", "[]types.Link", KEYSPACE_NODES)),
-        _f("luks", _list(luks, "name", "[]types.Luks")) if luks is not None else None,
-        _f("raid", _list(raid, "name", "[]types.Raid")),
+        member("directories", list_of(directory, "path", "[]types.Directory", KEYSPACE_NODES)),
+        member("disks", list_of(disk, "device", "[]types.Disk")),
+        member("files", list_of(file, "path", "[]types.File", KEYSPACE_NODES)),
+        member("filesystems", list_of(filesystem, "device", "[]types.Filesystem")),
+        member("links", list_of(link, "path", "[]types.Link", KEYSPACE_NODES)),
+        member("luks", list_of(luks, "name", "[]types.Luks")) if luks is not None else None,
+        member("raid", list_of(raid, "name", "[]types.Raid")),
     )
-    dropin = _obj("Dropin", _f("contents", STRING), _f("name", STRING, pointer=False))
-    unit = _obj(
+    dropin = obj("Dropin", member("contents", STRING), member("name", STRING, pointer=False))
+    unit = obj(
         "Unit",
-        _f("contents", STRING),
-        _f("dropins", _list(dropin, "name", "[]types.Dropin")),
-        _f("enabled", BOOLEAN),
-        _f("mask", BOOLEAN),
-        _f("name", STRING, pointer=False),
+        member("contents", STRING),
+        member("dropins", list_of(dropin, "name", "[]types.Dropin")),
+        member("enabled", BOOLEAN),
+        member("mask", BOOLEAN),
+        member("name", STRING, pointer=False),
     )
-    user = _obj(
+    user = obj(
         "PasswdUser",
-        _f("gecos", STRING),
-        _f("groups", _strings("Group")),
-        _f("homeDir", STRING),
-        _f("name", STRING, pointer=False),
-        _f("noCreateHome", BOOLEAN),
-        _f("noLogInit", BOOLEAN),
-        _f("noUserGroup", BOOLEAN),
-        _f("passwordHash", STRING),
-        _f("primaryGroup", STRING),
-        _f("shell", STRING),
-        _f("shouldExist", BOOLEAN) if v >= V32 else None,
-        _f("sshAuthorizedKeys", _strings("SSHAuthorizedKey")),
-        _f("system", BOOLEAN),
-        _f("uid", INTEGER),
+        member("gecos", STRING),
+        member("groups", strings("Group")),
+        member("homeDir", STRING),
+        member("name", STRING, pointer=False),
+        member("noCreateHome", BOOLEAN),
+        member("noLogInit", BOOLEAN),
+        member("noUserGroup", BOOLEAN),
+        member("passwordHash", STRING),
+        member("primaryGroup", STRING),
+        member("shell", STRING),
+        member("shouldExist", BOOLEAN) if v >= V32 else None,
+        member("sshAuthorizedKeys", strings("SSHAuthorizedKey")),
+        member("system", BOOLEAN),
+        member("uid", INTEGER),
     )
-    group = _obj(
+    group = obj(
         "PasswdGroup",
-        _f("gid", INTEGER),
-        _f("name", STRING, pointer=False),
-        _f("passwordHash", STRING),
-        _f("shouldExist", BOOLEAN) if v >= V32 else None,
-        _f("system", BOOLEAN),
+        member("gid", INTEGER),
+        member("name", STRING, pointer=False),
+        member("passwordHash", STRING),
+        member("shouldExist", BOOLEAN) if v >= V32 else None,
+        member("system", BOOLEAN),
     )
     kargs = None
     if v >= V33:
-        kargs_list = _list(Node("string", "types.KernelArgument"), KEY_VALUE, "[]types.KernelArgument", KEYSPACE_KARGS)
-        kargs = _obj("KernelArguments", _f("shouldExist", kargs_list), _f("shouldNotExist", kargs_list))
-    return _obj(
+        kargs_list = list_of(Node("string", "types.KernelArgument"), KEY_VALUE, "[]types.KernelArgument", KEYSPACE_KARGS)
+        kargs = obj("KernelArguments", member("shouldExist", kargs_list), member("shouldNotExist", kargs_list))
+    return obj(
         "Config",
-        _f("ignition", ignition),
-        _f("kernelArguments", kargs) if kargs is not None else None,
-        _f(
+        member("ignition", ignition),
+        member("kernelArguments", kargs) if kargs is not None else None,
+        member(
             "passwd",
-            _obj(
+            obj(
                 "Passwd",
-                _f("groups", _list(group, "name", "[]types.PasswdGroup")),
-                _f("users", _list(user, "name", "[]types.PasswdUser")),
+                member("groups", list_of(group, "name", "[]types.PasswdGroup")),
+                member("users", list_of(user, "name", "[]types.PasswdUser")),
             ),
         ),
-        _f("storage", storage),
-        _f("systemd", _obj("Systemd", _f("units", _list(unit, "name", "[]types.Unit")))),
+        member("storage", storage),
+        member("systemd", obj("Systemd", member("units", list_of(unit, "name", "[]types.Unit")))),
     )
 
 
@@ -369,18 +298,6 @@ def node(version: str, path: str | tuple[str | int, ...]) -> Node | None:
             member = current.fields.get(step) if current.kind == "object" else None
             current = member.node if member else None
     return current
-
-
-def walk(start: Node, prefix: str = "") -> Iterator[tuple[str, Node]]:
-    """Every (field path, node) below `start`, depth first, in field-name order."""
-    if start.kind == "object":
-        for name in sorted(start.fields):
-            child = start.fields[name].node
-            here = f"{prefix}.{name}" if prefix else name
-            yield here, child
-            yield from walk(child, here)
-    elif start.kind == "list" and start.item is not None:
-        yield from walk(start.item, prefix + "[]")
 
 
 @cache

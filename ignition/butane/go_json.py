@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ignition import schema as ign
+from ignition import schema_nodes
 
 _NODE_FIELDS = ("group", "overwrite", "path", "user")
 _GO_NAMES = {
@@ -39,7 +40,7 @@ def go_field_name(json_name: str) -> str:
     return _GO_NAMES.get(json_name, json_name[:1].upper() + json_name[1:])
 
 
-def go_order(node: ign.Node) -> list[str]:
+def go_order(node: schema_nodes.Node) -> list[str]:
     """JSON keys of an object node in Go struct field order."""
     names = list(node.fields)
     head = [n for n in _NODE_FIELDS if n in names] if node.go in ("File", "Directory", "Link") else []
@@ -47,11 +48,11 @@ def go_order(node: ign.Node) -> list[str]:
     return head + rest
 
 
-def _zero_scalar(node: ign.Node) -> Any:
+def _zero_scalar(node: schema_nodes.Node) -> Any:
     return {"string": "", "integer": 0, "boolean": False}[node.kind]
 
 
-def prune(value: Any, node: ign.Node) -> tuple[Any, bool]:
+def prune(value: Any, node: schema_nodes.Node) -> tuple[Any, bool]:
     """(value in Go order with empties dropped, whether it is Go's zero value) for a value of `node`."""
     if node.kind == "object":
         out: dict[str, Any] = {}

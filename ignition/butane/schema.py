@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ignition import schema as ign
+from ignition import schema_nodes
 from ignition.butane.variants import Spec
 
 _SNAKE = re.compile(r"(MiB|[A-Z])")
@@ -55,7 +56,7 @@ def _go_name(go: str, pkg: str) -> str:
     return go.replace("types.", f"{pkg}.")
 
 
-def _convert(node: ign.Node, pkg: str) -> BNode:
+def _convert(node: schema_nodes.Node, pkg: str) -> BNode:
     if node.kind == "object":
         out = BNode("object", f"{pkg}.{node.go}")
         for name, member in node.fields.items():

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ignition import schema as ign
+from ignition import schema_nodes
 from ignition.butane import bootdevice, openshift
 from ignition.butane import messages as m
 from ignition.butane.checks import validate
@@ -116,10 +117,10 @@ def resolve_spec(root: YNode | None) -> Spec:
     return spec
 
 
-def _walk_key(root: ign.Node, path: tuple[str | int, ...]) -> tuple[int, ...]:
+def _walk_key(root: schema_nodes.Node, path: tuple[str | int, ...]) -> tuple[int, ...]:
     """Where a path comes in Go's validation walk (fields in struct order, list items in order)."""
     key: list[int] = []
-    node: ign.Node | None = root
+    node: schema_nodes.Node | None = root
     for step in path[:3]:  # within one list item, keep the validator's own order (Go's Validate() methods)
         if node is None:
             key.append(0)

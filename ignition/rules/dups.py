@@ -12,7 +12,7 @@ from typing import Any
 
 from ignition.report import Path
 from ignition.rules.context import Ctx
-from ignition.schema import KEY_PARTITION, KEY_VALUE, Node
+from ignition.schema_nodes import KEY_PARTITION, KEY_VALUE, Node
 
 DUPLICATE = "duplicate entry defined"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from ignition import schema
+from ignition import schema, schema_nodes
 from ignition.decode import decode
 from ignition.report import Path, Report
 from ignition.rules import go_url
@@ -87,7 +87,7 @@ def _report_lacking(value: Any, path: Path, field_path: str, ctx: Context) -> bo
 
 
 @cache
-def _identical(source: schema.Node, target: schema.Node) -> bool:
+def _identical(source: schema_nodes.Node, target: schema_nodes.Node) -> bool:
     """True when the two versions' subtrees have the same fields all the way down (nothing to drop)."""
     if source.kind != target.kind:
         return False
@@ -102,7 +102,7 @@ def _identical(source: schema.Node, target: schema.Node) -> bool:
 
 
 def drop_fields_missing_in(
-    value: Any, source: schema.Node, target: schema.Node, path: Path, field_path: str, ctx: Context
+    value: Any, source: schema_nodes.Node, target: schema_nodes.Node, path: Path, field_path: str, ctx: Context
 ) -> Any:
     """The downward copy: fields the target schema lacks are dropped if default, else reported as errors."""
     if _identical(source, target):

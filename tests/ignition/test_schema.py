@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ignition import schema
+from ignition import schema, schema_nodes
 from ignition.versions import ACCEPTED_VERSIONS, SUPPORTED_VERSIONS
 
 
@@ -39,13 +39,13 @@ def test_field_counts_grow_and_3_0_has_117() -> None:
 @pytest.mark.parametrize(
     ("path", "key", "keyspace"),
     [
-        ("storage.files", "path", schema.KEYSPACE_NODES),
-        ("storage.links", "path", schema.KEYSPACE_NODES),
-        ("storage.disks[].partitions", schema.KEY_PARTITION, None),
+        ("storage.files", "path", schema_nodes.KEYSPACE_NODES),
+        ("storage.links", "path", schema_nodes.KEYSPACE_NODES),
+        ("storage.disks[].partitions", schema_nodes.KEY_PARTITION, None),
         ("storage.files[].append", None, None),
         ("storage.filesystems[].options", None, None),
-        ("passwd.users[].sshAuthorizedKeys", schema.KEY_VALUE, None),
-        ("kernelArguments.shouldExist", schema.KEY_VALUE, schema.KEYSPACE_KARGS),
+        ("passwd.users[].sshAuthorizedKeys", schema_nodes.KEY_VALUE, None),
+        ("kernelArguments.shouldExist", schema_nodes.KEY_VALUE, schema_nodes.KEYSPACE_KARGS),
         ("storage.files[].contents.httpHeaders", "name", None),
     ],
     ids=lambda v: str(v),
