@@ -13,8 +13,8 @@ import pytest
 
 from ignition.dataurl import encode_data_url, gzip_contents
 from ignition.references import MemoryFetcher, ReferencedConfigError, render_references
+from tests.ignition.configs import cfg
 from tests.ignition.real_ignition import fetch_stage, without_empties
-from tests.ignition.test_merge import cfg
 
 
 def _ref(config: dict[str, Any], **extra: Any) -> dict[str, Any]:

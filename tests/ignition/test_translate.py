@@ -16,7 +16,7 @@ from ignition.translations import STEPS
 from ignition.translations.common import CODE_DROPPED_DEFAULT, CODE_MASKED, CODE_UNSUPPORTED, CODE_UNUSED_KEY
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS
-from tests.ignition.translate_inputs import cfg, luks
+from tests.ignition.configs import cfg, luks
 
 CORPUS = Path(__file__).parent / "corpus" / "ignition_cases.jsonl"
 TRANSLATE_CASES = [

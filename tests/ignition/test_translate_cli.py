@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ignition.translate import translate
-from tests.ignition.translate_inputs import cfg
+from tests.ignition.configs import cfg
 
 
 def _write(tmp_path: Path, name: str, config: Any) -> str:

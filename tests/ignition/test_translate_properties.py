@@ -1,4 +1,4 @@
-"""Translation between spec versions, as properties over generated configs (tests/ignition/translate_inputs.py).
+"""Translation between spec versions, as properties over generated configs (tests/ignition/configs.py).
 
 Properties (hypothesis):
 - a config that uses only features of spec A, translated up to any B and back down to A, is unchanged;
@@ -25,8 +25,8 @@ from ignition.report import Report
 from ignition.translate import translate
 from ignition.validate import validate_dict
 from ignition.versions import ACCEPTED_VERSIONS, SUPPORTED_VERSIONS, version_index
+from tests.ignition.configs import Generated, generated
 from tests.ignition.real_ignition import fetch_stage, without_empties
-from tests.ignition.translate_inputs import Generated, generated
 from tests.tools import real_tool
 
 PROPERTY_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

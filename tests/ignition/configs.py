@@ -1,4 +1,4 @@
-"""Configs for the translation tests: `cfg` builds one by hand; `generated(version)` draws a valid config of
+"""Configs for the Ignition tests: `cfg` builds one by hand; `generated(version)` draws a valid config of
 `version` (hypothesis) using a random selection of its features, each valid in every spec from the one that
 introduced it, and says the oldest spec that can express it."""
 
@@ -13,7 +13,8 @@ from ignition.dataurl import encode_data_url
 from ignition.versions import version_index
 
 
-def cfg(version: str, **sections: Any) -> dict[str, Any]:
+def cfg(version: str = "3.6.0", **sections: Any) -> dict[str, Any]:
+    """A config of `version` with the given top-level sections."""
     out: dict[str, Any] = {"ignition": {"version": version}}
     out.update(sections)
     return out
