@@ -15,7 +15,7 @@ from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.test_store import open_etcd_store
+from tests.fleet.stores import open_etcd_store
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedCo
 from fleet.rollout import desired_for, is_unavailable
 from fleet.store import StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.test_store import open_etcd_store
+from tests.fleet.stores import open_etcd_store
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from fleet.etcd_store import EtcdStore
 from fleet.rendered import HISTORY_LIMIT, HISTORY_MESSAGE, NodeStatus, Transition, with_report
 from fleet.store import Store
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.test_store import open_etcd_store, store  # noqa: F401  (the store fixture: every store)
+from tests.fleet.stores import open_etcd_store
 
 
 def _report(i: int, state: str = "Working", message: str = "", current: str = "rendered-w-a") -> NodeStatus:

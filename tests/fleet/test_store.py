@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fleet.directory_store import DirectoryStore
-from fleet.etcd_client import parse_url
-from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
-from fleet.store import InUse, MemoryStore, NotFound, Store, StoreError
-from tests.etcd_cluster import EtcdCluster
-
-_prefixes = itertools.count()
-
-
-def _rendered(name: str = "rendered-worker-abc") -> RenderedConfig:
-    return RenderedConfig(name=name, pool="worker",
-                          spec=MachineConfigSpec(config={"ignition": {"version": "3.5.0"}}, kernel_arguments=("nosmt",)),
-                          sources=("00-worker",))
-
-
-def open_etcd_store(cluster: EtcdCluster) -> EtcdStore:
-    """A store on a key prefix no other test uses."""
-    return EtcdStore.open(parse_url(cluster.url(f"test-{next(_prefixes)}")))
-
-
-@pytest.fixture(params=["memory", "directory", "etcd"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "directory":
-        yield DirectoryStore(tmp_path / "store")
-    else:
-        etcd = open_etcd_store(request.getfixturevalue("etcd_cluster"))
-        try:
-            yield etcd
-        finally:
-            etcd.conn.close()
+from fleet.store import InUse, NotFound, Store, StoreError
+from tests.fleet.stores import rendered_config
 
 
 def test_rendered_round_trip(store: Store) -> None:
-    store.put_rendered(_rendered())
-    assert store.get_rendered("rendered-worker-abc") == _rendered()
+    store.put_rendered(rendered_config())
+    assert store.get_rendered("rendered-worker-abc") == rendered_config()
     assert store.list_rendered() == ["rendered-worker-abc"]
 
 
@@ -64,8 +33,8 @@ def test_names_that_could_escape_are_refused(store: Store, name: str) -> None:
 
 
 def test_referenced_rendered_config_is_never_deleted(store: Store) -> None:
-    store.put_rendered(_rendered("rendered-worker-old"))
-    store.put_rendered(_rendered("rendered-worker-new"))
+    store.put_rendered(rendered_config("rendered-worker-old"))
+    store.put_rendered(rendered_config("rendered-worker-new"))
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-new",
                               history=(HistoryEntry("rendered-worker-new", "2026-01-01T00:00:00Z"),)))
     store.put_node_status(NodeStatus("node-a", "worker", "rendered-worker-old", "rendered-worker-new", "Working"))
@@ -99,11 +68,11 @@ def test_pools_and_nodes_round_trip_sorted(store: Store) -> None:
 
 
 def test_rendered_configs_are_immutable(store: Store) -> None:
-    store.put_rendered(_rendered())
+    store.put_rendered(rendered_config())
     changed = RenderedConfig(name="rendered-worker-abc", pool="worker",
                              spec=MachineConfigSpec(config={"ignition": {"version": "3.4.0"}}))
     store.put_rendered(changed)
-    assert store.get_rendered("rendered-worker-abc") == _rendered()
+    assert store.get_rendered("rendered-worker-abc") == rendered_config()
 
 
 def test_deleting_a_missing_config_is_not_found(store: Store) -> None:

@@ -11,15 +11,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import requests
 
+from fleet.etcd_client import Connection, parse_url
+from fleet.etcd_election import Election
 from tests.etcd_cluster import EtcdCluster, free_ports
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+CLUSTER = Path(__file__).resolve().parent / "cluster"  # the small cluster directory the server tests render
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 # The worker pool of the rollout test and bench: maxUnavailable 10%.
 ROLLOUT_POOL = """apiVersion: machineconfiguration.openshift.io/v1
@@ -166,3 +169,10 @@ def bench_deployment(name: str, *, tools: tuple[str, ...] = ()) -> Iterator[tupl
     finally:
         clean_up()
         signal.signal(signal.SIGTERM, previous)
+
+
+def current_leader(url: str) -> Callable[[], str | None]:
+    """A function naming the controller that leads now (None: none), through an observer of the election."""
+    conn = Connection(parse_url(url))
+    election = Election(conn, identity="observer")
+    return election.leader

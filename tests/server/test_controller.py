@@ -15,7 +15,7 @@ from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
 from server.controller import Controller, collect_garbage
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.test_store import _rendered, open_etcd_store
+from tests.fleet.stores import open_etcd_store, rendered_config
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,7 +31,7 @@ def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
 
 def test_garbage_collection_deletes_only_unreferenced_configs(store: EtcdStore) -> None:
     for name in ("current", "history", "node-current", "node-desired", "unused"):
-        store.put_rendered(_rendered(f"rendered-worker-{name}"))
+        store.put_rendered(rendered_config(f"rendered-worker-{name}"))
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-current",
                               history=(HistoryEntry("rendered-worker-history", "2026-01-01T00:00:00Z"),)))
     store.put_node_status(NodeStatus("node-a", "worker", "rendered-worker-node-current",

@@ -16,13 +16,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from fleet.etcd_client import Connection, parse_url
-from fleet.etcd_election import Election
 from tests.etcd_cluster import EtcdCluster
 from tests.server.helpers import ACCEPT_33
-from tests.server.scale_out import ENV, ROOT, Fleet
+from tests.server.scale_out import CLUSTER, ENV, ROOT, Fleet, current_leader
 
-HERE = Path(__file__).resolve().parent
 _prefixes = itertools.count()
 
 
@@ -38,7 +35,7 @@ def fleet(etcd_cluster: EtcdCluster, tmp_path: Path) -> Iterator[Fleet]:
 @pytest.fixture
 def cluster_dir(tmp_path: Path) -> Path:
     target = tmp_path / "cluster"
-    shutil.copytree(HERE / "cluster", target)
+    shutil.copytree(CLUSTER, target)
     return target
 
 
@@ -55,12 +52,6 @@ def config(base: str) -> bytes:
     response = requests.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33}, timeout=10)
     assert response.status_code == 200, response.text
     return response.content
-
-
-def current_leader(url: str) -> Callable[[], str | None]:
-    conn = Connection(parse_url(url))
-    election = Election(conn, identity="observer")
-    return election.leader
 
 
 def test_controller_renders_replicas_serve_changes_and_errors(fleet: Fleet, cluster_dir: Path) -> None:

@@ -16,8 +16,7 @@ import aiohttp
 
 from tests.etcd_cluster import EtcdCluster, free_ports
 from tests.server.helpers import ACCEPT_33
-from tests.server.scale_out import Fleet, start_haproxy
-from tests.server.test_scale_out import HERE, current_leader
+from tests.server.scale_out import CLUSTER, Fleet, current_leader, start_haproxy
 from tests.tools import real_tool
 
 MACHINES = 200
@@ -68,7 +67,7 @@ async def test_no_boot_fails_while_replica_controller_and_etcd_leader_die(own_et
                                                                           tmp_path: Path) -> None:
     haproxy = real_tool("haproxy")
     cluster_dir = tmp_path / "cluster"
-    shutil.copytree(HERE / "cluster", cluster_dir)
+    shutil.copytree(CLUSTER, cluster_dir)
     fleet = Fleet(own_etcd_cluster.url("failover"), tmp_path)
     front, *ports = free_ports(4)
     proxy = None

@@ -20,8 +20,7 @@ from fleet.etcd_store import prefix_end
 from fleet.rendered import NodeStatus
 from fleet.rollout import is_unavailable
 from tests.etcd_cluster import EtcdCluster
-from tests.server.scale_out import ROLLOUT_POOL, Fleet
-from tests.server.test_scale_out import HERE
+from tests.server.scale_out import CLUSTER, ROLLOUT_POOL, Fleet
 
 NODES = 1000
 LIMIT = 100  # 10% of 1,000
@@ -98,7 +97,7 @@ def _most_unavailable(url: str, start: int) -> tuple[int, int]:
 
 async def test_max_unavailable_holds_across_replicas(etcd_cluster: EtcdCluster, tmp_path: Path) -> None:
     cluster_dir = tmp_path / "cluster"
-    shutil.copytree(HERE / "cluster", cluster_dir)
+    shutil.copytree(CLUSTER, cluster_dir)
     (cluster_dir / "manifests" / "00-pool.yaml").write_text(ROLLOUT_POOL)
     fleet = Fleet(etcd_cluster.url("rollout"), tmp_path)
     try:
