@@ -25,7 +25,7 @@ from pathlib import Path
 from fleet.node_journal import NodeIndex, load_record
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
-from fleet.store import InUse, NotFound, StoreError, atomic_write, check_name, referenced_names
+from fleet.store import InUse, NotFound, StoreError, T, atomic_write, check_name, referenced_names
 
 
 class DirectoryStore:
@@ -118,6 +118,11 @@ class DirectoryStore:
         (fleet/node_journal.py). The list is shared until the next change: callers must not modify it."""
         with self._lock:
             return self._index.refresh().ordered()
+
+    def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
+        """`read` on this store's statuses brought up to date from the journal (fleet/node_journal.py)."""
+        with self._lock:
+            return read(self._index.refresh())
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other

@@ -118,7 +118,7 @@ class ClaimGroups:
                 except BaseException as exc:  # a failure of the group's transaction is every member's
                     for claim in group:
                         if not claim.finished:
-                            claim.finish(error=exc if claim is mine else _own_copy(exc))
+                            claim.finish(error=_own_copy(exc))
         finally:
             with self._lock:
                 if self._queue:
@@ -133,6 +133,7 @@ class ClaimGroups:
 
         store = self.store
         tx = store.conn.client.transactions
+        outcomes: list[_Outcome] = []
         for _ in range(self.attempts):
             def decide_all(statuses: NodeStatuses) -> list[_Outcome]:
                 view, outcomes = Overlay(statuses), list[_Outcome]()
@@ -165,13 +166,14 @@ class ClaimGroups:
             for claim, status, error in outcomes:
                 claim.finish(status, error)
             return
-        for claim in group:
-            claim.finish(error=StoreError("nodes", "too many concurrent hand-outs; try again"))
+        for claim, _, refusal in outcomes:  # the last decisions: a refusal stands, a hand-out was never written
+            claim.finish(error=refusal or StoreError("nodes", "too many concurrent hand-outs; try again"))
 
 
 def _own_copy(exc: BaseException) -> BaseException:
-    """`exc` as a new instance for another waiting thread to raise (raising one instance in many threads rewrites
-    its traceback under each other); the original is its cause."""
+    """`exc` as a new instance for one waiting thread to raise (raising one instance in many threads rewrites its
+    traceback under each other); the original is its cause. Anything but a StoreError (a bug) becomes one, so
+    every member of the group is answered alike."""
     copy = type(exc)(exc.path, exc.message) if isinstance(exc, StoreError) else \
         StoreError("etcd", f"the grouped hand-out failed: {type(exc).__name__}")
     copy.__cause__ = exc

@@ -291,6 +291,10 @@ class EtcdStore:
         _, kvs = self._range(prefix, prefix_end(prefix))
         return [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
 
+    def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
+        """`read` on the mirror's statuses (a replica), or on one range read."""
+        return self._decide_at(read)[1]
+
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Run `decide` on every node's status and store the status it returns, as one compare-and-swap on the
         pool's hand-out fence and the node's record: if a write that may make a node unavailable, or a report of

@@ -13,11 +13,13 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
+
+T = TypeVar("T")
 
 # A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
 # written through `.<name>.json.<random>.tmp`, which must stay under the file systems' 255-byte limit.
@@ -99,6 +101,13 @@ class Store(Protocol):
 
     def list_node_status(self) -> list[NodeStatus]:
         """Every node's last report, sorted by node name."""
+        ...
+
+    def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
+        """`read(statuses)` on every node's status as the store keeps it (each pool's counts current), writing
+        nothing and taking no claim lock: what a claim would decide on, for an answer that writes nothing (a GET
+        of the desired config, counting free slots). Costs what changed since the last read, not the fleet.
+        `read` must be quick and must not keep what it is given."""
         ...
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
@@ -187,6 +196,10 @@ class MemoryStore:
     def list_node_status(self) -> list[NodeStatus]:
         with self._lock:
             return self._nodes.ordered()
+
+    def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
+        with self._lock:
+            return read(self._nodes)
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         with self._lock:  # reentrant: `decide` may read the store

@@ -29,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
 import re
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from server.snapshot import Snapshot
     from server.state import ServerState
 
+log = logging.getLogger("mco.server")
 MAX_WAIT = MAX_HANDOUT_WAIT  # seconds (300): longer holds buy nothing, and every proxy would need its timeout above it
 _WAIT_RE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?\Z")  # no nested quantifier: linear on any input
 
@@ -107,7 +109,7 @@ class HandoutWaiters:
         self.closing = False
         self.on_lost: Callable[[], None] | None = None  # a woken claim lost the slot and waits again
         self.on_held: Callable[[], None] | None = None  # a request was put in a queue
-        self.woken = 0  # held requests woken, since start (`mco_held_claim_wakeups`)
+        self.woken = 0  # held requests woken because a slot may have freed, since start (`mco_held_claim_wakeups`)
         self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
 
     def ticket(self) -> Ticket:
@@ -163,12 +165,16 @@ class HandoutWaiters:
     def offer(self, pool: str, target: str | None, free: int) -> int:
         """`free` slots are open in `pool` now: wake that many held requests, less those woken and undecided."""
         queue = self._pools.get(pool)
-        return self._wake(queue, target, free - queue.in_flight) if queue is not None else 0
+        woken = self._wake(queue, target, free - queue.in_flight) if queue is not None else 0
+        self.woken += woken
+        return woken
 
     def freed(self, pool: str, target: str | None, count: int = 1) -> int:
         """`count` slots just freed in `pool`: wake that many held requests."""
         queue = self._pools.get(pool)
-        return self._wake(queue, target, count) if queue is not None else 0
+        woken = self._wake(queue, target, count) if queue is not None else 0
+        self.woken += woken
+        return woken
 
     def close(self) -> None:
         """Answer every held request now (server shutdown); later claims are not held."""
@@ -195,30 +201,40 @@ class HandoutWaiters:
             queue.held -= 1
             queue.in_flight += 1
             woken += 1
-        self.woken += woken
         return woken
 
 
-def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], None]:
-    """Directory (or memory) store: count the free slots of the pools with held claims, from one listing in a
-    thread, and wake that many, when a new snapshot changes such a pool's target, pause or maxUnavailable, and
-    every `interval` seconds while this process holds claims. Returns what stops the periodic count."""
+def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
+    """Directory (or memory) store: count the free slots of the pools with held claims (`Store.read_statuses`: the
+    counts the store keeps, brought up to date, in a thread) and wake that many, when a new snapshot changes such a
+    pool's target, pause or maxUnavailable, and every `interval` seconds while this process holds claims. Returns
+    what stops the counting (at shutdown)."""
     waiters = state.handouts
     seen: dict[str, tuple[object, ...]] = {}
-    sweep: list[asyncio.Task[None] | None] = [None]
+    tasks: set[asyncio.Task[None]] = set()  # the counts running, and the periodic one: cancelled by `stop`
+    sweeping: list[asyncio.Task[None]] = []
 
     def rollout(record: PoolRecord) -> tuple[object, ...]:
         return record.current, record.paused, record.max_unavailable
 
+    def spawn(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
     async def offer_counted(pools: list[str]) -> None:
+        def count(statuses: NodeStatuses) -> dict[str, PoolCounts]:
+            return {pool: replace(statuses.counts(pool)) for pool in pools}
+
         try:
-            statuses = await asyncio.to_thread(lambda: NodeStatuses(store.list_node_status()))
+            counts = await asyncio.to_thread(store.read_statuses, count)
         except StoreError:
-            return  # the held claims are answered at their deadline
+            return  # the held claims are answered at their deadline, or at the next count
         snapshot = state.snapshot
         for pool in pools:
             entry = snapshot.pools.get(pool) if snapshot is not None else None
-            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, statuses.counts(pool)))
+            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, counts[pool]))
 
     def swapped(snapshot: Snapshot) -> None:
         changed = []
@@ -228,24 +244,28 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
                 changed.append(name)
             seen[name] = key
         if changed:
-            _spawn(offer_counted(changed))
+            spawn(offer_counted(changed))
 
-    async def sweeping() -> None:
+    async def sweep() -> None:
         try:
             while not waiters.closing and waiters.pools():
                 await asyncio.sleep(interval)
                 if held := waiters.pools():
-                    await offer_counted(held)
+                    try:
+                        await offer_counted(held)
+                    except Exception:  # a bug must not end the counting: held claims would wait for their deadline
+                        log.exception("counting free slots for held claims failed")
         finally:
-            sweep[0] = None
+            sweeping.clear()
 
     def held() -> None:
-        if sweep[0] is None and not waiters.closing:
-            sweep[0] = _spawn(sweeping())
+        if not sweeping and not waiters.closing:
+            sweeping.append(spawn(sweep()))
 
-    def stop() -> None:
-        if sweep[0] is not None:
-            sweep[0].cancel()
+    async def stop() -> None:
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     if state.snapshot is not None:
         seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
@@ -278,13 +298,3 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
 
     mirror.on_change(changed)
     waiters.on_lost = lost
-
-
-_TASKS: set[asyncio.Task[None]] = set()  # keep the counting tasks referenced until they finish
-
-
-def _spawn(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    task = asyncio.get_running_loop().create_task(work)
-    _TASKS.add(task)
-    task.add_done_callback(_TASKS.discard)
-    return task

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -77,7 +77,7 @@ class NodeRoutes:
         self._desired_for = desired_for
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
-        self._stop_following: Callable[[], None] | None = None
+        self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
             self._stop_following = follow_snapshots(state, store, poll_interval)
 
@@ -90,7 +90,7 @@ class NodeRoutes:
         async def answer_held(_app: web.Application) -> None:
             self.waiters.close()
             if self._stop_following is not None:
-                self._stop_following()
+                await self._stop_following()
         app.on_shutdown.append(answer_held)
 
     # -- checks shared by the routes ------------------------------------------------------------------
@@ -284,5 +284,5 @@ class NodeRoutes:
         if claim:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
         else:
-            decide(NodeStatuses(self.store.list_node_status()))
+            self.store.read_statuses(decide)  # what a claim would decide, written nowhere
         return answer, stay[0]

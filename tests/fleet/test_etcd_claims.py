@@ -19,7 +19,7 @@ from tests.fleet.stores import open_etcd_store
 
 
 @pytest.fixture
-def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
+def etcd(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
     etcd = open_etcd_store(etcd_cluster)
     try:
         yield etcd
@@ -31,17 +31,17 @@ def _node(name: str, desired: str = "rendered-worker-old", state: str = "Done") 
     return NodeStatus(name, "worker", "rendered-worker-old", desired, state, "", "2026-01-01T00:00:00Z")
 
 
-def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(store: EtcdStore) -> None:
+def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(etcd: EtcdStore) -> None:
     """Group [a, b], one slot. First attempt: a takes the slot, so b is told "stay"; but a's record moves before
     the transaction, which fails. Second attempt: a refuses, so b takes the slot: its first "stay" was not final."""
     for name in ("node-a", "node-b"):
-        store.put_node_status(_node(name))
+        etcd.put_node_status(_node(name))
     calls = {"node-a": 0, "node-b": 0}
 
     def decide_a(view: NodeStatuses) -> NodeStatus | None:
         calls["node-a"] += 1
         if calls["node-a"] == 1:
-            store.put_node_status(replace(_node("node-a"), message="rebooted"))  # written meanwhile elsewhere
+            etcd.put_node_status(replace(_node("node-a"), message="rebooted"))  # written meanwhile elsewhere
             return _node("node-a", desired="rendered-worker-new")
         raise ValueError("node-a is not in this pool any more")
 
@@ -50,26 +50,30 @@ def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(store: E
         return None if view.counts("worker").unavailable >= 1 else _node("node-b", desired="rendered-worker-new")
 
     a, b = _Claim(decide_a), _Claim(decide_b)
-    ClaimGroups(store, attempts=5)._run([a, b])
+    ClaimGroups(etcd, attempts=5)._run([a, b])
     assert calls == {"node-a": 2, "node-b": 2}
     with pytest.raises(ValueError, match="not in this pool"):
         a.outcome()
     assert b.outcome() == _node("node-b", desired="rendered-worker-new")
-    assert store.get_node_status("node-b") == _node("node-b", desired="rendered-worker-new")
+    assert etcd.get_node_status("node-b") == _node("node-b", desired="rendered-worker-new")
 
 
-def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(store: EtcdStore) -> None:
-    store.put_node_status(_node("node-a"))
+def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: EtcdStore) -> None:
+    etcd.put_node_status(_node("node-a"))
 
     def always_moved(view: NodeStatuses) -> NodeStatus | None:
-        store.put_node_status(_node("node-a", state="Working"))
+        etcd.put_node_status(_node("node-a", state="Working"))
         return _node("node-a", desired="rendered-worker-new")
 
-    claims = [_Claim(always_moved), _Claim(lambda view: None)]
-    ClaimGroups(store, attempts=2)._run(claims)
+    def refused(view: NodeStatuses) -> NodeStatus | None:
+        raise ValueError("node-r belongs to pool infra")
+
+    claims = [_Claim(always_moved), _Claim(lambda view: None), _Claim(refused)]
+    ClaimGroups(etcd, attempts=2)._run(claims)
     errors = [claim.error for claim in claims]
-    assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors)
+    assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors[:2])
     assert errors[0] is not errors[1]
+    assert isinstance(errors[2], ValueError)  # a refusal stands: it is not "too many hand-outs"
 
 
 @pytest.mark.parametrize("failure", [
@@ -80,7 +84,7 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(store: E
 def test_a_copy_for_another_thread_keeps_what_the_server_answers_by(failure: Exception) -> None:
     copy = _own_copy(failure)
     assert copy is not failure and copy.__cause__ is failure
-    assert isinstance(copy, type(failure) if isinstance(failure, StoreError) else StoreError)
+    assert type(copy) is (type(failure) if isinstance(failure, StoreError) else StoreError)
     if isinstance(failure, StoreError):
-        assert isinstance(copy, StoreError)
+        assert isinstance(copy, StoreError)  # for mypy
         assert (copy.path, copy.message, str(copy)) == (failure.path, failure.message, str(failure))

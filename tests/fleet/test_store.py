@@ -95,7 +95,8 @@ def test_claim_node_stores_the_decision(store: Store, handed: bool) -> None:
 
 
 def test_claims_decide_on_the_pool_counts_of_every_write(store: Store) -> None:
-    """Each pool's counts (members, unavailable) that `decide` sees follow every put and claim before it."""
+    """Each pool's counts (members, unavailable) that `decide` sees, and `read_statuses` reads, follow every put
+    and claim before them."""
     steps = [
         NodeStatus("node-a", "worker", "r-old", "r-new", "Working"),
         NodeStatus("node-b", "worker", "r-old", "r-old", "Done"),
@@ -106,10 +107,14 @@ def test_claims_decide_on_the_pool_counts_of_every_write(store: Store) -> None:
     ]
     expected = [(1, 1, 0, 0), (2, 1, 0, 0), (2, 1, 1, 1), (2, 0, 1, 1), (1, 0, 2, 2), (1, 0, 2, 1)]
     seen: list[tuple[int, int, int, int]] = []
+    read: list[tuple[int, int, int, int]] = []
+
+    def counts(statuses: NodeStatuses) -> tuple[int, int, int, int]:
+        worker, infra = statuses.counts("worker"), statuses.counts("infra")
+        return worker.members, worker.unavailable, infra.members, infra.unavailable
 
     def decide(statuses: NodeStatuses) -> None:
-        worker, infra = statuses.counts("worker"), statuses.counts("infra")
-        seen.append((worker.members, worker.unavailable, infra.members, infra.unavailable))
+        seen.append(counts(statuses))
 
     for i, step in enumerate(steps):
         if i % 2:
@@ -117,7 +122,11 @@ def test_claims_decide_on_the_pool_counts_of_every_write(store: Store) -> None:
         else:
             store.put_node_status(step)
         store.claim_node("node-z", decide)
+        read.append(store.read_statuses(counts))  # the same view, without a claim
+        assert store.read_statuses(lambda statuses, name=step.name: statuses.get(name)) == step
     assert seen == expected
+    assert read == expected
+    assert store.read_statuses(lambda statuses: statuses.get("node-z")) is None  # reading wrote nothing
 
 
 def _roll_out(root: str, names: list[str], compact_at: int) -> None:

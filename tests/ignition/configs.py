@@ -21,9 +21,8 @@ def cfg(version: str = "3.6.0", **sections: Any) -> dict[str, Any]:
 
 
 def luks(**extra: Any) -> dict[str, Any]:
+    """A storage section with one LUKS device (spec 3.2.0 and later), `extra` fields added."""
     return {"storage": {"luks": [{"name": "root", "device": "/dev/sdb", **extra}]}}
-
-
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A real server on free ports, running in a thread of its own, for tests that talk to it over raw sockets.
 
-The server's event loop runs in its own thread so that its loop monitor (server/loop_monitor.py)
-measures the server's work only, not the test's client code.
+The server's event loop runs in its own thread so that the test's blocking socket clients (many at once, from
+a thread pool) cannot stall it, and it cannot stall them.
 """
 
 from __future__ import annotations

@@ -167,10 +167,9 @@ async def test_a_held_claim_takes_the_slot_freed_and_only_the_oldest_wakes(serve
         await _report(session, served.base, "a", NEW)  # node-a is done: one slot frees
         assert await asyncio.wait_for(b, 60) == NEW.name  # the oldest held claim, long before its wait ends
         await _until(lambda: served.held == 2)  # c and d held again: no wake-up is still deciding
-        # One slot freed, one wake-up won it. The directory store wakes exactly one claim; an etcd replica may
-        # also wake c on a mirror change applied before b's hand-out was: c then loses and waits again.
+        # One slot freed, one wake-up won it. A count read while b's hand-out was being written (an etcd mirror
+        # change, the directory store's periodic count) may also wake c: c then loses and waits again.
         assert waiters.woken - waiters.lost == 1
-        assert waiters.lost == 0 or isinstance(served.store, EtcdStore)
         await _report(session, served.base, "b", NEW)
         assert await asyncio.wait_for(c, 60) == NEW.name
         await _until(lambda: served.held == 1)
