@@ -166,8 +166,9 @@ class Reloader:
         """Poll forever (cancel the task to stop); `state.wake` (a node report that matters) polls at once."""
         while True:
             woken = True
-            try:
-                await asyncio.wait_for(self.state.wake.wait(), self.interval)
+            try:  # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancel that stops this loop
+                async with asyncio.timeout(self.interval):
+                    await self.state.wake.wait()
             except TimeoutError:
                 woken = False
             self.state.wake.clear()

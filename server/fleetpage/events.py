@@ -76,8 +76,9 @@ class Broadcaster:
         try:
             await response.write(b"retry: 2000\n: connected\n\n")
             while True:
-                try:
-                    version = await asyncio.wait_for(queue.get(), KEEPALIVE)
+                try:  # asyncio.timeout: Python 3.11's wait_for can swallow a cancel (and drop a got item)
+                    async with asyncio.timeout(KEEPALIVE):
+                        version = await queue.get()
                 except TimeoutError:
                     await response.write(b": keepalive\n\n")
                     continue

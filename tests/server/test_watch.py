@@ -171,3 +171,27 @@ async def test_new_target_is_served_once_a_node_runs_it(tmp_path: Path) -> None:
 
 async def _is(session: aiohttp.ClientSession, base: str, name: str) -> bool:
     return await _served_name(session, base) == name
+
+
+@pytest.mark.parametrize("yields", [0, 1, 2, 3], ids=lambda n: f"{n}-yields")
+async def test_a_wake_at_the_moment_of_the_stop_still_stops_the_reloader(yields: int) -> None:
+    """Regression: the poll loop waited with Python 3.11's `asyncio.wait_for`, which returns normally when the
+    task is cancelled while the awaited wake has just completed; the cancel was lost, the loop polled on, and
+    the server's stop waited for it forever. A wake set just before the cancel, at every interleaving."""
+    from fleet.store import MemoryStore
+    from server.metrics import ServerMetrics
+    from server.snapshot import PayloadCache
+    from server.state import ServerState
+    from server.watch import Reloader
+
+    state = ServerState()
+    reloader = Reloader(state=state, store=MemoryStore(), cache=PayloadCache(), metrics=ServerMetrics(),
+                        cluster_dir=None, leader=False, interval=0.05)
+    task = asyncio.create_task(reloader.run())
+    await asyncio.sleep(0.01)  # waiting for a wake or its interval
+    state.wake.set()
+    for _ in range(yields):
+        await asyncio.sleep(0)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=10)
+    assert done and task.cancelled(), "the reloader went on polling after its cancel"
