@@ -8,21 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from fleet.directory_store import DirectoryStore
-from fleet.store import MemoryStore, Store
+from fleet.store import Store
 from tests.etcd_cluster import etcd_cluster, own_etcd_cluster  # noqa: F401 - pytest fixtures
-from tests.fleet.stores import open_etcd_store
+from tests.fleet.stores import STORE_KINDS, store_of_kind
 
 
-@pytest.fixture(params=["memory", "directory", "etcd"])
+@pytest.fixture(params=STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "directory":
-        yield DirectoryStore(tmp_path / "store")
-    else:
-        etcd = open_etcd_store(request.getfixturevalue("etcd_cluster"))
-        try:
-            yield etcd
-        finally:
-            etcd.conn.close()
+    with store_of_kind(request.param, request, tmp_path) as opened:
+        yield opened

@@ -1,12 +1,20 @@
-"""Stores for the tests: an etcd store on a key prefix of its own, and a small rendered config."""
+"""Stores for the tests: every kind of store, an etcd store on a key prefix of its own, and a small rendered
+config."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+import pytest
+
+from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import MachineConfigSpec, RenderedConfig
+from fleet.store import MemoryStore, Store
 from tests.etcd_cluster import EtcdCluster
 
 _prefixes = itertools.count()
@@ -22,3 +30,28 @@ def rendered_config(name: str = "rendered-worker-abc") -> RenderedConfig:
 def open_etcd_store(cluster: EtcdCluster) -> EtcdStore:
     """A store on a key prefix no other test uses."""
     return EtcdStore.open(parse_url(cluster.url(f"test-{next(_prefixes)}")))
+
+
+@contextmanager
+def etcd_store(cluster: EtcdCluster) -> Iterator[EtcdStore]:
+    """`open_etcd_store`, its connection closed afterwards."""
+    store = open_etcd_store(cluster)
+    try:
+        yield store
+    finally:
+        store.conn.close()
+
+
+STORE_KINDS = ["memory", "directory", "etcd"]
+
+
+@contextmanager
+def store_of_kind(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh store of `kind` (one of STORE_KINDS; etcd: the session's real 3-member cluster)."""
+    if kind == "memory":
+        yield MemoryStore()
+    elif kind == "directory":
+        yield DirectoryStore(tmp_path / "store")
+    else:
+        with etcd_store(request.getfixturevalue("etcd_cluster")) as etcd:
+            yield etcd

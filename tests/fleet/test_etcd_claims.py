@@ -15,16 +15,13 @@ from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import open_etcd_store
+from tests.fleet.stores import etcd_store
 
 
 @pytest.fixture
 def etcd(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
-    etcd = open_etcd_store(etcd_cluster)
-    try:
-        yield etcd
-    finally:
-        etcd.conn.close()
+    with etcd_store(etcd_cluster) as opened:
+        yield opened
 
 
 def _node(name: str, desired: str = "rendered-worker-old", state: str = "Done") -> NodeStatus:

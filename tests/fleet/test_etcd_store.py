@@ -19,16 +19,13 @@ from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedCo
 from fleet.rollout import desired_for, is_unavailable
 from fleet.store import StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import open_etcd_store
+from tests.fleet.stores import etcd_store, open_etcd_store
 
 
 @pytest.fixture
 def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
-    etcd = open_etcd_store(etcd_cluster)
-    try:
-        yield etcd
-    finally:
-        etcd.conn.close()
+    with etcd_store(etcd_cluster) as opened:
+        yield opened
 
 
 def _big(name: str, size: int) -> RenderedConfig:

@@ -15,18 +15,15 @@ from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
 from server.controller import Controller, collect_garbage
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import open_etcd_store, rendered_config
+from tests.fleet.stores import etcd_store, rendered_config
 
 HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture
 def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
-    etcd = open_etcd_store(etcd_cluster)
-    try:
-        yield etcd
-    finally:
-        etcd.conn.close()
+    with etcd_store(etcd_cluster) as opened:
+        yield opened
 
 
 def test_garbage_collection_deletes_only_unreferenced_configs(store: EtcdStore) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -15,11 +14,10 @@ from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
 from fleet.conditions import ConditionProblem
-from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import Condition
-from fleet.store import MemoryStore, Store
+from fleet.store import Store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics
@@ -27,6 +25,7 @@ from server.replica import close as close_replica
 from server.replica import open_replica_store
 from server.settings import ServerSettings
 from server.state import ServerState
+from tests.fleet.stores import STORE_KINDS, store_of_kind
 from tests.server.fleetpage.fleet import (
     DEGRADED_MESSAGE,
     SECRET_CONTENT,
@@ -39,23 +38,11 @@ from tests.server.fleetpage.fleet import (
 MakeClient = Callable[..., Awaitable[TestClient]]
 
 
-_prefixes = itertools.count()
-
-
-@pytest.fixture(params=["memory", "directory", "etcd"])
+@pytest.fixture(params=STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Every kind of store the server runs over (etcd: a real 3-member cluster, a key prefix per test)."""
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "directory":
-        yield DirectoryStore(tmp_path / "store")
-    else:
-        cluster = request.getfixturevalue("etcd_cluster")
-        etcd = EtcdStore.open(parse_url(cluster.url(f"fleetpage-{os.getpid()}-{next(_prefixes)}")))
-        try:
-            yield etcd
-        finally:
-            etcd.conn.close()
+    with store_of_kind(request.param, request, tmp_path) as opened:
+        yield opened
 
 
 @pytest.fixture
