@@ -14,8 +14,8 @@ test: deps
 	MCO_REQUIRE_TOOLS=1 $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 lint: deps
-	$(VENV)/bin/ruff check --no-cache ignition fleet renderer imagebuild server applier cli tests bench
-	$(VENV)/bin/mypy ignition fleet renderer imagebuild server applier cli
+	$(VENV)/bin/ruff check --no-cache ignition butane fleet renderer imagebuild server applier cli tests bench
+	$(VENV)/bin/mypy ignition butane fleet renderer imagebuild server applier cli
 	$(VENV)/bin/lint-imports
 
 serve: deps

@@ -3,7 +3,7 @@
 Generates a deterministic fcos 1.5.0 document (N files with inline contents, a third of them long enough to
 be gzipped, units with dropins, users) and times, best of R runs in the same process:
   reference  yaml load (libyaml) + json.dumps of the same document: the floor for any YAML -> JSON tool;
-  transpile  ignition.butane.transpile (decode, checks, sugar, Go-exact gzip, Ignition validation, render);
+  transpile  butane.transpile (decode, checks, sugar, Go-exact gzip, Ignition validation, render);
   gzip       the Go-compatible compressor alone vs zlib level 9 on the same contents.
 Prints the times and the ratios.
 """
@@ -21,8 +21,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ignition.butane import transpile  # noqa: E402
-from ignition.butane.goflate import gzip_best  # noqa: E402
+from butane import transpile  # noqa: E402
+from butane.goflate import gzip_best  # noqa: E402
 
 
 def document(files: int) -> str:

@@ -12,9 +12,9 @@ import argparse
 import sys
 from typing import Any
 
+from butane import STRICT_MESSAGE, ButaneError, transpile
 from cli.errors import UsageError
 from cli.inputs import read_input
-from ignition.butane import STRICT_MESSAGE, ButaneError, transpile
 
 
 def register(subparsers: Any) -> None:

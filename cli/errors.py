@@ -17,6 +17,8 @@ EXIT_CODES: dict[str, int] = {
     "fleet.store.NotFound": 1,                   # a name that is not in the store
     "fleet.store.StoreError": 2,                 # the store cannot be read or written
     "fleet.errors.FleetError": 1,
+    # butane/errors.py (a Butane refusal; an IgnitionError too)
+    "butane.errors.ButaneError": 1,
     # ignition/errors.py
     "ignition.errors.IgnitionError": 1,
     # imagebuild/errors.py

@@ -22,8 +22,10 @@ from typing import Any
 
 import yaml
 
+from butane import transpile
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.store import StoreError, check_name
+from ignition.errors import IgnitionError
 from renderer.cluster import Cluster, load_cluster
 from renderer.errors import ClusterDirectoryMissing
 from renderer.generated import Failure, base_kubelet_config, generate
@@ -111,17 +113,10 @@ _FCOS_NAME = re.compile(r"^\d+-([a-z0-9]+)-")
 
 def _butane(path: Path, rel: str, cluster_dir: Path, inputs: Inputs) -> None:
     """A `.bu` document: openshift variant -> its MachineConfig; fcos -> MachineConfig named after the file."""
-    from ignition.errors import IgnitionError
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         inputs.problems.append((EVERY_POOL, Problem("io", f"cannot read: {exc}", rel)))
-        return
-    try:
-        from ignition.butane import transpile
-    except ImportError as exc:  # the Butane transpiler is an optional part of ignition/
-        inputs.problems.append((_butane_owner(text, path), Problem("butane", f"Butane is not available: {exc}", rel)))
         return
     files_dir = cluster_dir / FILES_DIR if (cluster_dir / FILES_DIR).is_dir() else path.parent
     try:

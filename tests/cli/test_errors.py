@@ -22,6 +22,7 @@ from server.tls import TLSSettingsError
 
 PACKAGE_BASES = {
     "ignition": "ignition.errors.IgnitionError",
+    "butane": "butane.errors.ButaneError",
     "fleet": "fleet.errors.FleetError",
     "renderer": "renderer.errors.RendererError",
     "server": "server.errors.ServerError",

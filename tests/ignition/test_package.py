@@ -23,7 +23,7 @@ def test_every_exception_of_the_package_is_an_ignition_error() -> None:
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == name and issubclass(cls, BaseException):
                 defined.append(cls)
-    assert len(defined) >= 10  # (the walk found them: errors.py, dataurl.py, butane/ ...)
+    assert len(defined) >= 10  # (the walk found them: errors.py, dataurl.py, ...)
     assert [c.__qualname__ for c in defined if not issubclass(c, IgnitionError)] == []
 
 

@@ -1,4 +1,4 @@
-"""go-yaml v3 conformance of the MachineConfig YAML (`ignition.butane.go_yaml.go_yaml` / `_scalar`).
+"""go-yaml v3 conformance of the MachineConfig YAML (`butane.go_yaml.go_yaml` / `_scalar`).
 
 Butane (config/util/util.go TranslateBytesYAML, go.mod `gopkg.in/yaml.v3 v3.0.1`) json.Marshals the
 MachineConfig, json.Unmarshals it into interface{} (numbers become float64) and encodes that with
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ignition.butane.go_yaml import _scalar, go_yaml
-from ignition.butane.go_yaml_style import sorted_keys
+from butane.go_yaml import _scalar, go_yaml
+from butane.go_yaml_style import sorted_keys
 
 # ---- encode_test.go marshalTests (gopkg.in/yaml.v3), the string/number/map/list cases a MachineConfig can hold.
 # Integers are float64 once Butane re-reads its JSON, so they print as strconv.FormatFloat(v, 'g', -1, 64).

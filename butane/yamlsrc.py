@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from ignition.errors import IgnitionError
+from butane.errors import ButaneError
 
 NULL, BOOL, INT, FLOAT, STR, MAP, SEQ = "!!null", "!!bool", "!!int", "!!float", "!!str", "!!map", "!!seq"
 TIMESTAMP = "!!timestamp"
@@ -31,7 +31,7 @@ _NEG_INF = {"-.inf", "-.Inf", "-.INF"}
 _NAN = {".nan", ".NaN", ".NAN"}
 
 
-class YamlSyntaxError(IgnitionError):
+class YamlSyntaxError(ButaneError):
     """The text is not YAML; the message is go-yaml's `yaml: line N: <problem>`."""
 
 

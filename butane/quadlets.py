@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ignition.butane import messages as m
-from ignition.butane.checks import quadlet_template
-from ignition.butane.context import Context
-from ignition.butane.files import LocalFileError, make_data_url, read_local
-from ignition.butane.trees import Tracker
+from butane import messages as m
+from butane.checks import quadlet_template
+from butane.context import Context
+from butane.files import LocalFileError, make_data_url, read_local
+from butane.trees import Tracker
 
 ROOTFUL_DIR = "/etc/containers/systemd"
 USER_DIR = "/etc/containers/systemd/users"

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from ignition.butane import ButaneError, transpile
-from ignition.butane.checks import check_decimal_mode
-from ignition.butane.files import make_data_url
-from ignition.butane.go_yaml import _scalar, go_yaml
-from ignition.butane.go_yaml_style import go_format_g, key_less
-from ignition.butane.systemd import path_escape
-from ignition.butane.variants import parse_semver
-from ignition.butane.yamlsrc import resolve_plain
+from butane import ButaneError, transpile
+from butane.checks import check_decimal_mode
+from butane.files import make_data_url
+from butane.go_yaml import _scalar, go_yaml
+from butane.go_yaml_style import go_format_g, key_less
+from butane.systemd import path_escape
+from butane.variants import parse_semver
+from butane.yamlsrc import resolve_plain
 from ignition.dataurl import decode_data_url
-from tests.ignition.butane.golden import CASES, run_case
+from tests.butane.golden import CASES, run_case
 from tests.tools import real_tool
 
 CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir())
@@ -415,7 +415,7 @@ def test_cli_bad_flag_is_a_usage_error(tmp_path: Path) -> None:
 )
 def test_embedded_config_parse_errors(raw: bytes, message: str | None) -> None:
     """ValidateIgnitionConfig first unmarshals into the spec's types.Config: Go's error text, or none."""
-    from ignition.butane.checks import _UNPARSABLE, _embedded_parse_error
+    from butane.checks import _UNPARSABLE, _embedded_parse_error
 
     try:
         config = json.loads(raw)

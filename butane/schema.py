@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
+from butane.variants import Spec
 from ignition import schema as ign
 from ignition import schema_nodes
-from ignition.butane.variants import Spec
 
 _SNAKE = re.compile(r"(MiB|[A-Z])")
 

@@ -1,4 +1,4 @@
-"""The bytes Butane prints, JSON side: Ignition JSON as Go marshals it (the YAML side: ignition/butane/go_yaml.py).
+"""The bytes Butane prints, JSON side: Ignition JSON as Go marshals it (the YAML side: butane/go_yaml.py).
 
 Last step of the pipeline. Butane marshals Go structs, so key order is the Go field order (the schema's
 fields sorted by Go name, the embedded node fields `group, overwrite, path, user` first), nil pointers,

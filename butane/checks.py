@@ -1,8 +1,8 @@
 """Butane's own checks, in YAML space (before translation): decimal-looking modes, embedded Ignition configs,
 quadlet names, the boot device and OpenShift's CEX and FCOS root rules (Butane config/*/validate.go).
 
-They run over the Butane document's values (ignition/butane/transpile.py calls `validate`); the copy into
-Ignition's shape is ignition/butane/translate.py.
+They run over the Butane document's values (butane/transpile.py calls `validate`); the copy into
+Ignition's shape is butane/translate.py.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import json
 import re
 from typing import Any
 
-from ignition.butane import messages as m
-from ignition.butane.context import RESOURCE_TYPES, butane_type
-from ignition.butane.report import Problems, YPath
-from ignition.butane.schema import BNode
-from ignition.butane.variants import parse_semver
+from butane import messages as m
+from butane.context import RESOURCE_TYPES, butane_type
+from butane.report import Problems, YPath
+from butane.schema import BNode
+from butane.variants import parse_semver
 from ignition.decode import json_kind
 from ignition.go_json_syntax import syntax_error
 from ignition.validate import validate_dict

@@ -16,24 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from butane import bootdevice, openshift
+from butane import messages as m
+from butane.checks import validate
+from butane.context import Context
+from butane.decode import Decoder, Positions
+from butane.errors import ButaneError
+from butane.go_json import go_json, go_order, ignition_json_value
+from butane.go_yaml import go_yaml
+from butane.quadlets import process_quadlets
+from butane.report import Problems
+from butane.schema import BNode, butane_root
+from butane.systemd import add_mount_units
+from butane.translate import copy
+from butane.trees import process_trees
+from butane.variants import Spec, lookup, parse_semver
+from butane.yamlsrc import NULL, YamlSyntaxError, YNode, load
 from ignition import schema as ign
 from ignition import schema_nodes
-from ignition.butane import bootdevice, openshift
-from ignition.butane import messages as m
-from ignition.butane.checks import validate
-from ignition.butane.context import Context
-from ignition.butane.decode import Decoder, Positions
-from ignition.butane.errors import ButaneError
-from ignition.butane.go_json import go_json, go_order, ignition_json_value
-from ignition.butane.go_yaml import go_yaml
-from ignition.butane.quadlets import process_quadlets
-from ignition.butane.report import Problems
-from ignition.butane.schema import BNode, butane_root
-from ignition.butane.systemd import add_mount_units
-from ignition.butane.translate import copy
-from ignition.butane.trees import process_trees
-from ignition.butane.variants import Spec, lookup, parse_semver
-from ignition.butane.yamlsrc import NULL, YamlSyntaxError, YNode, load
 from ignition.report import Report
 from ignition.validate import validate_dict
 

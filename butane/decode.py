@@ -14,9 +14,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ignition.butane.report import KeyStep, Problems, YPath, path_text
-from ignition.butane.schema import BNode
-from ignition.butane.yamlsrc import BOOL, FLOAT, INT, NULL, YNode
+from butane.report import KeyStep, Problems, YPath, path_text
+from butane.schema import BNode
+from butane.yamlsrc import BOOL, FLOAT, INT, NULL, YNode
 
 _YES = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
 _NO = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}

@@ -13,10 +13,10 @@ import base64
 import errno
 import os
 
-from ignition.butane.goflate import gzip_best
-from ignition.butane.messages import ERR_FILES_DIR_ESCAPE, ERR_NO_FILES_DIR
+from butane.errors import ButaneError
+from butane.goflate import gzip_best
+from butane.messages import ERR_FILES_DIR_ESCAPE, ERR_NO_FILES_DIR
 from ignition.dataurl import escape
-from ignition.errors import IgnitionError
 
 _GO_ERRNO = {
     errno.ENOENT: "no such file or directory",
@@ -28,7 +28,7 @@ _GO_ERRNO = {
 }
 
 
-class LocalFileError(IgnitionError):
+class LocalFileError(ButaneError):
     """A local file could not be used; the message is Butane's (or Go's `open <path>: <reason>`)."""
 
 

@@ -1,7 +1,7 @@
 """Go's gzip at BestCompression, reimplemented: byte-identical to Go's compress/gzip (Butane's compressor).
 
 Two known outputs of Go's gzip are pinned here; with the Go toolchain installed (Debian's golang-go, a
-test dependency) every input is also compressed by Go itself (tests/ignition/butane/gogzip) and compared.
+test dependency) every input is also compressed by Go itself (tests/butane/gogzip) and compared.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ignition.butane.goflate import gzip_best
+from butane.goflate import gzip_best
 from tests.tools import real_tool
 
 GO_KNOWN = [
@@ -35,7 +35,7 @@ def test_known_go_output(name: str, data: bytes, expected: str) -> None:
 
 def _inputs() -> list[tuple[str, bytes]]:
     rng = random.Random(20261202)
-    source = (Path(__file__).resolve().parents[3] / "ignition" / "butane" / "transpile.py").read_bytes()
+    source = (Path(__file__).resolve().parents[2] / "butane" / "transpile.py").read_bytes()
     return [
         ("empty", b""),
         ("one-byte", b"a"),

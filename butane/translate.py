@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ignition.butane import messages as m
-from ignition.butane.checks import check_embedded_config
-from ignition.butane.context import RESOURCE_TYPES, Context, JPath, butane_type
-from ignition.butane.files import LocalFileError, make_data_url, read_local
-from ignition.butane.report import YPath
-from ignition.butane.schema import BNode
+from butane import messages as m
+from butane.checks import check_embedded_config
+from butane.context import RESOURCE_TYPES, Context, JPath, butane_type
+from butane.files import LocalFileError, make_data_url, read_local
+from butane.report import YPath
+from butane.schema import BNode
 from ignition.dataurl import escape
 
 _LINE_SPLIT = re.compile(r"\r?\n")

@@ -1,5 +1,5 @@
 // gogzip: gzip stdin to stdout at BestCompression with Go's compress/gzip, the compressor Butane uses.
-// The reference the Python port in ignition/butane/goflate.py is checked against.
+// The reference the Python port in butane/goflate.py is checked against.
 package main
 
 import (

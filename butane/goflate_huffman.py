@@ -1,4 +1,4 @@
-"""Go's compress/flate Huffman side (huffman_code.go, huffman_bit_writer.go), for ignition/butane/goflate.py:
+"""Go's compress/flate Huffman side (huffman_code.go, huffman_bit_writer.go), for butane/goflate.py:
 the length/offset code tables, the length-limited code builder and the block writer that picks stored, fixed
 or dynamic Huffman per block, exactly as Go writes them.
 """

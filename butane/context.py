@@ -1,4 +1,4 @@
-"""What one Butane translation carries along (ignition/butane/translate.py and the sugar modules): the spec,
+"""What one Butane translation carries along (butane/translate.py and the sugar modules): the spec,
 the files directory, the problems found and the translation map from JSON paths back to YAML paths."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ignition.butane.report import Problems, YPath
-from ignition.butane.schema import BNode, snake
-from ignition.butane.variants import Spec
+from butane.report import Problems, YPath
+from butane.schema import BNode, snake
+from butane.variants import Spec
 from ignition.merge import CHILD, merge_with_transcript
 
 JPath = tuple[str | int, ...]

@@ -6,7 +6,7 @@ strings through a 17-bit hash of 4 bytes, emits blocks of at most 16384 tokens, 
 stored / fixed / dynamic Huffman per block with its own length-limited code builder, and closes the stream
 with an empty final stored block. This module reimplements that algorithm (level 9 only: good 32,
 lazy 258, nice 258, chain 4096) and the gzip framing (no name, mtime 0, XFL 2, OS 255). It is verified
-against Go itself in tests/ignition/butane/test_goflate.py.
+against Go itself in tests/butane/test_goflate.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ignition.butane.goflate_huffman import LENGTH_SHIFT, MATCH_TYPE, MAX_I32, BitWriter
+from butane.goflate_huffman import LENGTH_SHIFT, MATCH_TYPE, MAX_I32, BitWriter
 
 _WINDOW = 1 << 15
 _WINDOW_MASK = _WINDOW - 1

@@ -1,6 +1,6 @@
 """go-yaml v3's scalar analysis and style choice, and its mapping-key order (gopkg.in/yaml.v3 v3.0.1 emitterc.go,
 sorter.go): which style (plain, single-, double-quoted, literal) a string gets, and how keys sort; plus Go's
-`strconv.FormatFloat(v, 'g', -1, 64)` for numbers. The writers are in ignition/butane/go_yaml.py.
+`strconv.FormatFloat(v, 'g', -1, 64)` for numbers. The writers are in butane/go_yaml.py.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class Analysis:
 
 
 def _resolves_to_str(text: str) -> bool:
-    from ignition.butane.yamlsrc import STR, resolve_plain
+    from butane.yamlsrc import STR, resolve_plain
 
     return resolve_plain(text)[0] == STR
 

@@ -1,4 +1,4 @@
-"""Run one golden case of `mco butane` (shared by the test and by `python -m tests.ignition.butane.golden`).
+"""Run one golden case of `mco butane` (shared by the test and by `python -m tests.butane.golden`).
 
 A case is a directory under cases/: `input.bu`, optional `args` (extra flags, one line) and `files/` (passed
 as `--files-dir files`, run from the case directory so messages name stable paths), and the expected

@@ -15,9 +15,9 @@ import posixpath
 import stat
 from typing import Any
 
-from ignition.butane import messages as m
-from ignition.butane.context import Context
-from ignition.butane.files import LocalFileError, ensure_within, go_error, join, make_data_url
+from butane import messages as m
+from butane.context import Context
+from butane.files import LocalFileError, ensure_within, go_error, join, make_data_url
 
 
 class Tracker:

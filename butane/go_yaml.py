@@ -1,10 +1,10 @@
 """The bytes Butane prints, YAML side: MachineConfig YAML as go-yaml v3 emits it.
 
-The MachineConfig YAML is the Ignition JSON (ignition/butane/go_json.py) re-read into maps (so keys sort the
+The MachineConfig YAML is the Ignition JSON (butane/go_json.py) re-read into maps (so keys sort the
 go-yaml way) and emitted with a two-space indent: Butane's config/util/util.go TranslateBytesYAML
 json.Unmarshals into interface{} (numbers become float64) and uses `yaml.NewEncoder` + `SetIndent(2)` from
 gopkg.in/yaml.v3 v3.0.1 (its go.mod), then trims the newlines around the result. This is a port of the v3
-emitter's writers (the scalar analysis and style choice are in ignition/butane/go_yaml_style.py), so that
+emitter's writers (the scalar analysis and style choice are in butane/go_yaml_style.py), so that
 quoting, escapes and block-scalar headers come out byte for byte.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ignition.butane.go_yaml_style import (
+from butane.go_yaml_style import (
     BREAKS,
     DOUBLE,
     DQ_ESCAPED,

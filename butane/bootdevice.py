@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ignition.butane import messages as m
-from ignition.butane.context import Context
-from ignition.butane.files import make_data_url
+from butane import messages as m
+from butane.context import Context
+from butane.files import make_data_url
 
 RESERVED_GUID = "8DA63339-0007-60C0-C436-083AC8230908"
 BIOS_GUID = "21686148-6449-6E6F-744E-656564454649"

@@ -9,7 +9,7 @@ with YAML paths and line:col, messages.py Butane's texts.
 
 from __future__ import annotations
 
-from ignition.butane.errors import ButaneError
-from ignition.butane.transpile import STRICT_MESSAGE, ButaneResult, transpile
+from butane.errors import ButaneError
+from butane.transpile import STRICT_MESSAGE, ButaneResult, transpile
 
 __all__ = ["ButaneError", "ButaneResult", "STRICT_MESSAGE", "transpile"]

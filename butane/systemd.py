@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ignition.butane.context import Context
+from butane.context import Context
 
 _ALLOWED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")
 

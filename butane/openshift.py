@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from butane import messages as m
+from butane.context import Context
+from butane.go_json import go_order
 from ignition import schema as ign
-from ignition.butane import messages as m
-from ignition.butane.context import Context
-from ignition.butane.go_json import go_order
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
 KIND = "MachineConfig"
