@@ -1,6 +1,7 @@
 """`mco butane`: Butane's CLI (see cli/main.py for exit-code conventions).
 
-Behaves like `butane [--files-dir DIR] [--strict] [--raw] [--pretty] FILE`: warnings and errors go to stderr
+Behaves like `butane [--files-dir DIR] [--strict] [--raw] [--pretty] FILE` (butane's `-o FILE` is
+`--output-file FILE` here, as in every `mco` command; cli/output_flags.py): warnings and errors go to stderr
 in Butane's words (`warning at $.path, line L col C: ...`), a refused document ends with
 `Error translating config: <reason>` and exit 1, `--strict` turns any warning into exit 1, and stdout gets
 the Ignition JSON (fcos, or openshift with --raw) or the MachineConfig YAML, newline-terminated.
@@ -15,6 +16,7 @@ from typing import Any
 from butane import STRICT_MESSAGE, ButaneError, transpile
 from cli.errors import UsageError
 from cli.inputs import read_input
+from cli.output_flags import add_output_file
 
 
 def register(subparsers: Any) -> None:
@@ -35,7 +37,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("-p", "--pretty", action="store_true", help="output formatted json")
     parser.add_argument("-c", "--check", action="store_true", help="check config without producing output")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write to output file instead of stdout")
+    add_output_file(parser, help="write to FILE instead of stdout", old=("-o", "--output"))
     parser.set_defaults(func=run)
 
 
@@ -74,12 +76,12 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         return 0
     text_out = result.render(pretty=args.pretty) + "\n"
-    if args.output:
+    if args.output_file:
         try:
-            with open(args.output, "w", encoding="utf-8") as handle:
+            with open(args.output_file, "w", encoding="utf-8") as handle:
                 handle.write(text_out)
         except OSError as exc:
-            raise UsageError(f"failed to open {args.output}: {exc.strerror or exc}") from exc
+            raise UsageError(f"failed to open {args.output_file}: {exc.strerror or exc}") from exc
         return 0
     sys.stdout.write(text_out)
     sys.stdout.flush()

@@ -1,4 +1,4 @@
-"""`mco ignition validate [--strict] [--format text|json] FILE|- ...`: Ignition's verdicts, with line:col.
+"""`mco ignition validate [--strict] [-o text|json] FILE|- ...`: Ignition's verdicts, with line:col.
 
 Exit codes: 0 every file valid, 1 any file invalid (with --strict, any warning counts), 2 usage or I/O errors
 (an unreadable file; the other files are still checked and reported).
@@ -6,7 +6,7 @@ Exit codes: 0 every file valid, 1 any file invalid (with --strict, any warning c
 Text output, one line per entry on stdout:
     error at $.storage.files.0.path (config.ign:7:11): path not absolute
     warning at $.storage.files.0.foo (config.ign:7:24): unused key foo
-JSON output (`--format json`), one document on stdout:
+JSON output (`-o json`), one document on stdout:
     {"valid": false, "strict": false,
      "files": [{"file": "config.ign", "valid": false, "version": "3.4.0", "errors": 1, "warnings": 0,
                 "entries": [{"severity": "error", "code": "path-relative", "path": "$.storage.files.0.path",
@@ -22,6 +22,7 @@ from typing import Any
 
 from cli.errors import UsageError
 from cli.inputs import read_input
+from cli.output_flags import add_deprecated_format, add_format
 from ignition.parse import check
 
 STDIN_NAME = "<stdin>"
@@ -35,7 +36,8 @@ def register(subparsers: Any) -> None:
         description="Validate Ignition configs; exit 0 valid, 1 invalid, 2 usage or I/O error.",
     )
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default: text)")
+    add_format(p, ("text", "json"), "text")
+    add_deprecated_format(p, "--format", ("text", "json"))
     p.add_argument("files", nargs="+", metavar="FILE", help="config file, or - for stdin")
     p.set_defaults(func=run)
 
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         report = checked.report
         valid = not report.is_fatal and not (args.strict and report.warnings)
         any_invalid = any_invalid or not valid
-        if args.format == "json":
+        if args.output == "json":
             results.append(
                 {
                     "file": label,
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             )
         elif report.entries:
             out.write(report.format(label) + "\n")
-    if args.format == "json":
+    if args.output == "json":
         json.dump({"valid": not any_invalid and not io_error, "strict": bool(args.strict), "files": results}, out)
         out.write("\n")
     if io_error:

@@ -1,11 +1,11 @@
 """`mco image build`: render a cluster directory, then build the pool's layered OS image (imagebuild/).
 
     mco image build CLUSTER_DIR --pool P --base REF [--mode containerfile|oci] [--context DIR]
-        [--output oci:DIR:TAG] [--push docker://HOST/REPO:TAG] [--tls-verify=false] [--digestfile F]
-        [--build] [--format text|json]
+        [--output-layout oci:DIR:TAG] [--push docker://HOST/REPO:TAG] [--tls-verify=false] [--digestfile F]
+        [--build] [-o text|json]
 
 `created` times are 1970-01-01 unless SOURCE_DATE_EPOCH is set. Progress goes to stderr; stdout's final line is the digested reference (`REPO@sha256:...`), or the
-Containerfile path when only a context was written; `--format json` prints one JSON object instead.
+Containerfile path when only a context was written; `-o json` prints one JSON object instead.
 Exit 1: the cluster does not render, or the config holds things an image refuses; exit 2: usage, I/O,
 registry or buildah failures.
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
+from cli.output_flags import add_deprecated_format, add_format
 
 
 def _bool(text: str) -> bool:
@@ -43,7 +44,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--mode", choices=("containerfile", "oci"), default="containerfile",
                    help="containerfile: write a build context (default); oci: write the image itself")
     p.add_argument("--context", type=Path, help="directory for the Containerfile and the files it copies")
-    p.add_argument("--output", metavar="oci:DIR:TAG", help="write the image into an OCI layout")
+    p.add_argument("--output-layout", metavar="oci:DIR:TAG", help="write the image into an OCI layout")
     p.add_argument("--push", metavar="docker://HOST/REPO:TAG", help="push the image to a registry")
     p.add_argument("--tls-verify", type=_bool, nargs="?", const=True, default=True, metavar="BOOL",
                    help="verify registry TLS certificates (default true; false also allows plain HTTP)")
@@ -53,7 +54,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
                    help="oci mode layer compression (none: byte-identical across zlib builds)")
     p.add_argument("--arch", default="amd64", help="platform to pick from a multi-arch base (default amd64)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(p, ("text", "json"), "text", old_destination=("oci:", "output_layout", "--output-layout"))
+    add_deprecated_format(p, "--format", ("text", "json"))
     p.set_defaults(func=run_build)
 
 
@@ -89,10 +91,10 @@ def run_build(args: argparse.Namespace) -> int:
     output: LayoutRef | None = None
     push: RegistryRef | None = None
     try:
-        if args.output:
-            if not args.output.startswith("oci:"):
-                raise UsageError(f"--output {args.output}: expected oci:DIR:TAG")
-            output = parse_layout_ref(args.output, "--output")
+        if args.output_layout:
+            if not args.output_layout.startswith("oci:"):
+                raise UsageError(f"--output-layout {args.output_layout}: expected oci:DIR:TAG")
+            output = parse_layout_ref(args.output_layout, "--output-layout")
         if args.push:
             if not args.push.startswith("docker://"):
                 raise UsageError(f"--push {args.push}: expected docker://HOST/REPO:TAG")
@@ -118,7 +120,7 @@ def run_build(args: argparse.Namespace) -> int:
     try:
         result = build_image(request, progress=_progress)
     except PlanRefused as exc:
-        if args.format == "json":
+        if args.output == "json":
             print(json.dumps({"renderedConfig": rendered.name, "pool": rendered.pool, "reference": None,
                               "refused": [p.to_dict() for p in exc.problems]}, indent=2, sort_keys=True))
         raise  # exit 1, as every ImageInputError (cli/errors.py); I/O kinds of ImageBuildError exit 2
@@ -127,7 +129,7 @@ def run_build(args: argparse.Namespace) -> int:
             args.digestfile.write_text(result.digest)
         except OSError as exc:
             raise UsageError(f"--digestfile {args.digestfile}: {exc.strerror or exc}") from exc
-    if args.format == "json":
+    if args.output == "json":
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
     elif result.reference:
         for ref in result.references[:-1]:

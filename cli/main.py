@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from cli.errors import CliError, exit_code_of
+from cli.output_flags import CONVENTION
 
 # Each module exposes `register(subparsers)`; it adds its subcommands and sets `func` on them.
 # The table maps each top-level command to the module that registers it, so that a run imports
@@ -38,7 +39,8 @@ current_words: list[str] = []
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Assemble the `mco` parser: only the named command's module when argv names one, else all of them."""
-    parser = argparse.ArgumentParser(prog="mco", description="Machine configuration for image-based Linux fleets.")
+    parser = argparse.ArgumentParser(prog="mco", description="Machine configuration for image-based Linux fleets.",
+                                     epilog=CONVENTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     current_words[:] = list(argv or ())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
+from cli.output_flags import add_output_file
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--token-file", type=Path, metavar="FILE", help="file holding the pool's bearer token")
     p.add_argument("--replace", action="store_true", help="use ignition.config.replace instead of merge")
     p.add_argument("--spec-version", default="3.1.0", help="spec of the pointer config (default 3.1.0)")
-    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here instead of stdout")
+    add_output_file(p, help="write the pointer config to FILE instead of stdout", old=("-o", "--output"))
     p.set_defaults(func=run_pointer)
 
 
@@ -49,11 +50,11 @@ def run_pointer(args: argparse.Namespace) -> int:
     config = pointer_config(pool=args.pool, url=args.url, ca_pem=ca, token=token, replace=args.replace,
                             version=args.spec_version)  # an unusable input raises PointerError: exit 1 (cli/errors.py)
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-    if args.output:
+    if args.output_file:
         try:
-            atomic_write(args.output, text.encode(), mode=0o600 if token else 0o644)
+            atomic_write(args.output_file, text.encode(), mode=0o600 if token else 0o644)
         except OSError as exc:
-            raise UsageError(f"--output {args.output}: cannot write: {exc.strerror or exc}") from None
+            raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
     return 0

@@ -1,11 +1,11 @@
 """`mco render` and `mco diff` (see cli/main.py for exit-code conventions).
 
     mco render CLUSTER_DIR [--store DIR]                 render every pool; table: pool, rendered, sources, changed
-    mco render CLUSTER_DIR --pool P --print [--output yaml|json]
+    mco render CLUSTER_DIR --pool P --print [-o yaml|json]
                                                          the pool's rendered MachineConfig on stdout
     mco render CLUSTER_DIR --explain P [PATH|UNIT|karg]  which manifest (file:line) set what, and what it overrode
-    mco diff A B --store DIR [--cluster DIR] [--json]    two rendered configs from the store
-    mco diff --pool P --store DIR --cluster DIR [--json] the pool's current target against a fresh render
+    mco diff A B --store DIR [--cluster DIR] [-o json]    two rendered configs from the store
+    mco diff --pool P --store DIR --cluster DIR [-o json] the pool's current target against a fresh render
 
 Without `--store`, `mco render` renders into memory (nothing is written). Exit codes: 0 ok; 1 a pool
 failed to render (errors on stderr, file:line:col and field path) or a name is unknown; 2 unusable
@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from cli.errors import InvalidInput, UsageError
+from cli.output_flags import add_deprecated_switch, add_format
 from fleet.diff import diff_rendered
 from fleet.directory_store import DirectoryStore
 from fleet.disruption import disruption
@@ -43,7 +44,7 @@ def register(subparsers: Any) -> None:
     render.add_argument("--pool", help="the pool to --print")
     render.add_argument("--print", dest="print_config", action="store_true",
                         help="print the pool's rendered MachineConfig document")
-    render.add_argument("--output", "-o", choices=("yaml", "json"), default="yaml", help="format for --print")
+    add_format(render, ("yaml", "json"), "yaml", what="format for --print")
     render.add_argument("--explain", nargs="+", metavar=("POOL", "QUERY"),
                         help="provenance of POOL's rendered config, optionally for one path, unit or karg")
     render.set_defaults(func=run_render)
@@ -55,7 +56,8 @@ def register(subparsers: Any) -> None:
     diff.add_argument("--store", type=Path, required=True, help="store directory")
     diff.add_argument("--pool", help="compare the pool's current target with a fresh render of --cluster")
     diff.add_argument("--cluster", type=Path, help="cluster directory (fresh render; disruption policies)")
-    diff.add_argument("--json", action="store_true", help="machine-readable output")
+    add_format(diff, ("text", "json"), "text")
+    add_deprecated_switch(diff, "--json", "json")
     diff.set_defaults(func=run_diff)
 
 
@@ -189,7 +191,7 @@ def run_diff(args: argparse.Namespace) -> int:
         old, new = _get(store, args.names[0]), _get(store, args.names[1])
     changes = diff_rendered(old.spec, new.spec)
     verdict = disruption(changes, _policy(args.cluster))
-    if args.json:
+    if args.output == "json":
         print(json.dumps({"from": old.name, "to": new.name, "diff": changes.to_dict(),
                           "disruption": verdict.to_dict()}, indent=2, sort_keys=True))
         return 0

@@ -144,7 +144,7 @@ def _lab(tmp_path: Path, ignition: Path) -> Iterator[Lab]:
                         "--token", f"worker={token}", "--node-secret-file", str(secret)]) as url:
         pointer = tmp_path / "pointer.ign"
         made = _run(mco("ignition", "pointer", "--pool", "worker", "--url", url, "--ca", str(certs / "ca.crt"),
-                        "--token-file", str(token), "-o", str(pointer)))
+                        "--token-file", str(token), "--output-file", str(pointer)))
         assert made.returncode == 0, made.stderr
         work = tmp_path / "node"
         _prepare_root(work)

@@ -45,7 +45,7 @@ def test_exit_codes(files: dict[str, str], args: list[str], code: int) -> None:
 
 def test_usage_error_exits_2() -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["ignition", "validate", "--format", "yaml", "x.ign"])
+        main(["ignition", "validate", "-o", "yaml", "x.ign"])
     assert exc.value.code == 2
 
 
@@ -59,7 +59,7 @@ def test_text_lines(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -
 
 
 def test_json_format(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ignition", "validate", "--format", "json", files["invalid.ign"], files["valid.ign"]]) == 1
+    assert main(["ignition", "validate", "-o", "json", files["invalid.ign"], files["valid.ign"]]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["valid"] is False and doc["strict"] is False
     first, second = doc["files"]

@@ -30,7 +30,7 @@ def test_oci_mode_same_digest_across_runs_and_equivalent_clusters(
     for i, cluster in enumerate((CLUSTER_A, CLUSTER_A, CLUSTER_B)):
         out_dir, digestfile = tmp_path / f"out{i}", tmp_path / f"digest{i}"
         code, out, err = mco(capsys, "image", "build", cluster, "--pool", "worker", "--base", f"oci:{base_layout}:v1",
-                             "--mode", "oci", "--output", f"oci:{out_dir}:w", "--digestfile", digestfile)
+                             "--mode", "oci", "--output-layout", f"oci:{out_dir}:w", "--digestfile", digestfile)
         assert code == 0, err
         digest = digestfile.read_text()
         assert out.splitlines()[-1] == f"oci:{out_dir}@{digest}"
@@ -54,7 +54,7 @@ def test_push_prints_the_digested_reference(base_layout: Path, registry: str, tm
 @pytest.mark.realtool
 def test_json_format(base_layout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "worker", "--base", f"oci:{base_layout}:v1",
-                         "--mode", "oci", "--output", f"oci:{tmp_path / 'o'}:w", "--format", "json")
+                         "--mode", "oci", "--output-layout", f"oci:{tmp_path / 'o'}:w", "-o", "json")
     assert code == 0, err
     data = json.loads(out)
     assert data["reference"] == f"oci:{tmp_path / 'o'}@{data['digest']}"
@@ -85,8 +85,8 @@ def refusing_cluster(tmp_path: Path) -> Path:
 
 def test_refusals_exit_1_and_are_all_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = mco(capsys, "image", "build", refusing_cluster(tmp_path), "--pool", "worker", "--base",
-                         "oci:/nonexistent:v1", "--mode", "oci", "--output", f"oci:{tmp_path / 'o'}:w",
-                         "--format", "json")
+                         "oci:/nonexistent:v1", "--mode", "oci", "--output-layout", f"oci:{tmp_path / 'o'}:w",
+                         "-o", "json")
     assert code == 1
     refused = {(p["code"], p["path"], p["source"]) for p in json.loads(out)["refused"]}
     assert refused == {
@@ -97,11 +97,11 @@ def test_refusals_exit_1_and_are_all_listed(tmp_path: Path, capsys: pytest.Captu
 
 
 USAGE = {
-    "output-transport": ["--mode", "oci", "--output", "dir:/tmp/x"],
+    "output-transport": ["--mode", "oci", "--output-layout", "dir:/tmp/x"],
     "push-transport": ["--mode", "oci", "--push", "oci:/tmp/x:y"],
-    "build-with-oci": ["--mode", "oci", "--build", "--output", "oci:/tmp/x:y"],
+    "build-with-oci": ["--mode", "oci", "--build", "--output-layout", "oci:/tmp/x:y"],
     "digestfile-without-image": ["--context", "/tmp/ctx", "--digestfile", "/tmp/d"],
-    "missing-base": ["--mode", "oci", "--output", "oci:{tmp}/o:w"],
+    "missing-base": ["--mode", "oci", "--output-layout", "oci:{tmp}/o:w"],
 }
 
 
@@ -126,7 +126,7 @@ def test_output_and_push_with_source_date_epoch(base_layout: Path, registry: str
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "86400")
     code, out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "worker", "--base", f"oci:{base_layout}:v1",
-                         "--mode", "oci", "--output", f"oci:{tmp_path / 'o'}:w",
+                         "--mode", "oci", "--output-layout", f"oci:{tmp_path / 'o'}:w",
                          "--push", f"docker://{registry}/lab/epoch:v1", "--tls-verify=false")
     assert code == 0, err
     digest = out.splitlines()[-1].split("@", 1)[1]

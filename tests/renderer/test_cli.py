@@ -112,7 +112,7 @@ def test_diff_pool_against_fresh_render(cluster: Path, tmp_path: Path, capsys: p
     store = tmp_path / "store"
     assert run(capsys, "render", str(cluster), "--store", str(store))[0] == 0
     edit(cluster)
-    code, out, _ = run(capsys, "diff", "--pool", "worker", "--store", str(store), "--cluster", str(cluster), "--json")
+    code, out, _ = run(capsys, "diff", "--pool", "worker", "--store", str(store), "--cluster", str(cluster), "-o", "json")
     assert code == 0
     data = json.loads(out)
     assert data["disruption"]["verdict"] == verdict

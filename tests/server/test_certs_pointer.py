@@ -112,7 +112,7 @@ def test_pointer_passes_the_real_validator(tmp_path: Path, version: str, replace
     (tmp_path / "token").write_text("s3cret\n")
     args = ["ignition", "pointer", "--pool", "worker", "--url", "https://127.0.0.1:22623", "--ca",
             str(tmp_path / "ca.crt"), "--token-file", str(tmp_path / "token"), "--spec-version", version,
-            "-o", str(tmp_path / "pointer.ign")]
+            "--output-file", str(tmp_path / "pointer.ign")]
     assert main(args + (["--replace"] if replace else [])) == 0
     assert (tmp_path / "pointer.ign").stat().st_mode & 0o777 == 0o600  # it holds a token
     assert json.loads((tmp_path / "pointer.ign").read_text())["ignition"]["version"] == version

@@ -100,7 +100,7 @@ def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: 
     url = served.http if scheme == "http" else served.https
     pointer = tmp_path / "pointer.ign"
     args = ["ignition", "pointer", "--pool", "worker", "--url", url, "--token-file", str(served.token_file),
-            "-o", str(pointer)]
+            "--output-file", str(pointer)]
     if scheme == "https":
         args += ["--ca", str(served.ca)]
     done = _mco(*args)
@@ -124,7 +124,7 @@ def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: 
 def test_real_ignition_without_the_token_is_refused(served: Served, tmp_path: Path) -> None:
     ignition = real_tool("ignition")
     pointer = tmp_path / "pointer.ign"
-    assert _mco("ignition", "pointer", "--pool", "worker", "--url", served.http, "-o", str(pointer)).returncode == 0
+    assert _mco("ignition", "pointer", "--pool", "worker", "--url", served.http, "--output-file", str(pointer)).returncode == 0
     with pytest.raises(AssertionError, match="failed to fetch"):
         run_ignition(ignition, pointer, tmp_path / "run")
     assert not (tmp_path / "run/root/etc/demo").exists()
@@ -154,7 +154,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_real_ignition_on_the_example_cluster(example: str, pool: str, tmp_path: Path) -> None:
     ignition = real_tool("ignition")
     pointer = tmp_path / "pointer.ign"
-    assert _mco("ignition", "pointer", "--pool", pool, "--url", example, "-o", str(pointer)).returncode == 0
+    assert _mco("ignition", "pointer", "--pool", pool, "--url", example, "--output-file", str(pointer)).returncode == 0
     run = run_ignition(ignition, pointer, tmp_path / "run")
     name = requests.get(f"{example}/pools/{pool}", timeout=10).json()["spec"]["configuration"]["name"]
     rendered = requests.get(f"{example}/rendered/{name}", timeout=10).json()["spec"]["config"]

@@ -1,0 +1,104 @@
+"""The output flags every `mco` command spells alike, as kubectl does.
+
+    -o, --output FORMAT   what to print (json, yaml, text: the command lists its own)
+    --output-file FILE    write the result to FILE instead of stdout
+    --output-layout REF   write an image into an OCI layout (`mco image build`)
+
+A command registers them here, so that `-o` never means a path. The spellings older releases used
+(`mco butane -o FILE`, `mco ignition pointer -o FILE`, `--format FORMAT`, `mco diff --json`,
+`mco image build --output oci:DIR:TAG`) still work for one release: they print a deprecation warning on
+stderr naming the new flag, and then do what they did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+# `mco --help` prints this below the command list.
+CONVENTION = """output flags, the same in every command:
+  -o, --output FORMAT   output format (json, yaml or text; each command lists its own)
+  --output-file FILE    write the result to FILE instead of stdout
+  --output-layout REF   write an image into an OCI layout (mco image build)
+older spellings (-o FILE in mco butane and mco ignition pointer, --format, mco diff --json,
+mco image build --output oci:DIR:TAG) still work in this release, with a warning on stderr."""
+
+
+def warn_deprecated(old: str, new: str) -> None:
+    """Tell the user on stderr that `old` is going away and `new` replaces it."""
+    sys.stderr.write(f"mco: warning: {old} is deprecated and will be removed in the next release; use {new}\n")
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling: warns, then stores what the new flag would store."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, replacement: str,
+                 convert: Callable[[Any], Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.replacement = replacement
+        self.convert = convert
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        warn_deprecated(option_string or self.dest, self.replacement)
+        value = self.const if self.nargs == 0 else values
+        setattr(namespace, self.dest, self.convert(value) if self.convert else value)
+
+
+class _FormatOrOldDestination(argparse.Action):
+    """`--output` where an older release took a destination: a FORMAT, or (warned) a value with the old prefix."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, formats: tuple[str, ...],
+                 old: tuple[str, str, str], **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.formats = formats
+        self.old_prefix, self.old_dest, self.old_replacement = old
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if values in self.formats:
+            setattr(namespace, self.dest, values)
+        elif str(values).startswith(self.old_prefix):
+            warn_deprecated(f"{option_string} {self.old_prefix}...", self.old_replacement)
+            setattr(namespace, self.old_dest, values)
+        else:
+            parser.error(f"argument {option_string}: invalid choice: {values!r} (choose from {', '.join(self.formats)})")
+
+
+def add_format(parser: argparse.ArgumentParser, choices: Sequence[str], default: str, *,
+               what: str = "output format", old_destination: tuple[str, str, str] | None = None) -> None:
+    """`-o/--output FORMAT`, stored as `args.output`.
+
+    `old_destination` = (prefix, dest, new flag) for a command whose `--output` used to name a destination:
+    a value with that prefix still goes to `dest`, with a warning naming the new flag.
+    """
+    help_text = f"{what}: {', '.join(choices)} (default: {default})"
+    if old_destination is None:
+        parser.add_argument("-o", "--output", choices=tuple(choices), default=default, metavar="FORMAT", help=help_text)
+    else:
+        parser.add_argument("-o", "--output", action=_FormatOrOldDestination, formats=tuple(choices),
+                            old=old_destination, default=default, metavar="FORMAT", help=help_text)
+
+
+def add_output_file(parser: argparse.ArgumentParser, *, help: str = "write the result to FILE instead of stdout",
+                    old: Sequence[str] = ()) -> None:
+    """`--output-file FILE`, stored as `args.output_file` (a Path); `old` are deprecated spellings of it."""
+    parser.add_argument("--output-file", type=Path, metavar="FILE", help=help)
+    if old:
+        parser.add_argument(*old, dest="output_file", action=_Deprecated, replacement="--output-file",
+                            convert=Path, metavar="FILE", help=argparse.SUPPRESS)
+
+
+def add_deprecated_format(parser: argparse.ArgumentParser, flag: str, choices: Sequence[str]) -> None:
+    """`flag FORMAT` (an old spelling of `-o FORMAT`): warns, then sets `args.output`."""
+    parser.add_argument(flag, dest="output", action=_Deprecated, replacement="-o FORMAT",
+                        choices=tuple(choices), help=argparse.SUPPRESS)
+
+
+def add_deprecated_switch(parser: argparse.ArgumentParser, flag: str, fmt: str) -> None:
+    """A switch (`--json`) that meant `-o fmt`: warns, then sets `args.output` to `fmt`."""
+    parser.add_argument(flag, dest="output", action=_Deprecated, replacement=f"-o {fmt}", nargs=0, const=fmt,
+                        help=argparse.SUPPRESS)

@@ -1,0 +1,76 @@
+"""One output convention in every command (cli/output_flags.py): `-o FORMAT`, `--output-file FILE`.
+
+The old spellings still work for one release: the same result as the new flag, plus one deprecation
+warning on stderr naming the new flag; the new spellings print no warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+
+BUTANE = "variant: fcos\nversion: 1.5.0\nstorage:\n  files:\n    - path: /etc/motd\n      contents:\n        inline: hi\n"
+IGNITION = '{"ignition": {"version": "3.4.0"}, "storage": {"files": [{"path": "relative"}]}}'
+
+# id: (argv with {in} and {out}, the old spelling's flag, its replacement, the new spelling's argv)
+CASES = {
+    "butane -o FILE": (["butane", "{in}.bu", "-o", "{out}"], "-o", "--output-file",
+                       ["butane", "{in}.bu", "--output-file", "{out}"]),
+    "butane --output FILE": (["butane", "{in}.bu", "--output", "{out}"], "--output", "--output-file",
+                             ["butane", "{in}.bu", "--output-file", "{out}"]),
+    "pointer -o FILE": (["ignition", "pointer", "--pool", "worker", "--url", "http://h:22624", "-o", "{out}"],
+                        "-o", "--output-file",
+                        ["ignition", "pointer", "--pool", "worker", "--url", "http://h:22624", "--output-file", "{out}"]),
+    "validate --format json": (["ignition", "validate", "--format", "json", "{in}.ign"], "--format", "-o FORMAT",
+                               ["ignition", "validate", "-o", "json", "{in}.ign"]),
+}
+
+
+def _run(argv: list[str], tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, str]:
+    (tmp_path / "doc.bu").write_text(BUTANE)
+    (tmp_path / "doc.ign").write_text(IGNITION)
+    out_file = tmp_path / name
+    code = main([a.replace("{in}", str(tmp_path / "doc")).replace("{out}", str(out_file)) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err, out_file.read_text() if out_file.exists() else ""
+
+
+@pytest.mark.parametrize(("old", "flag", "replacement", "new"), CASES.values(), ids=CASES.keys())
+def test_old_spelling_warns_and_does_what_the_new_one_does(old: list[str], flag: str, replacement: str, new: list[str],
+                                                           tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old_code, old_out, old_err, old_file = _run(old, tmp_path, "old", capsys)
+    new_code, new_out, new_err, new_file = _run(new, tmp_path, "new", capsys)
+    assert (old_code, old_out, old_file) == (new_code, new_out, new_file)
+    assert old_out or old_file  # the command produced something
+    warning = f"mco: warning: {flag} is deprecated and will be removed in the next release; use {replacement}\n"
+    assert old_err == warning + new_err
+    assert "deprecated" not in new_err
+
+
+def test_a_format_flag_takes_only_its_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["ignition", "validate", "-o", "/tmp/file", "x.ign"])
+    assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_image_build_output_still_takes_an_old_layout_or_a_format(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.main import build_parser
+
+    argv = ["image", "build", "c", "--pool", "p", "--base", "b"]
+    old = build_parser(argv).parse_args([*argv, "--output", "oci:/tmp/o:w"])
+    assert (old.output, old.output_layout) == ("text", "oci:/tmp/o:w")
+    assert "use --output-layout" in capsys.readouterr().err
+    new = build_parser(argv).parse_args([*argv, "-o", "json", "--output-layout", "oci:/tmp/o:w"])
+    assert (new.output, new.output_layout) == ("json", "oci:/tmp/o:w")
+    assert capsys.readouterr().err == ""
+
+
+def test_help_documents_the_convention(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "-o, --output FORMAT" in out and "--output-file FILE" in out and "deprecated" not in out
+    assert "still work in this release, with a warning on stderr" in out
