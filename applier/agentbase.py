@@ -28,7 +28,7 @@ from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from applier.verify import on_disk_message, verify_config
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
-from fleet.rendered import RENDERED_PREFIX, RenderedConfig
+from fleet.rendered import RenderedConfig, pool_of_name
 
 NODE_ANNOTATIONS = "node-annotations.json"
 
@@ -84,10 +84,8 @@ def removed_paths(plan: Plan) -> tuple[str, ...]:
 
 
 def pool_of(name: str) -> str:
-    """The pool in a rendered name `rendered-<pool>-<hash>`."""
-    if name.startswith(RENDERED_PREFIX) and "-" in name[len(RENDERED_PREFIX):]:
-        return name[len(RENDERED_PREFIX):].rsplit("-", 1)[0]
-    return ""
+    """The pool in a rendered name `rendered-<pool>-<hash>` (or a machine's, `rendered-<pool>-<hash>-<hash>`)."""
+    return pool_of_name(name)
 
 
 class AgentBase:

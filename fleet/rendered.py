@@ -86,6 +86,34 @@ class MachineConfigSpec:
         )
 
 
+def machine_config_name(pool_config: str, overlay_hash: str) -> str:
+    """A machine's config: its pool's rendered config name and the overlay's hash, `rendered-<pool>-<hash>-<hash>`
+    (content-addressed: the merge of the two is determined by them)."""
+    return f"{pool_config}-{overlay_hash}"
+
+
+def _is_hash(text: str) -> bool:
+    return len(text) == 32 and all(c in "0123456789abcdef" for c in text)
+
+
+def pool_config_of(name: str) -> str:
+    """The pool's rendered config a (machine's) rendered config name is built on: the name itself for a pool's
+    config, without the overlay hash for a machine's (`machine_config_name`)."""
+    head, _, last = name.rpartition("-")
+    before, _, middle = head.rpartition("-")
+    if before.startswith(RENDERED_PREFIX) and _is_hash(last) and _is_hash(middle):
+        return head
+    return name
+
+
+def pool_of_name(name: str) -> str:
+    """The pool in a rendered name (`rendered-<pool>-<hash>` or a machine's `rendered-<pool>-<hash>-<hash>`)."""
+    base = pool_config_of(name)
+    if base.startswith(RENDERED_PREFIX) and "-" in base[len(RENDERED_PREFIX):]:
+        return base[len(RENDERED_PREFIX):].rsplit("-", 1)[0]
+    return ""
+
+
 @dataclass(frozen=True)
 class RenderedConfig:
     """One pool's merged, content-addressed MachineConfig.
@@ -218,6 +246,50 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class MachineEntry:
+    """What a pool record keeps of one machine document: how to recognise it and what it is served.
+
+    `rendered` is the machine's config on the pool's current target (`rendered-<pool>-<pool hash>-<overlay
+    hash>`, fleet/rendered.py machine_config_name), `overlay` the spec merged over the pool's config (kept so
+    that a config served to a booting machine while the pool holds its target back gets the same overlay),
+    `source` the document's file:line.
+    """
+
+    name: str
+    selector: Mapping[str, str]
+    rendered: str
+    overlay: MachineConfigSpec
+    overlay_hash: str
+    source: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def node(self) -> str:
+        """The node this machine is on day 2 (its `hostname` selector; "" for a first-boot-only document)."""
+        return self.selector.get("hostname", "")
+
+    def matches(self, facts: Mapping[str, str]) -> bool:
+        """Every selector key equals the fact of the same key."""
+        return all(facts.get(k) == v for k, v in self.selector.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form inside the pool record."""
+        return {"name": self.name, "selector": dict(self.selector), "rendered": self.rendered,
+                "overlay": self.overlay.to_dict(), "overlayHash": self.overlay_hash, "source": self.source,
+                "labels": dict(self.labels), "provenance": dict(self.provenance)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MachineEntry:
+        """Read the stored JSON form."""
+        return cls(name=str(data["name"]), selector={str(k): str(v) for k, v in (data.get("selector") or {}).items()},
+                   rendered=str(data.get("rendered", "")),
+                   overlay=MachineConfigSpec.from_dict(data.get("overlay") or {}, path="$.machines.overlay"),
+                   overlay_hash=str(data.get("overlayHash", "")), source=str(data.get("source", "")),
+                   labels=dict(data.get("labels") or {}), provenance=dict(data.get("provenance") or {}))
+
+
+@dataclass(frozen=True)
 class PoolRecord:
     """What the store keeps per pool: the current target, its sources, conditions and history.
 
@@ -236,10 +308,20 @@ class PoolRecord:
     # the cluster's MachineConfiguration `spec.nodeDisruptionPolicy` as written (None: none given); beside
     # the target, not in it, so a policy-only change moves no rendered name (MCO: the daemon reads it live)
     disruption_policy: Mapping[str, Any] | None = None
+    # the pool's machine documents (fleet/machines.py), each with its config on `current`
+    machines: tuple[MachineEntry, ...] = ()
 
     def condition(self, type_: str) -> Condition | None:
         """The condition of this type, if any."""
         return next((c for c in self.conditions if c.type == type_), None)
+
+    def target_for(self, node: str) -> str | None:
+        """The config node `node` is to run: its machine's config (a machine document names it as its
+        hostname), else the pool's target."""
+        for machine in self.machines:
+            if machine.node == node and machine.rendered:
+                return machine.rendered
+        return self.current
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in `pools/<name>.json`."""
@@ -253,6 +335,7 @@ class PoolRecord:
             "nodeSelector": dict(self.node_selector),
             "paused": self.paused,
             **({"nodeDisruptionPolicy": self.disruption_policy} if self.disruption_policy is not None else {}),
+            **({"machines": [m.to_dict() for m in self.machines]} if self.machines else {}),
         }
 
     @classmethod
@@ -268,6 +351,7 @@ class PoolRecord:
             node_selector=dict(data.get("nodeSelector") or {}),
             paused=bool(data.get("paused", False)),
             disruption_policy=data.get("nodeDisruptionPolicy"),
+            machines=tuple(MachineEntry.from_dict(m) for m in data.get("machines") or () if isinstance(m, Mapping)),
         )
 
 

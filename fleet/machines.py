@@ -1,0 +1,132 @@
+"""Per-machine configuration: which machine a request is, and what the pool record keeps of each machine.
+
+A machine document (`kind: Machine`, renderer/machines.py) selects machines by the facts a booting machine
+presents, as matchbox groups do (`poseidon/matchbox` `matchbox/storage/storagepb/group.go`: `Matches`,
+`Normalize`, `ByReqs`):
+
+- The selector keys are `mac`, `uuid`, `serial` and `hostname`. Every key a selector gives must equal the
+  request's fact (an empty selector matches every machine of the pool: a default).
+- The most specific selector wins: the one with the most keys. matchbox breaks a tie by group name;
+  here two matching selectors with the same number of keys are an error naming both (`MachineTie`), so
+  adding a document can never silently move a machine to another one.
+- Values are normalised before they are compared: a MAC as six lowercase colon-separated octets (Go's
+  `net.ParseMAC` forms: `52:54:00:ab:cd:ef`, `52-54-00-AB-CD-EF`, `5254.00ab.cdef`), a UUID in its
+  lowercase hyphenated form, a hostname in lowercase; a serial is compared as written.
+
+On day 2 a node is known by its name alone (proven by its node token, server/auth.py): the machine of node
+`N` is the document whose selector has `hostname: N`. The facts of a booting machine are identifiers, never
+credentials: a per-machine answer is served only where the pool's own token and address rules allow.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Iterable, Mapping
+
+from fleet.errors import FleetError
+from fleet.rendered import MachineEntry
+from fleet.store import valid_name
+
+SELECTOR_KEYS = ("mac", "uuid", "serial", "hostname")
+MAX_SERIAL = 128
+
+
+class FactError(FleetError, ValueError):
+    """A selector value or a request fact that cannot be read; `key` names it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+class MachineTie(FleetError):
+    """Two machine documents match equally specifically: neither is chosen."""
+
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(f"machine documents {first} and {second} match equally specifically")
+        self.names = (first, second)
+
+
+def _mac(value: str) -> str:
+    """Six octets as Go's net.ParseMAC reads them (colon, hyphen or dotted form), lowercase with colons."""
+    if len(value) == 17 and value[2] in ":-":
+        sep = value[2]
+        parts = value.split(sep)
+        if len(parts) != 6 or any(len(p) != 2 for p in parts):
+            raise FactError("mac", "not a MAC address (six two-digit hex octets)")
+    elif len(value) == 14 and value[4] == "." and value[9] == ".":
+        groups = value.split(".")
+        if len(groups) != 3 or any(len(g) != 4 for g in groups):
+            raise FactError("mac", "not a MAC address (six two-digit hex octets)")
+        parts = [g[i:i + 2] for g in groups for i in (0, 2)]
+    else:
+        raise FactError("mac", "not a MAC address (six two-digit hex octets)")
+    try:
+        octets = bytes.fromhex("".join(parts))
+    except ValueError:
+        raise FactError("mac", "not a MAC address (six two-digit hex octets)") from None
+    if len(octets) != 6 or not all(c in "0123456789abcdefABCDEF" for c in "".join(parts)):
+        raise FactError("mac", "not a MAC address (six two-digit hex octets)")
+    return ":".join(f"{b:02x}" for b in octets)
+
+
+def _uuid(value: str) -> str:
+    if len(value) > 45:
+        raise FactError("uuid", "not a UUID")
+    try:
+        return str(uuidlib.UUID(value))
+    except ValueError:
+        raise FactError("uuid", "not a UUID") from None
+
+
+def _hostname(value: str) -> str:
+    lowered = value.lower()
+    if not valid_name(lowered):
+        raise FactError("hostname", "not a hostname (a DNS name of at most 236 characters)")
+    return lowered
+
+
+def _serial(value: str) -> str:
+    if not value or len(value) > MAX_SERIAL or not value.isprintable():
+        raise FactError("serial", f"not a serial number (1 to {MAX_SERIAL} printable characters)")
+    return value
+
+
+_NORMALISE = {"mac": _mac, "uuid": _uuid, "serial": _serial, "hostname": _hostname}
+
+
+def normalise(key: str, value: object) -> str:
+    """The value of selector key `key` in the form it is compared in; FactError names the key."""
+    if key not in _NORMALISE:
+        raise FactError(key, f"not a selector key (one of {', '.join(SELECTOR_KEYS)})")
+    if not isinstance(value, str):
+        raise FactError(key, "must be a string")
+    return _NORMALISE[key](value)
+
+
+def facts_of(values: Mapping[str, str]) -> dict[str, str]:
+    """Normalised facts from selector keys to values (keys not among SELECTOR_KEYS are left out)."""
+    return {k: normalise(k, v) for k, v in values.items() if k in _NORMALISE}
+
+
+def select_machine(entries: Iterable[MachineEntry], facts: Mapping[str, str]) -> MachineEntry | None:
+    """The most specific entry matching `facts` (normalised), None when none does; MachineTie on a tie."""
+    best: MachineEntry | None = None
+    tied: MachineEntry | None = None
+    for entry in entries:
+        if not entry.matches(facts):
+            continue
+        if best is None or len(entry.selector) > len(best.selector):
+            best, tied = entry, None
+        elif len(entry.selector) == len(best.selector):
+            tied = entry
+    if best is not None and tied is not None:
+        first, second = sorted((best.name, tied.name))
+        raise MachineTie(first, second)
+    return best
+
+
+def machine_of_node(entries: Iterable[MachineEntry], node: str) -> MachineEntry | None:
+    """The entry of node `node` on day 2: the one whose `hostname` selector is the node's name."""
+    return next((e for e in entries if e.node == node), None)

@@ -1,0 +1,138 @@
+"""Which machine document a request is: matchbox's selector rules (all keys must match, the most specific
+wins), with ties an error naming both, and the normalised forms of MACs, UUIDs and hostnames."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from fleet.machines import FactError, MachineTie, facts_of, machine_of_node, normalise, select_machine
+from fleet.rendered import (
+    MachineConfigSpec,
+    MachineEntry,
+    PoolRecord,
+    machine_config_name,
+    pool_config_of,
+    pool_of_name,
+)
+
+POOL_CONFIG = "rendered-worker-" + "a" * 32
+OVERLAY = "b" * 32
+
+
+def entry(name: str, **selector: str) -> MachineEntry:
+    return MachineEntry(name=name, selector=facts_of(selector), rendered=machine_config_name(POOL_CONFIG, OVERLAY),
+                        overlay=MachineConfigSpec(config={}), overlay_hash=OVERLAY)
+
+
+# matchbox's own cases (poseidon/matchbox matchbox/storage/storagepb/group_test.go, server_test.go SelectGroup):
+# a group matches when every selector it gives matches; the group with the most selectors wins; an empty
+# selector is the default.
+DOCS = [
+    entry("default"),
+    entry("by-mac", mac="52:54:00:89:d8:10"),
+    entry("by-uuid", uuid="a1b2c3d4-0000-4000-8000-000000000001"),
+    entry("by-mac-and-host", mac="52:54:00:89:d8:10", hostname="node1"),
+    entry("by-serial", serial="SN-0042"),
+]
+
+SELECT_CASES: list[tuple[str, Mapping[str, str], str | None]] = [
+    ("no facts: the default", {}, "default"),
+    ("mac alone", {"mac": "52:54:00:89:d8:10"}, "by-mac"),
+    ("mac written with hyphens and capitals (normalised)", {"mac": "52-54-00-89-D8-10"}, "by-mac"),
+    ("mac in dotted form", {"mac": "5254.0089.d810"}, "by-mac"),
+    ("mac and hostname: the more specific", {"mac": "52:54:00:89:d8:10", "hostname": "node1"}, "by-mac-and-host"),
+    ("hostname case does not matter", {"mac": "52:54:00:89:d8:10", "hostname": "NODE1"}, "by-mac-and-host"),
+    ("hostname alone: no document needs only it", {"hostname": "node1"}, "default"),
+    ("unknown mac: the default", {"mac": "52:54:00:00:00:01"}, "default"),
+    ("uuid in capitals", {"uuid": "A1B2C3D4-0000-4000-8000-000000000001"}, "by-uuid"),
+    ("uuid without hyphens", {"uuid": "a1b2c3d4000040008000000000000001"}, "by-uuid"),
+    ("serial is compared as written", {"serial": "SN-0042"}, "by-serial"),
+    ("serial in another case is another serial", {"serial": "sn-0042"}, "default"),
+]
+
+
+@pytest.mark.parametrize(("facts", "expected"), [(f, e) for _, f, e in SELECT_CASES],
+                         ids=[c[0] for c in SELECT_CASES])
+def test_most_specific_match_wins(facts: Mapping[str, str], expected: str | None) -> None:
+    chosen = select_machine(DOCS, facts_of(facts))
+    assert (chosen.name if chosen else None) == expected
+
+
+def test_no_default_no_match() -> None:
+    assert select_machine(DOCS[1:], facts_of({"mac": "52:54:00:00:00:01"})) is None
+
+
+TIE_CASES = [
+    ("mac and uuid documents, both facts given", [entry("m", mac="52:54:00:89:d8:10"),
+                                                  entry("u", uuid="a1b2c3d4-0000-4000-8000-000000000001")],
+     {"mac": "52:54:00:89:d8:10", "uuid": "a1b2c3d4-0000-4000-8000-000000000001"}, ("m", "u")),
+    ("two empty selectors", [entry("zz-default"), entry("a-default")], {}, ("a-default", "zz-default")),
+    ("same selector written two ways", [entry("one", mac="52:54:00:89:d8:10"), entry("two", mac="52-54-00-89-D8-10")],
+     {"mac": "52:54:00:89:d8:10"}, ("one", "two")),
+]
+
+
+@pytest.mark.parametrize(("docs", "facts", "names"), [c[1:] for c in TIE_CASES], ids=[c[0] for c in TIE_CASES])
+def test_a_tie_is_an_error_naming_both(docs: list[MachineEntry], facts: Mapping[str, str],
+                                       names: tuple[str, str]) -> None:
+    with pytest.raises(MachineTie) as caught:
+        select_machine(docs, facts_of(facts))
+    assert caught.value.names == names
+    assert names[0] in str(caught.value) and names[1] in str(caught.value)
+
+
+def test_a_more_specific_match_breaks_a_lower_tie() -> None:
+    docs = [entry("m", mac="52:54:00:89:d8:10"), entry("u", uuid="a1b2c3d4-0000-4000-8000-000000000001"),
+            entry("both", mac="52:54:00:89:d8:10", uuid="a1b2c3d4-0000-4000-8000-000000000001")]
+    facts = facts_of({"mac": "52:54:00:89:d8:10", "uuid": "a1b2c3d4-0000-4000-8000-000000000001"})
+    chosen = select_machine(docs, facts)
+    assert chosen is not None and chosen.name == "both"
+
+
+BAD_FACTS = [
+    ("mac", "52:54:00:89:d8"), ("mac", "52:54:00:89:d8:1g"), ("mac", "52:54-00:89:d8:10"), ("mac", "5254.0089.d8100"),
+    ("mac", "52:54:00:89:d8:10:aa:bb"), ("mac", ""), ("mac", "+2:54:00:89:d8:10"), ("uuid", "not-a-uuid"),
+    ("uuid", "x" * 4000), ("hostname", "Bad_Host"), ("hostname", "a" * 300), ("serial", ""), ("serial", "a\nb"),
+    ("rack", "r1"),
+]
+
+
+@pytest.mark.parametrize(("key", "value"), BAD_FACTS, ids=[f"{k}={v[:20]!r}" for k, v in BAD_FACTS])
+def test_unreadable_values_name_their_key(key: str, value: str) -> None:
+    with pytest.raises(FactError) as caught:
+        normalise(key, value)
+    assert caught.value.key == key
+
+
+def test_day_two_identity_is_the_hostname_selector() -> None:
+    docs = [entry("a", mac="52:54:00:89:d8:10", hostname="node-a"), entry("b", hostname="node-b"),
+            entry("boot-only", mac="52:54:00:89:d8:11")]
+    assert machine_of_node(docs, "node-a") is docs[0]
+    assert machine_of_node(docs, "node-b") is docs[1]
+    assert machine_of_node(docs, "node-c") is None
+    record = PoolRecord(name="worker", current=POOL_CONFIG, machines=tuple(docs))
+    assert record.target_for("node-a") == docs[0].rendered
+    assert record.target_for("node-c") == POOL_CONFIG
+
+
+NAME_CASES = [
+    (POOL_CONFIG, POOL_CONFIG, "worker"),
+    (machine_config_name(POOL_CONFIG, OVERLAY), POOL_CONFIG, "worker"),
+    ("rendered-my-pool-" + "c" * 32 + "-" + "d" * 32, "rendered-my-pool-" + "c" * 32, "my-pool"),
+    ("rendered-infra-3d8c", "rendered-infra-3d8c", "infra"),
+    ("something-else", "something-else", ""),
+]
+
+
+@pytest.mark.parametrize(("name", "base", "pool"), NAME_CASES, ids=[c[0][:30] for c in NAME_CASES])
+def test_machine_config_names(name: str, base: str, pool: str) -> None:
+    assert pool_config_of(name) == base
+    assert pool_of_name(name) == pool
+
+
+def test_pool_record_round_trip_keeps_machines() -> None:
+    record = PoolRecord(name="worker", current=POOL_CONFIG, machines=(entry("a", hostname="node-a"),))
+    assert PoolRecord.from_dict(record.to_dict()) == record
+    assert "machines" not in PoolRecord(name="worker").to_dict()
