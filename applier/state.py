@@ -23,6 +23,7 @@ from typing import Any
 from applier.atomic import sweep_temp, write_atomic
 from applier.errors import PermanentError
 from fleet.rendered import ModelError, RenderedConfig
+from ignition.canonical import canonical_json
 
 CURRENT = "currentconfig"
 PENDING = "pending.json"
@@ -89,9 +90,7 @@ class StateDir:
     def _write_json(self, name: str, data: Any) -> None:
         file = self.path / name
         try:
-            # compact: the C encoder (indent= falls back to the pure-Python one, 5x slower on big configs)
-            write_atomic(file, (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode(),
-                         mode=0o644)
+            write_atomic(file, canonical_json(data) + b"\n", mode=0o644)
         except OSError as exc:
             raise PermanentError(str(file), f"cannot write state: {exc}") from exc
 

@@ -13,7 +13,6 @@ registry or buildah failures.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from cli.errors import InvalidInput, UsageError
 from cli.output_flags import add_deprecated_format, add_format
+from ignition.canonical import pretty_json
 
 
 def _bool(text: str) -> bool:
@@ -121,8 +121,8 @@ def run_build(args: argparse.Namespace) -> int:
         result = build_image(request, progress=_progress)
     except PlanRefused as exc:
         if args.output == "json":
-            print(json.dumps({"renderedConfig": rendered.name, "pool": rendered.pool, "reference": None,
-                              "refused": [p.to_dict() for p in exc.problems]}, indent=2, sort_keys=True))
+            print(pretty_json({"renderedConfig": rendered.name, "pool": rendered.pool, "reference": None,
+                               "refused": [p.to_dict() for p in exc.problems]}), end="")
         raise  # exit 1, as every ImageInputError (cli/errors.py); I/O kinds of ImageBuildError exit 2
     if args.digestfile and result.digest:
         try:
@@ -130,7 +130,7 @@ def run_build(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"--digestfile {args.digestfile}: {exc.strerror or exc}") from exc
     if args.output == "json":
-        print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+        print(pretty_json(result.to_dict()), end="")
     elif result.reference:
         for ref in result.references[:-1]:
             _progress(f"wrote {ref}")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
 from cli.output_flags import add_output_file
+from ignition.canonical import pretty_json
 
 
 def register(subparsers: Any) -> None:
@@ -49,7 +49,7 @@ def run_pointer(args: argparse.Namespace) -> int:
         token = lines[0]
     config = pointer_config(pool=args.pool, url=args.url, ca_pem=ca, token=token, replace=args.replace,
                             version=args.spec_version)  # an unusable input raises PointerError: exit 1 (cli/errors.py)
-    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    text = pretty_json(config)
     if args.output_file:
         try:
             atomic_write(args.output_file, text.encode(), mode=0o600 if token else 0o644)

@@ -15,7 +15,6 @@ directory or store.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import RenderedConfig
 from fleet.store import MemoryStore, NotFound, Store
+from ignition.canonical import pretty_json
 from renderer.inputs import load_inputs
 from renderer.provenance import explain
 from renderer.render import RenderResult, render_cluster
@@ -105,7 +105,7 @@ def document(rendered: RenderedConfig, output: str) -> str:
     data = rendered.to_dict()
     data["provenance"] = dict(sorted(data["provenance"].items()))  # (kept in merge order by the render)
     if output == "json":
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return pretty_json(data)
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1 << 30)
 
 
@@ -192,8 +192,8 @@ def run_diff(args: argparse.Namespace) -> int:
     changes = diff_rendered(old.spec, new.spec)
     verdict = disruption(changes, _policy(args.cluster))
     if args.output == "json":
-        print(json.dumps({"from": old.name, "to": new.name, "diff": changes.to_dict(),
-                          "disruption": verdict.to_dict()}, indent=2, sort_keys=True))
+        print(pretty_json({"from": old.name, "to": new.name, "diff": changes.to_dict(),
+                           "disruption": verdict.to_dict()}), end="")
         return 0
     print(f"--- {old.name}")
     print(f"+++ {new.name}")

@@ -26,6 +26,7 @@ from fleet.node_journal import NodeIndex, load_record
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, T, atomic_write, check_name, referenced_names
+from ignition.canonical import canonical_json
 
 
 class DirectoryStore:
@@ -94,7 +95,7 @@ class DirectoryStore:
         path.unlink()
 
     def put_pool(self, record: PoolRecord) -> None:
-        self._write("pools", record.name, json.dumps(record.to_dict(), sort_keys=True, indent=2).encode())
+        self._write("pools", record.name, canonical_json(record.to_dict(), pretty=True))
 
     def get_pool(self, pool: str) -> PoolRecord:
         return PoolRecord.from_dict(self._json("pools", pool, self._read("pools", pool)))
@@ -103,7 +104,7 @@ class DirectoryStore:
         return self._names("pools")
 
     def put_node_status(self, status: NodeStatus) -> None:
-        data = json.dumps(status.to_dict(), sort_keys=True, indent=2).encode()
+        data = canonical_json(status.to_dict(), pretty=True)
         with self._index.journal.writing(check_name("nodes", status.name)):
             self._write("nodes", status.name, data)
 

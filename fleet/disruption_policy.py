@@ -17,6 +17,7 @@ from typing import Any
 
 from fleet.errors import FleetError
 from fleet.registries_conf import REGISTRIES_CONF
+from ignition.canonical import canonical_json
 
 ACTION_TYPES = ("Reboot", "Drain", "Reload", "Restart", "DaemonReload", "None")
 STATUS_ACTION_TYPES = (*ACTION_TYPES, "Special")
@@ -265,7 +266,7 @@ def policy_annotation(machine_configuration_spec: Mapping[str, Any] | None) -> d
     ndp = (machine_configuration_spec or {}).get("nodeDisruptionPolicy")
     if not isinstance(ndp, Mapping) or not ndp:
         return {}
-    return {POLICY_ANNOTATION: json.dumps(ndp, sort_keys=True, separators=(",", ":"))}
+    return {POLICY_ANNOTATION: canonical_json(ndp).decode()}
 
 
 def policy_from_annotations(annotations: Mapping[str, str]) -> DisruptionPolicy:

@@ -31,6 +31,7 @@ from fleet.etcd_client import Connection, EtcdSettings
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
 from fleet.rollout import NodeStatuses, is_unavailable
 from fleet.store import InUse, NotFound, StoreError, check_name, references
+from ignition.canonical import canonical_json
 
 if TYPE_CHECKING:
     from fleet.etcd_mirror import Mirror
@@ -61,7 +62,7 @@ def _json(raw: bytes, what: str) -> dict[str, Any]:
 
 def dump(data: dict[str, Any]) -> bytes:
     """Canonical JSON bytes of a record."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return canonical_json(data)
 
 
 class EtcdStore:

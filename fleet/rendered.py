@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-import orjson
-
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
+from ignition.canonical import canonical_json
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
@@ -158,11 +157,7 @@ class RenderedConfig:
 
     def to_json_bytes(self) -> bytes:
         """Stable JSON bytes (sorted keys), as stored in `rendered/<name>.json`."""
-        data = self.to_dict()
-        try:  # orjson writes the very same bytes as the json module below, ~30x faster for big pools
-            return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-        except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits, lone surrogates
-            return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+        return canonical_json(self.to_dict(), pretty=True)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RenderedConfig:

@@ -1,39 +1,64 @@
-"""Canonical JSON bytes of a config: the one serialisation that is hashed, stored and served.
+"""Canonical JSON bytes: the one serialisation that is hashed, stored, served and written to disk.
 
-Where it sits: the renderer names `rendered-<pool>-<hash>` from these bytes and the server sends them,
-so equal configs must give equal bytes whatever order their keys were built in. Keys are sorted by
-code point, separators carry no spaces, text is UTF-8 (not \\u-escaped), and NaN/Infinity, which
-JSON cannot carry, are refused.
+Where it sits: the renderer names `rendered-<pool>-<hash>` from these bytes, the stores keep records in
+them, the server adds files in them and image objects are addressed by them, so equal values must give
+equal bytes whatever order their keys were built in. Keys are sorted by code point, text is UTF-8 (not
+\\u-escaped), NaN/Infinity, which JSON cannot carry, are refused. Two layouts: compact (no whitespace,
+what is hashed) and pretty (two-space indent and a trailing newline, for files people read).
+
+The definition is the `json` module with those options; orjson writes the same bytes ~10-30x faster
+for big configs and is used whenever its output provably equals the definition: output holding a bare
+`null` (orjson writes NaN so) or a float (formatted differently) falls back to the definition, as does
+anything orjson refuses (integers beyond 64 bits, lone surrogates).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
 from typing import Any
+
+import orjson
 
 from ignition.errors import IgnitionError
 
 __all__ = ["CanonicalError", "canonical_json", "pretty_json"]
+
+_ORJSON_COMPACT = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME \
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+_ORJSON_PRETTY = _ORJSON_COMPACT | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+# Where orjson's bytes may differ from the json module's: a bare `null` (maybe a NaN) or a float (orjson
+# writes 1e-05 as 0.00001). Text inside strings may match too: that only costs the slower route.
+_MAY_DIFFER = re.compile(rb"(?:^|[:,\[\n]) *(?:null|-?\d+[.eE])")
 
 
 class CanonicalError(IgnitionError):
     """The value holds something JSON cannot represent (NaN, a set, bytes, a non-string key...)."""
 
 
-def canonical_json(config: Mapping[str, Any]) -> bytes:
-    """Stable, compact UTF-8 JSON: sorted keys, no whitespace."""
+def canonical_json(value: Any, *, pretty: bool = False) -> bytes:
+    """Stable UTF-8 JSON of `value`: sorted keys, compact (or indented with a trailing newline if `pretty`)."""
     try:
-        text = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise CanonicalError(f"not representable as JSON: {exc}") from exc
-    return text.encode("utf-8")
+        out = orjson.dumps(value, option=_ORJSON_PRETTY if pretty else _ORJSON_COMPACT)
+    except (TypeError, orjson.JSONEncodeError):
+        return _reference(value, pretty)
+    if _MAY_DIFFER.search(out) is not None:
+        return _reference(value, pretty)
+    return out
 
 
-def pretty_json(config: Mapping[str, Any]) -> str:
-    """The same ordering, indented for people (two spaces, trailing newline)."""
+def pretty_json(value: Any) -> str:
+    """`canonical_json(value, pretty=True)` as text, for printing."""
+    return canonical_json(value, pretty=True).decode("utf-8")
+
+
+def _reference(value: Any, pretty: bool) -> bytes:
+    """The definition, with the json module."""
     try:
-        text = json.dumps(config, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        if pretty:
+            text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        else:
+            text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return text.encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError (a lone surrogate) is a ValueError
         raise CanonicalError(f"not representable as JSON: {exc}") from exc
-    return text + "\n"

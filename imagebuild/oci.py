@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fleet.store import atomic_write
+from ignition.canonical import canonical_json
 from imagebuild.errors import OCIError
 from imagebuild.layer import LayerInfo
 
@@ -44,10 +45,6 @@ _DOCKER_TO_OCI = {
         "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
 }
 
-
-def dumps(obj: Any) -> bytes:
-    """Canonical JSON bytes for image objects (sorted keys, compact, UTF-8)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def sha256_digest(data: bytes) -> str:
@@ -255,13 +252,13 @@ class Layout:
     def tag(self, desc: Descriptor, tag: str) -> None:
         """Point `tag` at a manifest in index.json (replacing the tag's old manifest); writes oci-layout too."""
         self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.root / "oci-layout", dumps({"imageLayoutVersion": "1.0.0"}))
+        atomic_write(self.root / "oci-layout", canonical_json({"imageLayoutVersion": "1.0.0"}))
         index = self.index()
         manifests = [m for m in index.get("manifests") or []
                      if (m.get("annotations") or {}).get(REF_NAME) != tag]
         manifests.append(Descriptor(desc.media_type, desc.digest, desc.size, {REF_NAME: tag}).to_dict())
         index.update({"schemaVersion": 2, "mediaType": MEDIA_INDEX, "manifests": manifests})
-        atomic_write(self.root / "index.json", dumps(index))
+        atomic_write(self.root / "index.json", canonical_json(index))
 
 
 def epoch_timestamp(epoch: int) -> str:
@@ -313,7 +310,7 @@ def derive_image(base: BaseImage, layer: LayerInfo, *, labels: Mapping[str, str]
     config["created"] = created
     config.setdefault("os", "linux")
     config.setdefault("architecture", "amd64")
-    config_bytes = dumps(config)
+    config_bytes = canonical_json(config)
     config_desc = Descriptor(MEDIA_CONFIG, sha256_digest(config_bytes), len(config_bytes))
     layers = tuple(Descriptor(oci_media_type(d.media_type), d.digest, d.size, d.annotations) for d in base.layers)
     layers += (Descriptor(layer.media_type, layer.digest, layer.size),)
@@ -327,7 +324,7 @@ def derive_image(base: BaseImage, layer: LayerInfo, *, labels: Mapping[str, str]
         "layers": [d.to_dict() for d in layers],
         "annotations": annotations,
     }
-    return DerivedImage(config_bytes, dumps(manifest), layers, config_desc)
+    return DerivedImage(config_bytes, canonical_json(manifest), layers, config_desc)
 
 
 def write_layout(layout: Layout, tag: str, image: DerivedImage, base: BaseImage, layer_file: Path,

@@ -16,11 +16,9 @@ The serialisation is not Go's, so hashes differ from a real cluster's for the sa
 from __future__ import annotations
 
 import hashlib
-import json
-
-import orjson
 
 from fleet.rendered import RENDERED_PREFIX, MachineConfigSpec
+from ignition.canonical import canonical_json
 
 SALT = bytes([
     16, 124, 206, 228, 139, 56, 175, 175, 79, 229, 134, 118, 157, 154, 211, 110, 25, 93, 47, 253,
@@ -33,16 +31,7 @@ assert len(SALT) == 80
 
 def spec_bytes(spec: MachineConfigSpec) -> bytes:
     """The canonical serialisation that is hashed."""
-    data = spec.to_dict()
-    try:  # orjson writes these very bytes (tests/renderer/test_naming.py), ~10x faster on a big pool
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits, lone surrogates
-        return reference_spec_bytes(data)
-
-
-def reference_spec_bytes(data: object) -> bytes:
-    """The definition of the canonical serialisation, with the json module."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return canonical_json(spec.to_dict())
 
 
 def spec_hash(spec: MachineConfigSpec, data: bytes | None = None) -> str:

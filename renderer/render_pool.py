@@ -7,14 +7,12 @@ are those whose owner (inputs.py) the pool's selectors pick.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from fleet.rendered import RenderedConfig
+from ignition.canonical import canonical_json
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs
 from renderer.last_sync import last_synced
 from renderer.merge_machineconfigs import MachineConfigMergeError, merge_machine_configs
@@ -138,7 +136,4 @@ def machine_config_size(rendered: RenderedConfig, canonical_spec: bytes | None =
 
 def machine_config_size_of(data: Mapping[str, Any]) -> int:
     """Length of `data` as compact UTF-8 JSON."""
-    try:
-        return len(orjson.dumps(data))  # the same bytes as json.dumps(separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, orjson.JSONEncodeError):
-        return len(json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode())
+    return len(canonical_json(data))

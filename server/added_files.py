@@ -16,13 +16,13 @@ path is replaced rather than duplicated, so the result stays valid.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from fleet.rendered import RenderedConfig
+from ignition.canonical import canonical_json
 from server.convert import ConversionRefused
 
 ANNOTATIONS_PATH = "/etc/machine-config-daemon/node-annotations.json"
@@ -62,7 +62,7 @@ def node_annotations(rendered: RenderedConfig) -> bytes:
     if image:
         annotations[ANNOTATION_PREFIX + "currentImage"] = image
         annotations[ANNOTATION_PREFIX + "desiredImage"] = image
-    return json.dumps(annotations, sort_keys=True, separators=(",", ":")).encode()
+    return canonical_json(annotations)
 
 
 def encapsulated(rendered: RenderedConfig, version: str, kernel_arguments: tuple[str, ...]) -> bytes:
@@ -80,7 +80,7 @@ def encapsulated(rendered: RenderedConfig, version: str, kernel_arguments: tuple
         },
         "spec": spec,
     }
-    return json.dumps(mc, sort_keys=True, separators=(",", ":")).encode()
+    return canonical_json(mc)
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:

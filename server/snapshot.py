@@ -8,13 +8,13 @@ spec versions are built on first request, server/payload.py).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fleet.rendered import NodeStatus, PoolRecord
 from fleet.store import Store
+from ignition.canonical import canonical_json
 from server.added_files import AppendOptions
 from server.payload import ConfigPayload
 
@@ -95,13 +95,13 @@ def served_config(record: PoolRecord, nodes: Sequence[NodeStatus]) -> str | None
 
 
 def _nodes_digest(store: Store) -> str:
-    return json.dumps([[n.name, n.pool, n.current_config, n.state] for n in store.list_node_status()])
+    return canonical_json([[n.name, n.pool, n.current_config, n.state] for n in store.list_node_status()]).decode()
 
 
 def store_fingerprint(store: Store, *, with_nodes: bool = False) -> str:
     """A string that changes whenever a pool record changes, or (with_nodes) a node's report does."""
     records = [store.get_pool(p).to_dict() for p in store.list_pools()]
-    return json.dumps(records, sort_keys=True) + (_nodes_digest(store) if with_nodes else "")
+    return canonical_json(records).decode() + (_nodes_digest(store) if with_nodes else "")
 
 
 def load_snapshot(store: Store, *, cache: PayloadCache, generation: int) -> Snapshot:
@@ -114,6 +114,6 @@ def load_snapshot(store: Store, *, cache: PayloadCache, generation: int) -> Snap
         payload = cache.get(store, served) if served else None
         pools[record.name] = PoolEntry(record, payload, held_back=served != record.current)
     held = any(e.held_back for e in pools.values())
-    fingerprint = json.dumps([r.to_dict() for r in records], sort_keys=True) + (_nodes_digest(store) if held else "")
+    fingerprint = canonical_json([r.to_dict() for r in records]).decode() + (_nodes_digest(store) if held else "")
     cache.keep_only({e.payload.name for e in pools.values() if e.payload is not None})
     return Snapshot(generation, pools, fingerprint)

@@ -51,3 +51,29 @@ def test_key_order_does_not_matter_and_roundtrips(config: dict[str, Any]) -> Non
 def test_unrepresentable_values_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(CanonicalError):
         canonical_json(bad)
+
+
+_NUMBERS_AND_TEXT = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8) | st.sampled_from(["null", "1e-7", ":null"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(deadline=None)
+@given(_NUMBERS_AND_TEXT)
+def test_bytes_are_the_json_module_definition(value: Any) -> None:
+    """The fast route writes the very bytes of the definition (floats, nulls and big integers included)."""
+    assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                               ensure_ascii=False).encode()
+    assert canonical_json(value, pretty=True) == (json.dumps(value, sort_keys=True, indent=2,
+                                                             ensure_ascii=False) + "\n").encode()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), [float("inf")], {"x": [float("-inf")]}, {1: "a", "b": 2}],
+                         ids=["nan", "inf", "nested-minus-inf", "mixed-keys"])
+def test_refused_in_both_layouts(bad: Any) -> None:
+    for pretty in (False, True):
+        with pytest.raises(CanonicalError):
+            canonical_json(bad, pretty=pretty)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fleet.rendered import MachineConfigSpec
-from renderer.naming import reference_spec_bytes, rendered_name, spec_bytes
+from renderer.naming import rendered_name, spec_bytes
+
+
+def reference_spec_bytes(data: object) -> bytes:
+    """The definition of the canonical serialisation (ignition/canonical.py), with the json module."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
 
 # text without lone surrogates (which neither serialiser can write as UTF-8), biased to what sorts and
 # escapes differently: control characters, quotes, backslashes, BMP vs astral characters, U+2028
