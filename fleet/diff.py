@@ -8,15 +8,13 @@ line rules (`nil` ≡ empty); the kernel type is canonicalised (anything but `re
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.errors import FleetError
 from fleet.rendered import MachineConfigSpec
-from ignition.dataurl import DataURLError, decode_data_url
+from ignition.resource import ResourceError, read_resource, source_scheme
 
 KERNEL_TYPES = ("default", "realtime", "64k-pages")
 
@@ -285,31 +283,19 @@ class ContentsError(FleetError, ValueError):
 
 
 def file_contents(entry: Mapping[str, Any]) -> bytes:
-    """The bytes an Ignition file entry declares: its `data:` source decoded (and gunzipped); no source is empty.
+    """The bytes an Ignition file entry declares, read and verified by ignition/resource.py; no source is empty.
 
     Rendered MachineConfigs carry contents inline; remote sources are refused (the node does not fetch them).
     """
     path = str(entry.get("path", "?"))
     contents = entry.get("contents") or {}
-    source = contents.get("source") if isinstance(contents, Mapping) else None
-    if source is None or source == "":
-        return b""
-    if not isinstance(source, str) or not source.startswith("data:"):
-        scheme = str(source).split(":", 1)[0]
-        raise ContentsError(path, f"unsupported contents source scheme {scheme!r} (only data: URLs are applied)")
     try:
-        data = decode_data_url(source)
-    except (ValueError, DataURLError) as exc:
-        raise ContentsError(path, f"invalid data URL: {exc}") from exc
-    compression = contents.get("compression") or ""
-    if compression == "gzip":
-        try:
-            return gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ContentsError(path, f"contents are not valid gzip: {exc}") from exc
-    if compression:
-        raise ContentsError(path, f"unsupported compression {compression!r}")
-    return data
+        return read_resource(contents) or b""
+    except ResourceError as exc:
+        if exc.code == "remote-source":
+            scheme = source_scheme(str(contents.get("source")))
+            raise ContentsError(path, f"unsupported contents source scheme {scheme!r} (only data: URLs are applied)") from exc
+        raise ContentsError(path, exc.message) from exc
 
 
 def file_mode(entry: Mapping[str, Any]) -> int:

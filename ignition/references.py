@@ -13,24 +13,21 @@ would recurse forever, a reference loop stops at MAX_DEPTH levels.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ignition.dataurl import DataURLError, decode_data_url, gunzip_contents
 from ignition.errors import IgnitionError
 from ignition.merge import merge
 from ignition.parse import parse
 from ignition.report import Path, Report
+from ignition.resource import Fetch, ResourceError, read_resource
 from ignition.translate import translate
 from ignition.validate import validate_dict
 from ignition.versions import LATEST
 
 __all__ = ["MAX_DEPTH", "Fetch", "MemoryFetcher", "ReferencedConfigError", "render_references"]
 
-# (source, headers as (name, value)) -> bytes; raises OSError or IgnitionError when it cannot fetch.
-Fetch = Callable[[str, Sequence[tuple[str, str]]], bytes]
 MAX_DEPTH = 16
 
 
@@ -84,42 +81,20 @@ def _render(
 
 
 def _fetch_config(ref: Mapping[str, Any], fetch: Fetch | None, version: str, at: Path) -> dict[str, Any]:
-    """Fetch, decompress, verify, parse and translate one referenced config."""
+    """Fetch, decompress, verify (ignition/resource.py), parse and translate one referenced config."""
     source = ref.get("source")
     if not source:
         raise ReferencedConfigError("source is required", path=at + ("source",))
     try:
-        if source.startswith("data:"):
-            raw = decode_data_url(source)
-        elif fetch is None:
-            raise ReferencedConfigError(f"cannot fetch {source}: no fetcher for remote sources", path=at + ("source",))
-        else:
-            headers = [(h["name"], h["value"]) for h in ref.get("httpHeaders", []) if "value" in h]
-            raw = fetch(source, headers)
-        compression = ref.get("compression") or ""
-        if compression == "gzip":
-            raw = gunzip_contents(raw)
-        elif compression:
-            raise ReferencedConfigError("invalid compression method", path=at + ("compression",))
-    except DataURLError as exc:
-        raise ReferencedConfigError(f"cannot read {source}: {exc.message}", path=at + ("source",)) from exc
-    except OSError as exc:
-        raise ReferencedConfigError(f"cannot fetch {source}: {exc}", path=at + ("source",)) from exc
+        raw = read_resource(ref, fetch=fetch)
+    except ResourceError as exc:  # undecodable bytes are the source's fault, whatever undid them
+        field = "source" if exc.code == "gzip" else exc.field
+        raise ReferencedConfigError(f"cannot read {source}: {exc.message}", path=at + tuple(field.split("."))) from exc
     except IgnitionError as exc:
         if exc.path:
             raise
         raise ReferencedConfigError(str(exc), report=exc.report, path=at + ("source",)) from exc
-    expected = (ref.get("verification") or {}).get("hash")
-    if expected:
-        function, _, digest = expected.partition("-")
-        if function not in ("sha512", "sha256"):
-            raise ReferencedConfigError("unrecognized hash function", path=at + ("verification", "hash"))
-        actual = hashlib.new(function, raw).hexdigest()
-        if actual != digest.lower():
-            raise ReferencedConfigError(
-                f"{source}: {function} of the fetched config is {actual}, expected {digest}",
-                path=at + ("verification", "hash"),
-            )
+    assert raw is not None  # (a source is set)
     typed, report = parse(raw, source=source)
     if typed is None:
         raise ReferencedConfigError(f"referenced config {source} is not valid", report=Report(report.errors), path=at)

@@ -1,5 +1,5 @@
 """Planning `storage.files`, `directories` and `links` into image entries (plan.py states the rules):
-numeric owners only, modes, contents decoded and verified (sources.py), hard links to files of this plan."""
+numeric owners only, modes, contents decoded and verified (ignition/resource.py), hard links to files of this plan."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from ignition.resource import ResourceError, read_resource
 from imagebuild.plan_builder import REFUSED, Entry, PlanBuilder, items_of
-from imagebuild.sources import SourceProblem, read_resource
+
+# Only data: sources can be baked into an image reproducibly: a remote one would make the image depend
+# on whatever the URL serves at build time, so it is refused rather than fetched.
+_NOT_INLINE = ("a remote source cannot be baked into an image reproducibly "
+               "(inline it as a data URL, or leave the file to Ignition)")
 
 
 def _owner(b: PlanBuilder, origin: str, node: Mapping[str, Any], key: str) -> int | None:
@@ -56,9 +61,9 @@ def plan_files(b: PlanBuilder, storage: Mapping[str, Any], base: str) -> None:
             continue
         try:
             data = read_resource(f.get("contents")) or b""
-        except SourceProblem as exc:
+        except ResourceError as exc:
             field_path = f"{origin}.contents" + (f".{exc.field}" if exc.field else "")
-            b.problem(field_path, exc.code, REFUSED, exc.message)
+            b.problem(field_path, exc.code, REFUSED, _NOT_INLINE if exc.code == "remote-source" else exc.message)
             continue
         uid, gid, mode = _owner(b, origin, f, "user"), _owner(b, origin, f, "group"), _mode(b, origin, f, 0o644)
         if uid is None or gid is None or mode is None:

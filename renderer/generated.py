@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 import yaml
 
 from fleet.rendered import MachineConfigSpec
-from ignition.dataurl import decode_data_url, encode_data_url
+from ignition.dataurl import encode_data_url
+from ignition.resource import ResourceError, read_resource
 from renderer.crio_config import crio_config
 from renderer.kubelet_config import KUBELET_CONF, kubelet_files, kubelet_problems
 from renderer.model import (
@@ -92,8 +93,8 @@ def base_kubelet_config(template_configs: Sequence[MachineConfig]) -> dict[str, 
         for f in (mc.spec.config.get("storage") or {}).get("files") or ():
             if f.get("path") == KUBELET_CONF:
                 try:
-                    data = yaml.safe_load(decode_data_url((f.get("contents") or {}).get("source", "")))
-                except Exception:  # a broken template shows up when the template MC itself is validated
+                    data = yaml.safe_load(read_resource(f.get("contents")) or b"")
+                except (ResourceError, yaml.YAMLError):  # shows up when the template MC itself is validated
                     return {}
                 return dict(data) if isinstance(data, Mapping) else {}
     return {}

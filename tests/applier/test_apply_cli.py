@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from cli.main import main
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import data_url, file_entry, make_root, rendered
+from tests.applier.serving import env, mco
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -118,3 +121,31 @@ def test_policy_file_overrides_allow_disk_changes(tmp_path: Path, node: Path, ca
     code, out, _ = _run(capsys, "--once", "--node", "n1", "--desired", str(second), "--root", str(node),
                         "--policy", str(policy))
     assert (code, json.loads(out)["state"]) == (0, "Done")
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` with its bytes (None for a directory), the agent's state directory left out."""
+    return {str(p.relative_to(root)): None if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))
+            if "machine-config-daemon" not in p.parts}
+
+
+def test_contents_not_matching_their_hash_are_refused_and_the_node_is_unchanged(tmp_path: Path, node: Path) -> None:
+    """The real agent reads file contents through Ignition's resource reader: `verification.hash` is checked."""
+    desired = tmp_path / "v1.json"
+    policy = {"machineconfiguration.openshift.io/node-disruption-policy": json.dumps(
+        {"files": [{"path": p, "actions": [{"type": "None"}]} for p in ("/etc/a", "/etc/b")]})}
+    desired.write_text(json.dumps(rendered("v1", [file_entry("/etc/a", "a\n")], annotations=policy).to_dict()))
+    args = ["--once", "--node", "n1", "--root", str(node), "--backend", "none"]
+    first = subprocess.run(mco("apply", *args, "--desired", str(desired)), env=env(), capture_output=True, text=True)
+    assert (first.returncode, json.loads(first.stdout)["state"]) == (0, "Done"), first.stderr
+    before = _tree(node)
+    wrong = "sha512-" + hashlib.sha512(b"something else").hexdigest()
+    files = [file_entry("/etc/b", "b\n"), file_entry("/etc/a", "a2\n", contents={
+        "source": data_url("a2\n"), "verification": {"hash": wrong}})]
+    desired.write_text(json.dumps(rendered("v2", files, annotations=policy).to_dict()))
+    second = subprocess.run(mco("apply", *args, "--desired", str(desired)), env=env(), capture_output=True, text=True)
+    result = json.loads(second.stdout)
+    assert (second.returncode, result["state"], result["current"]) == (1, "Degraded", "rendered-worker-v1")
+    assert "/etc/a" in result["message"] and "verification.hash" in result["message"]
+    assert wrong.partition("-")[2] in result["message"]
+    assert _tree(node) == before

@@ -1,0 +1,93 @@
+"""Reading an Ignition resource (`contents`, `append[]`, `config.merge[]`, ...) into the bytes it stands for.
+
+Where it sits: the one reader behind every consumer of resources, so they all read the same bytes and
+refuse the same ones: Ignition's reference rendering (ignition/references.py), the node agent and
+`mco diff` (fleet/diff.py), and the image builder (imagebuild/plan_storage.py). As Ignition does
+(internal/resource/url.go `Fetch`, internal/util/verification.go), the source is fetched or decoded
+(`data:` URLs in ignition/dataurl.py), `compression: gzip` is undone, and `verification.hash`
+(`sha512-<hex>` or `sha256-<hex>`) is checked over the decompressed bytes, always.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ignition.dataurl import decode_data_url, gunzip_contents
+from ignition.errors import IgnitionError
+
+__all__ = ["Fetch", "ResourceError", "check_hash", "read_resource", "source_scheme"]
+
+# (source, headers as (name, value)) -> bytes; raises OSError or IgnitionError when it cannot fetch.
+Fetch = Callable[[str, Sequence[tuple[str, str]]], bytes]
+
+
+class ResourceError(IgnitionError):
+    """A resource that cannot be read: `code` is stable, `field` names its sub-field (`source`, ...)."""
+
+    def __init__(self, code: str, field: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+        self.message = message
+
+
+def source_scheme(source: str) -> str:
+    """The URL scheme of a source, lower-cased ("" for a relative one)."""
+    return source.partition(":")[0].lower() if ":" in source else ""
+
+
+def read_resource(resource: Mapping[str, Any] | None, *, fetch: Fetch | None = None) -> bytes | None:
+    """The bytes a resource stands for (None when it has no source); only `data:` sources without `fetch`."""
+    if resource is None:
+        return None
+    if not isinstance(resource, Mapping):
+        raise ResourceError("json-type", "", "must be an object")
+    source = resource.get("source")
+    if source is None:
+        return None
+    if not isinstance(source, str):
+        raise ResourceError("json-type", "source", "must be a string")
+    data = _fetch(resource, source, fetch)
+    compression = resource.get("compression") or ""
+    if compression == "gzip":
+        try:
+            data = gunzip_contents(data)
+        except IgnitionError as exc:
+            raise ResourceError("gzip", "compression", str(exc)) from exc
+    elif compression:
+        raise ResourceError("compression", "compression", "invalid compression method")
+    check_hash(resource.get("verification"), data)
+    return data
+
+
+def check_hash(verification: Any, data: bytes) -> None:
+    """Check `verification.hash` against `data`; no hash given passes."""
+    if not isinstance(verification, Mapping) or not verification.get("hash"):
+        return
+    spec = str(verification["hash"])
+    function, sep, expected = spec.partition("-")
+    if not sep or function not in ("sha512", "sha256"):
+        raise ResourceError("hash", "verification.hash", f"unrecognized hash function in {spec!r}")
+    actual = hashlib.new(function, data).hexdigest()
+    if actual != expected.lower():
+        raise ResourceError("hash-mismatch", "verification.hash",
+                            f"contents do not match verification.hash ({function}): expected {expected}, got {actual}")
+
+
+def _fetch(resource: Mapping[str, Any], source: str, fetch: Fetch | None) -> bytes:
+    """The raw bytes at `source`."""
+    scheme = source_scheme(source)
+    if scheme == "data":
+        try:
+            return decode_data_url(source)
+        except IgnitionError as exc:
+            raise ResourceError("data-url", "source", f"invalid data URL: {exc}") from exc
+    if fetch is None:
+        raise ResourceError("remote-source", "source", f"a {scheme or 'relative'} source needs a fetcher (only data: URLs are read inline)")
+    headers = [(h["name"], h["value"]) for h in resource.get("httpHeaders") or () if "value" in h]
+    try:
+        return fetch(source, headers)
+    except OSError as exc:
+        raise ResourceError("fetch", "source", f"cannot fetch: {exc}") from exc
