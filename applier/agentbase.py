@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from applier.atomic import sweep_temp
 from applier.backends.base import Backend
 from applier.drift import DriftChecker, watched_paths
 from applier.errors import ApplyError, PermanentError
@@ -26,6 +25,7 @@ from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from applier.verify import on_disk_message, verify_config
+from fleet.atomic import sweep_temp
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.rendered import RenderedConfig, pool_of_name

@@ -1,6 +1,6 @@
 """Writing and removing the config's files under a root, with MCO's backup rules (MCO `pkg/daemon/file_writers.go`, `update.go`).
 
-- Writes are atomic (applier/atomic.py): mode set before data, owner from `user`/`group` (id or name,
+- Writes are atomic (fleet/atomic.py): mode set before data, owner from `user`/`group` (id or name,
   looked up in the root's own passwd/group files; default 0:0), fsync, rename.
 - Originals are backed up once: the first time the applier writes a path it records either a backup
   (`orig/<path>.mcdorig`, when a file the config did not manage already existed) or a stamp
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from applier.atomic import copy_atomic, fsync_dirs, write_atomic
 from applier.errors import PermanentError
 from applier.state import StateDir
+from fleet.atomic import copy_atomic, fsync_dirs, write_atomic
 from fleet.diff import ContentsError, file_contents, file_mode
 
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from applier.atomic import write_atomic
 from applier.errors import PermanentError
 from applier.files import PASSWD_FILES, account_entry, host_path
+from fleet.atomic import write_atomic
 from fleet.diff import ssh_keys_of
 
 KEYS_FILE = ".ssh/authorized_keys.d/ignition"

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from applier.atomic import sweep_temp, write_atomic
 from applier.errors import PermanentError
+from fleet.atomic import sweep_temp, write_atomic
 from fleet.rendered import ModelError, RenderedConfig
 from ignition.canonical import canonical_json
 

@@ -46,9 +46,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from applier.atomic import TEMP_MARK  # noqa: E402
 from applier.errors import ApplyError  # noqa: E402
 from applier.state import StateDir  # noqa: E402
+from fleet.atomic import TEMP_MARK  # noqa: E402
 
 PHASES = ("backup", "restore", "remove", "marker", "temp", "state")
 POLICY = json.dumps({"files": [{"path": "/etc/kill", "actions": [{"type": "None"}]}]})

@@ -32,9 +32,9 @@ PHASES = ("backup", "restore", "remove", "marker", "temp", "state")
 
 def install(phase: str, nth: int, counts: Counter[str]) -> None:
     """Wrap the seams: count every step, SIGKILL this process right after the `nth` step of `phase`."""
-    import applier.atomic as atomic
     import applier.files as files
     import applier.state as state
+    import fleet.atomic as atomic
 
     def step(name: str) -> None:
         counts[name] += 1

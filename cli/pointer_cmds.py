@@ -36,7 +36,7 @@ def _read(path: Path, flag: str) -> bytes:
 
 def run_pointer(args: argparse.Namespace) -> int:
     """Build, then print or write, the pointer config."""
-    from fleet.store import atomic_write
+    from fleet.atomic import write_atomic
     from server.pointer import pointer_config
 
     ca = _read(args.ca, "--ca") if args.ca else None
@@ -52,7 +52,7 @@ def run_pointer(args: argparse.Namespace) -> int:
     text = pretty_json(config)
     if args.output_file:
         try:
-            atomic_write(args.output_file, text.encode(), mode=0o600 if token else 0o644)
+            write_atomic(args.output_file, text.encode(), mode=0o600 if token else 0o644)
         except OSError as exc:
             raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
     else:

@@ -8,7 +8,7 @@ Layout:
     .claim.lock, .nodes.journal.lock   flock(2) targets (rollout hand-outs; journal writes and compaction)
 
 Every write goes to a temporary file in the same directory, is fsynced, then renamed over the target
-(`fleet.store.atomic_write`), so a reader sees the old or the new file, never half of one. The directory
+(`fleet.atomic.write_atomic`), so a reader sees the old or the new file, never half of one. The directory
 belongs to mco: node records changed by other programs while it runs are seen late (fleet/node_journal.py).
 """
 
@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fleet.atomic import write_atomic
 from fleet.node_journal import NodeIndex, load_record
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
-from fleet.store import InUse, NotFound, StoreError, T, atomic_write, check_name, referenced_names
+from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names
 from ignition.canonical import canonical_json
 
 
@@ -54,7 +55,7 @@ class DirectoryStore:
     def _write(self, kind: str, name: str, data: bytes) -> None:
         path = self._file(kind, name)
         try:
-            atomic_write(path, data)
+            write_atomic(path, data)
         except OSError as exc:
             raise StoreError(f"{kind}/{name}", f"cannot write: {exc.strerror}") from exc
 

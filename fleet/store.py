@@ -7,12 +7,9 @@ node (current or desired) still references is never deleted.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Protocol, TypeVar
 
 from fleet.errors import FleetError
@@ -22,7 +19,7 @@ from fleet.rollout import NodeStatuses
 T = TypeVar("T")
 
 # A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
-# written through `.<name>.json.<random>.tmp`, which must stay under the file systems' 255-byte limit.
+# with room to spare under the file systems' 255-byte limit.
 MAX_NAME = 236
 # `\Z` (not `$`, which also matches before a final newline): `NAME_RE.match` checks the whole string.
 NAME_RE = re.compile(rf"[a-z0-9](?:[-a-z0-9.]{{0,{MAX_NAME - 2}}}[a-z0-9])?\Z")
@@ -208,26 +205,3 @@ class MemoryStore:
                 self._nodes.put(handed)
             return handed
 
-
-def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Write `data` to `path` so that readers see the old or the new bytes, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from fleet.store import atomic_write
+from fleet.atomic import write_atomic
 from ignition.canonical import canonical_json
 from imagebuild.errors import OCIError
 from imagebuild.layer import LayerInfo
@@ -237,7 +237,7 @@ class Layout:
         desc = Descriptor("", sha256_digest(data), len(data))
         target = self.blob_path(desc.digest)
         if not target.exists():
-            atomic_write(target, data)
+            write_atomic(target, data)
         return desc
 
     def put_file(self, path: Path, digest: str) -> None:
@@ -252,13 +252,13 @@ class Layout:
     def tag(self, desc: Descriptor, tag: str) -> None:
         """Point `tag` at a manifest in index.json (replacing the tag's old manifest); writes oci-layout too."""
         self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.root / "oci-layout", canonical_json({"imageLayoutVersion": "1.0.0"}))
+        write_atomic(self.root / "oci-layout", canonical_json({"imageLayoutVersion": "1.0.0"}))
         index = self.index()
         manifests = [m for m in index.get("manifests") or []
                      if (m.get("annotations") or {}).get(REF_NAME) != tag]
         manifests.append(Descriptor(desc.media_type, desc.digest, desc.size, {REF_NAME: tag}).to_dict())
         index.update({"schemaVersion": 2, "mediaType": MEDIA_INDEX, "manifests": manifests})
-        atomic_write(self.root / "index.json", canonical_json(index))
+        write_atomic(self.root / "index.json", canonical_json(index))
 
 
 def epoch_timestamp(epoch: int) -> str:

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from fleet.store import atomic_write
+from fleet.atomic import write_atomic
 from server.errors import ServerError
 
 
@@ -131,11 +131,11 @@ def init_certs(directory: Path, *, dns: Sequence[str] = (), ips: Sequence[str] =
     pem = serialization.Encoding.PEM
     try:
         if created:
-            atomic_write(ca_key_path, _key_bytes(ca_key), mode=0o600)
-            atomic_write(ca_cert_path, ca_cert.public_bytes(pem), mode=0o644)
+            write_atomic(ca_key_path, _key_bytes(ca_key), mode=0o600)
+            write_atomic(ca_cert_path, ca_cert.public_bytes(pem), mode=0o644)
         # key first: a server polling the pair only reloads when both parse and match
-        atomic_write(directory / "tls.key", _key_bytes(key), mode=0o600)
-        atomic_write(directory / "tls.crt", cert.public_bytes(pem), mode=0o644)
+        write_atomic(directory / "tls.key", _key_bytes(key), mode=0o600)
+        write_atomic(directory / "tls.crt", cert.public_bytes(pem), mode=0o644)
     except OSError as exc:
         raise CertError(str(directory), f"cannot write: {exc.strerror or exc}") from None
     os.chmod(ca_key_path, 0o600)

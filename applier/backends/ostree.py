@@ -28,11 +28,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from applier.atomic import write_atomic
 from applier.backends.base import Deployment, image_mismatch, kargs_after, missing_kargs
 from applier.boot import BOOT_ID
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, SubprocessRunner, check
+from fleet.atomic import write_atomic
 from fleet.diff import ConfigDiff
 from fleet.rendered import MachineConfigSpec
 

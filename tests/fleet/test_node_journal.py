@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from fleet import node_journal
+from fleet.atomic import write_atomic
 from fleet.directory_store import DirectoryStore
 from fleet.node_journal import HEADER_LEN, JOURNAL
 from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses
-from fleet.store import StoreError, atomic_write
+from fleet.store import StoreError
 
 SPAWN = multiprocessing.get_context("spawn")
 
@@ -57,7 +58,7 @@ def _forget_journal(root: Path) -> None:
     (lambda root, w: None, {"node-a": "aaaa", "node-b": "b0"}),
     # Not written through a store: seen once the journal is removed (every reader then lists nodes/ once).
     (lambda root, w: ((root / "nodes/node-b.json").unlink(), _forget_journal(root)), {"node-a": "aaaa"}),
-    (lambda root, w: (atomic_write(root / "nodes/node-a.json", _report_bytes("node-a", "by hand")),
+    (lambda root, w: (write_atomic(root / "nodes/node-a.json", _report_bytes("node-a", "by hand")),
                       _forget_journal(root)), {"node-a": "by hand", "node-b": "b0"}),
 ], ids=["rewritten-same-size", "added", "claimed", "unchanged", "removed-by-hand", "edited-by-hand"])
 def test_another_instance_sees_every_write(
@@ -154,7 +155,7 @@ def test_a_line_read_while_it_is_written_is_taken_once_complete(tmp_path: Path) 
     reader, writer = DirectoryStore(tmp_path), DirectoryStore(tmp_path)
     writer.put_node_status(_report("node-a", "a0"))
     reader.list_node_status()
-    atomic_write(tmp_path / "nodes/node-a.json", _report_bytes("node-a", "a1"))  # a writer's rename, then
+    write_atomic(tmp_path / "nodes/node-a.json", _report_bytes("node-a", "a1"))  # a writer's rename, then
     _append(tmp_path, b"+node")  # the first part of its line (a write across a page boundary)
     assert _seen(reader) == {"node-a": "a0"}
     _append(tmp_path, b"-a\n")
@@ -189,7 +190,7 @@ def test_compaction_waits_for_writes_in_flight(tmp_path: Path, monkeypatch: pyte
         assert journal.stat().st_size > 200 + 20 * 8  # never replaced while the slow write is in flight
         assert journal.read_bytes()[HEADER_LEN:].startswith(b"?node-slow\n")
         assert _seen(reader) == {"node-a": "19"}
-        atomic_write(tmp_path / "nodes/node-slow.json", _report_bytes("node-slow", "late"))
+        write_atomic(tmp_path / "nodes/node-slow.json", _report_bytes("node-slow", "late"))
     assert journal.stat().st_size == HEADER_LEN  # the slow write's end compacted
     assert _seen(reader) == {"node-a": "19", "node-slow": "late"} == _fresh(tmp_path)
 
@@ -198,7 +199,7 @@ def _killed_writer(root: str, point: str, at_intent: Any, go: Any) -> None:
     """Store node-a's new report and SIGKILL this process at `point` of the write (the seam: the rename)."""
     import fleet.directory_store as directory_store
 
-    real = directory_store.atomic_write
+    real = directory_store.write_atomic
 
     def write(path: Path, data: bytes, **kwargs: Any) -> None:
         at_intent.set()  # the `?` line is in the journal
@@ -207,7 +208,7 @@ def _killed_writer(root: str, point: str, at_intent: Any, go: Any) -> None:
             real(path, data, **kwargs)
         os.kill(os.getpid(), signal.SIGKILL)
 
-    directory_store.atomic_write = write  # type: ignore[assignment]
+    directory_store.write_atomic = write  # type: ignore[assignment]
     DirectoryStore(root).put_node_status(_report("node-a", "new"))
 
 

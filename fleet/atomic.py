@@ -1,7 +1,9 @@
 """Atomic file writes: temp file in the same directory, mode set before data, fsync, rename, fsync the directory.
 
-A reader (or a node killed at any instant) sees the old bytes or the new bytes, never a mix, and a stray
-temp file is the only possible leftover (named `.<name>.mco-tmp*`, swept by `sweep_temp`).
+The one writer of whole files for every package: the directory store's records, the agent's files and
+state, certificates, OCI layouts and the pointer config. A reader (or a node killed at any instant) sees
+the old bytes or the new bytes, never a mix, and a stray temp file is the only possible leftover (named
+`.<name[:80]>.mco-tmp*`, so within the file systems' 255-byte limit; swept by `sweep_temp`).
 """
 
 from __future__ import annotations
