@@ -24,7 +24,6 @@ from applier.runner import CommandRunner
 from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
-from applier.verify import on_disk_message, verify_config
 from fleet.atomic import sweep_temp
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
@@ -203,43 +202,6 @@ class AgentBase:
         self.state.set_current(config)
         self.files.drop_markers(drop, keep=watched_paths(config.spec.config or {}))
         self.state.clear_pending()
-
-    # --- drift ----------------------------------------------------------------------------------------------
-
-    def _check_drift(self, config: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
-        """Compare the disk with `config`; with `repair`, rewrite what drifted.
-
-        Returns (what was repaired, as `file P` / `unit U`; the mismatches left, naming each path).
-        """
-        files, units, problems = self.drift.check(config.spec.config or {})
-        if not problems or not repair:
-            return [], problems
-        cfg = config.spec.config or {}
-        entries, unit_entries = files_of(cfg), units_of(cfg)
-        try:
-            for path in files:
-                self.files.write(entries[path], managed_before=True)
-            for name in units:
-                self.units.write_unit(unit_entries[name], managed_before=True)
-            if units:
-                self.units.set_enablement(unit_entries[n] for n in units)
-        except ApplyError as exc:
-            return [], [*problems, f"repair failed: {exc}"]
-        self.files.flush()
-        self.drift.forget(files)
-        left = verify_config(self.root, cfg, systemctl=self.systemctl, paths=files, units=units)
-        if left:
-            return [], left
-        return [f"file {p}" for p in files] + [f"unit {u}" for u in units], []
-
-    def _repair_note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
-        """An explicit repair of `config`'s drift, as text to append to a sync's message: (`; repaired drift:
-        ...` or "", `; unexpected on-disk state ...` for what could not be repaired, or "")."""
-        if not repair or config is None:
-            return "", ""
-        repaired, left = self._check_drift(config, repair=True)
-        return (f"; repaired drift: {', '.join(repaired)}" if repaired else "",
-                f"; {on_disk_message(config.name, left)}" if left else "")
 
     # --- the reboot command ---------------------------------------------------------------------------------
 

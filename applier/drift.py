@@ -1,30 +1,27 @@
 """Drift: files and units changed behind the applier's back (MCO `pkg/daemon/on_disk_validation.go`).
 
-`DriftChecker.check(config)` verifies the current config's files and units; a file whose `lstat` (mtime,
-size, inode, mode) is unchanged since it last verified is not re-read, so a periodic check of a large
-config is cheap. `Watcher` adds inotify (through libc, when available) on the parent directories of the
-managed paths, so a change is noticed at once instead of at the next interval.
+`DriftChecker.check(config)` verifies the current config's files and units (or only some of them: what the
+watch saw change); a file whose `lstat` (mtime, ctime, size, inode, mode) is unchanged since it last verified is
+not re-read, so a periodic check of a large config is cheap. ctime is in the key because only the kernel sets
+it: an edit that puts the mtime back (`touch -r`) still moves it; where a filesystem reports no ctime the file
+is read every time. `watch_map` says which path the inotify watch (applier/watch.py) covers for which file or
+unit: files, unit files, drop-ins, and the unit's links in every `*.wants/`/`*.requires/` directory.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
-import select
-import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from applier.files import host_path
-from applier.units import Systemctl, dropin_path, unit_path
+from applier.units import UNIT_DIR, Systemctl, dropin_path, unit_path
 from applier.verify import check_file, check_unit
 from fleet.diff import dropins_of, files_of, units_of
 
-_IN_FLAGS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400  # MODIFY ATTRIB CLOSE_WRITE MOVED_* CREATE DELETE*
-_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_EVENT = struct.Struct("iIII")
+WANTS_SUFFIXES = (".wants", ".requires")
+StatKey = tuple[int, int, int, int, int]
 
 
 class DriftChecker:
@@ -33,14 +30,16 @@ class DriftChecker:
     def __init__(self, root: Path, systemctl: Systemctl | None) -> None:
         self.root = Path(root)
         self.systemctl = systemctl
-        self._seen: dict[str, tuple[int, int, int, int]] = {}
+        self._seen: dict[str, StatKey] = {}
 
-    def _stat_key(self, path: str) -> tuple[int, int, int, int] | None:
+    def _stat_key(self, path: str) -> StatKey | None:
         try:
             st = os.lstat(host_path(self.root, path))
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode)
+        if not st.st_ctime_ns:  # no ctime on this filesystem: never trust the key, read the contents
+            return None
+        return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode)
 
     def forget(self, paths: Iterable[str] | None = None) -> None:
         """Drop remembered verifications (all, or of some paths) after the applier wrote them."""
@@ -50,90 +49,64 @@ class DriftChecker:
             for p in paths:
                 self._seen.pop(p, None)
 
-    def check(self, config: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
-        """(drifted file paths, drifted unit names, problem texts) for the config."""
-        files, units, problems = [], [], []
+    def check(self, config: Mapping[str, Any], *, paths: Iterable[str] | None = None,
+              units: Iterable[str] | None = None) -> tuple[list[str], list[str], list[str]]:
+        """(drifted file paths, drifted unit names, problem texts) for the config, or for only the files `paths`
+        and the units `units` when either is given."""
+        only = paths is not None or units is not None
+        wanted_paths, wanted_units = set(paths or ()), set(units or ())
+        drifted_files, drifted_units, problems = [], [], []
         for name, unit in units_of(config).items():
+            if only and name not in wanted_units:
+                continue
             unit_problems = check_unit(self.root, unit, self.systemctl)
             if unit_problems:
-                units.append(name)
+                drifted_units.append(name)
                 problems += unit_problems
-        for path, entry in files_of(config).items():
+        entries = files_of(config)
+        for path in sorted(wanted_paths & set(entries)) if only else entries:
             key = self._stat_key(path)
             if key is not None and self._seen.get(path) == key:
                 continue
-            problem = check_file(self.root, entry)
+            problem = check_file(self.root, entries[path])
             if problem:
-                files.append(path)
+                drifted_files.append(path)
                 problems.append(problem)
                 self._seen.pop(path, None)
             elif key is not None:
                 self._seen[path] = key
-        return files, units, problems
+        return drifted_files, drifted_units, problems
 
 
 def watched_paths(config: Mapping[str, Any]) -> set[str]:
-    """Every path of the config the drift watch covers: files, unit files, drop-ins."""
+    """Every path of the config the applier writes: files, unit files, drop-ins."""
     paths = set(files_of(config))
     paths |= {unit_path(n) for n in units_of(config)}
     paths |= {dropin_path(*k.split("/", 1)) for k in dropins_of(config)}
     return paths
 
 
-class Watcher:
-    """inotify on the parent directories of the watched paths; `wait(timeout)` says whether one changed."""
+def watch_map(root: Path, config: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    """Each path the drift watch covers -> what it belongs to: ("file", path) or ("unit", name).
 
-    def __init__(self, root: Path, paths: Iterable[str]) -> None:
-        self.root = Path(root)
-        self.fd = -1
-        self._dirs: dict[int, Path] = {}
-        self._targets = {host_path(self.root, p) for p in paths}
-        name = ctypes.util.find_library("c")
+    Enablement links are looked for in the `*.wants/` and `*.requires/` directories that exist now under
+    /etc/systemd/system (a link made in a new directory is found by the periodic check)."""
+    watched: dict[str, tuple[str, str]] = {p: ("file", p) for p in files_of(config)}
+    units = units_of(config)
+    link_dirs: list[str] = []
+    if any(u.get("enabled") is not None for u in units.values()):
         try:
-            libc = ctypes.CDLL(name, use_errno=True) if name else None
-            init = libc.inotify_init1 if libc else None
-        except (OSError, AttributeError):
-            init = None
-        if init is None or libc is None:
-            return
-        fd = init(_IN_NONBLOCK | _IN_CLOEXEC)
-        if fd < 0:
-            return
-        self.fd = fd
-        for directory in sorted({t.parent for t in self._targets}):
-            wd = libc.inotify_add_watch(fd, str(directory).encode(), _IN_FLAGS)
-            if wd < 0:  # out of watches or missing directory: the periodic check still covers it
-                continue
-            self._dirs[wd] = directory
-
-    @property
-    def active(self) -> bool:
-        """True when inotify is in use."""
-        return self.fd >= 0 and bool(self._dirs)
-
-    def wait(self, timeout: float) -> bool:
-        """Block up to `timeout` s; True when a watched path changed."""
-        if not self.active:
-            return False
-        ready, _, _ = select.select([self.fd], [], [], max(timeout, 0))
-        if not ready:
-            return False
-        try:
-            data = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return False
-        offset, hit = 0, False
-        while offset + _EVENT.size <= len(data):
-            wd, _mask, _cookie, length = _EVENT.unpack_from(data, offset)
-            raw = data[offset + _EVENT.size: offset + _EVENT.size + length].split(b"\0", 1)[0]
-            offset += _EVENT.size + length
-            directory = self._dirs.get(wd)
-            if directory is not None and (directory / raw.decode(errors="replace")) in self._targets:
-                hit = True
-        return hit
-
-    def close(self) -> None:
-        """Release the inotify descriptor."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+            with os.scandir(host_path(Path(root), UNIT_DIR)) as entries:
+                link_dirs = sorted(f"{UNIT_DIR}/{e.name}" for e in entries
+                                   if e.name.endswith(WANTS_SUFFIXES) and e.is_dir(follow_symlinks=False))
+        except OSError:
+            link_dirs = []
+    for name, unit in units.items():
+        watched[unit_path(name)] = ("unit", name)
+        watched[f"{unit_path(name)}.d"] = ("unit", name)
+        for dropin in unit.get("dropins") or ():
+            watched[dropin_path(name, str(dropin.get("name", "")))] = ("unit", name)
+        if unit.get("enabled") is not None:
+            for directory in link_dirs:
+                watched[f"{directory}/{name}"] = ("unit", name)
+    return watched

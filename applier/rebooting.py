@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from applier.agentbase import AgentBase, SyncResult
+from applier.agentbase import SyncResult
 from applier.boot import boot_id, reboot_step
 from applier.errors import ApplyError
 from applier.plan import effective, make_plan
+from applier.repairing import RepairSteps
 from applier.state import Pending
 from applier.verify import on_disk_message, verify_config
 from fleet.rendered import RenderedConfig
@@ -24,7 +25,7 @@ from fleet.rendered import RenderedConfig
 MAX_REBOOT_ATTEMPTS = 3
 
 
-class RebootSteps(AgentBase):
+class RebootSteps(RepairSteps):
     """Requesting a reboot and checking the node after it."""
 
     def request_reboot(self, current: RenderedConfig | None, pending: Pending, reason: str) -> SyncResult:

@@ -133,11 +133,14 @@ def run(args: argparse.Namespace) -> int:
     runner = SubprocessRunner()
     policy, overrides = _policy(args.policy)
     if args.server:
-        client = ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file, "--token-file"),
-                              node_token=_read_token(args.node_token_file, "--node-token-file"))
-        # In the loop, each claim may be held up to the interval: a freed update slot is taken at once.
-        source: Any = ServerSource(client, attempts=args.retries, wait=0.0 if args.once else args.interval)
-        reporter: Any = HttpReporter(client, attempts=args.retries)
+        def client() -> ServerClient:
+            return ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file, "--token-file"),
+                                node_token=_read_token(args.node_token_file, "--node-token-file"))
+
+        # In the loop, each claim may be held up to the interval: a freed update slot is taken at once. Reports
+        # (drift repaired while a claim is held) go out on a connection of their own.
+        source: Any = ServerSource(client(), attempts=args.retries, wait=0.0 if args.once else args.interval)
+        reporter: Any = HttpReporter(client(), attempts=args.retries)
     else:
         source = FileSource(args.desired)
         reporter = StreamReporter(sys.stderr)

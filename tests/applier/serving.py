@@ -34,6 +34,16 @@ def mco(*args: str) -> list[str]:
     return [sys.executable, "-m", "cli.main", *args]
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL after 10 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def serving(cluster: Path, store: Path, *, extra: Sequence[str] = (), scheme: str = "http",
             ca: Path | None = None, log: Path | None = None) -> Iterator[str]:
@@ -58,10 +68,5 @@ def serving(cluster: Path, store: Path, *, extra: Sequence[str] = (), scheme: st
             time.sleep(0.1)
         yield url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         out.close()
