@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "certs": "cli.certs_cmds",
     "image": "cli.image_cmds",
     "apply": "cli.apply_cmds",
+    "rollout": "cli.rollout_cmds",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -17,7 +17,7 @@ instance, since each is raised in its own thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from fleet.rendered import NodeStatus
@@ -51,6 +51,12 @@ class Overlay(NodeStatuses):
         if delta is None:
             return base
         return PoolCounts(base.members + delta.members, base.unavailable + delta.unavailable)
+
+    def failing(self, pool: str) -> Collection[str]:
+        return self._base.failing(pool)
+
+    def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
+        return self._base.in_order(pool, newest_first=newest_first)
 
     def put(self, status: NodeStatus) -> None:
         for old, step in ((self.get(status.name), -1), (status, 1)):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
 from ignition.canonical import canonical_json
+from fleet.rollout_settings import RolloutSettings
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
@@ -289,7 +290,11 @@ class PoolRecord:
     """What the store keeps per pool: the current target, its sources, conditions and history.
 
     `max_unavailable` is the pool's `spec.maxUnavailable` (an int or a percentage string such as "10%"),
-    `node_selector` its `spec.nodeSelector.matchLabels`, `paused` its `spec.paused`.
+    `node_selector` its `spec.nodeSelector.matchLabels`, `paused` its `spec.paused`. `rollout` holds the settings
+    of its `rollout.machine-config.io/` annotations (fleet/rollout_settings.py). The operator's rollout state:
+    `resumed_at` (RFC 3339; failures reported before it no longer pause the pool, `mco rollout resume`) and
+    `reverted_from` (the target `mco rollout revert` left: while a render still yields it, the pool stays pinned
+    to `current`). The renderer carries both over.
     """
 
     name: str
@@ -305,6 +310,9 @@ class PoolRecord:
     disruption_policy: Mapping[str, Any] | None = None
     # the pool's machine documents (fleet/machines.py), each with its config on `current`
     machines: tuple[MachineEntry, ...] = ()
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)
+    resumed_at: str = ""
+    reverted_from: str = ""
 
     def condition(self, type_: str) -> Condition | None:
         """The condition of this type, if any."""
@@ -331,6 +339,9 @@ class PoolRecord:
             "paused": self.paused,
             **({"nodeDisruptionPolicy": self.disruption_policy} if self.disruption_policy is not None else {}),
             **({"machines": [m.to_dict() for m in self.machines]} if self.machines else {}),
+            **({"rollout": settings} if (settings := self.rollout.to_dict()) else {}),
+            **({"resumedAt": self.resumed_at} if self.resumed_at else {}),
+            **({"revertedFrom": self.reverted_from} if self.reverted_from else {}),
         }
 
     @classmethod
@@ -347,6 +358,9 @@ class PoolRecord:
             paused=bool(data.get("paused", False)),
             disruption_policy=data.get("nodeDisruptionPolicy"),
             machines=tuple(MachineEntry.from_dict(m) for m in data.get("machines") or () if isinstance(m, Mapping)),
+            rollout=RolloutSettings.from_dict(data.get("rollout")),
+            resumed_at=str(data.get("resumedAt") or ""),
+            reverted_from=str(data.get("revertedFrom") or ""),
         )
 
 
@@ -398,6 +412,8 @@ class NodeStatus:
 
     `history` is the node's last HISTORY_LIMIT distinct reports, newest first, the first being this one
     (`with_report` builds it; empty in a record written before histories, or by a writer that keeps none).
+    `registered_at` is when the node first reported or claimed (`with_report` keeps it): the rollout order's
+    age (MCO `sortNodeList` uses the Node's creation time).
     """
 
     name: str
@@ -408,6 +424,7 @@ class NodeStatus:
     message: str = ""
     reported_at: str = ""
     history: tuple[Transition, ...] = ()
+    registered_at: str = ""
 
     def transitions(self) -> tuple[Transition, ...]:
         """The history, newest first; a record without one has its own report as its history."""
@@ -426,6 +443,8 @@ class NodeStatus:
         }
         if self.history:
             data["history"] = [t.to_dict() for t in self.history]
+        if self.registered_at:
+            data["registeredAt"] = self.registered_at
         return data
 
     @classmethod
@@ -444,6 +463,7 @@ class NodeStatus:
             reported_at=str(data.get("reportedAt", "")),
             history=tuple(Transition.from_dict(t) for t in history[:HISTORY_LIMIT] if isinstance(t, Mapping))
             if isinstance(history, list) else (),
+            registered_at=str(data.get("registeredAt", "")),
         )
 
 
@@ -457,4 +477,5 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
     entry = Transition.of(report)
     past = previous.transitions() if previous is not None else ()
     history = past if past and past[0].same(entry) else (entry, *past[:HISTORY_LIMIT - 1])
-    return replace(report, history=history)
+    first = (previous.registered_at or (past[-1].reported_at if past else "")) if previous is not None else ""
+    return replace(report, history=history, registered_at=first or report.reported_at)

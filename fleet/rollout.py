@@ -4,7 +4,8 @@ The server's `GET|POST /nodes/{name}/desired` call `desired_for`. A node is hand
 fewer than the pool's `maxUnavailable` other nodes of the pool are unavailable, and keeps its current
 config otherwise. Unavailable means: reporting `Working` or `Degraded`, or targeted at a config it has
 not reached yet (desiredConfig set and != currentConfig). A Degraded node therefore stops the rollout from
-widening. A node that is already moving to the target (its reported desiredConfig is the target) keeps
+widening; with the pool's automatic pause (on unless turned off) it stops it altogether, and maintenance windows
+and a canary wave hold it too (fleet/rollout_gates.py `hold_reason`). A node that is already moving to the target (its reported desiredConfig is the target) keeps
 getting it, so a rollout never stalls half-way. A paused pool hands out nothing new. A node the server has
 never heard of is a machine being provisioned: like `/config/<pool>` for a booting machine, it gets the
 pool's target without waiting for a slot (it has no old config to keep).
@@ -21,12 +22,14 @@ size. (Scanning every status per answer made a 10,000-node rollout quadratic.)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import overload
 
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rollout_gates import FAILED_STATES, hold_reason
 
 # The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);
 # the agent asks with its sync interval, bounded by this.
@@ -59,6 +62,21 @@ def max_unavailable_count(value: int | str, pool_size: int) -> int:
     if count < 0:
         raise RolloutError("spec.maxUnavailable", f"must not be negative, got {value!r}")
     return max(count, 1)
+
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, str, str]:
+    """Where a node comes in its pool's rollout (MCO `pkg/controller/node/node_controller.go` `sortNodeList`): by
+    zone label alphabetically, nodes without a zone last, then oldest registration first (newest first when the
+    pool asks), then by name. Nodes whose records carry no labels have no zone."""
+    labels = getattr(status, "labels", None) or {}
+    zone = labels.get(ZONE_LABEL, "")
+    registered = status.registered_at or status.reported_at
+    if newest_first:  # RFC 3339 UTC times: the character-wise complement sorts them newest first
+        registered = "".join(chr(0x10FFFF - ord(c)) for c in registered)
+    return (not zone, zone, registered, status.name)
 
 
 def is_unavailable(status: NodeStatus) -> bool:
@@ -95,6 +113,9 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._position: dict[str, int] = {}  # each name's index in `_ordered`
         self._replaced: set[str] = set()  # names whose status changed since `_ordered` (same names)
         self._renamed = True  # names added or removed since `_ordered`: sort again
+        self._failing: dict[str, set[str]] = {}  # pool -> its nodes reporting a failure (FAILED_STATES)
+        self._members: dict[str, set[str]] = {}  # pool -> its nodes
+        self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
         for status in statuses:
             self.put(status)
 
@@ -103,6 +124,15 @@ class NodeStatuses(Sequence[NodeStatus]):
         counts.members += step
         if is_unavailable(status):
             counts.unavailable += step
+        members = self._members.setdefault(status.pool, set())
+        failing = self._failing.setdefault(status.pool, set())
+        if step > 0:
+            members.add(status.name)
+            if status.state in FAILED_STATES:
+                failing.add(status.name)
+        else:
+            members.discard(status.name)
+            failing.discard(status.name)
 
     def put(self, status: NodeStatus) -> None:
         """Add or replace a node's status (and move it between its pools' counts)."""
@@ -110,8 +140,11 @@ class NodeStatuses(Sequence[NodeStatus]):
         if old is not None:
             self._count(old, -1)
             self._replaced.add(status.name)
+            if old.pool != status.pool or order_key(old, False) != order_key(status, False):
+                self._reorder(old.pool, status.pool)
         else:
             self._renamed = True
+            self._reorder(status.pool)
         self._by_name[status.name] = status
         self._count(status, 1)
 
@@ -121,6 +154,12 @@ class NodeStatuses(Sequence[NodeStatus]):
         if old is not None:
             self._count(old, -1)
             self._renamed = True
+            self._reorder(old.pool)
+
+    def _reorder(self, *pools: str) -> None:
+        for pool in pools:
+            self._in_order.pop((pool, False), None)
+            self._in_order.pop((pool, True), None)
 
     def get(self, name: str) -> NodeStatus | None:
         """A node's status (None: never reported)."""
@@ -129,6 +168,21 @@ class NodeStatuses(Sequence[NodeStatus]):
     def counts(self, pool: str) -> PoolCounts:
         """The pool's counts (zeros for a pool no node reported)."""
         return self._pools.get(pool) or PoolCounts()
+
+    def failing(self, pool: str) -> Collection[str]:
+        """The pool's nodes whose last report is a failure (Degraded, Unreconcilable)."""
+        return self._failing.get(pool) or ()
+
+    def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
+        """The pool's nodes in rollout order (`order_key`), kept until a member joins, leaves or changes its key.
+        Callers must not modify it. The statuses in it are those of when it was sorted: `get` the current one."""
+        key = (pool, newest_first)
+        found = self._in_order.get(key)
+        if found is None:
+            found = sorted((self._by_name[n] for n in self._members.get(pool, ())),
+                           key=lambda s: order_key(s, newest_first))
+            self._in_order[key] = found
+        return found
 
     def ordered(self) -> list[NodeStatus]:
         """Every status in name order: the same list until the next change, then a new one (callers must not
@@ -161,10 +215,13 @@ class NodeStatuses(Sequence[NodeStatus]):
         return iter(self.ordered())
 
 
-def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus]) -> str | None:
-    """The rendered config `node` should apply now (rules in the module docstring); None when unknown.
+def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
+                now: datetime | None = None) -> str | None:
+    """The rendered config `node` should apply now (rules in the module docstring); None when unknown. `now`
+    (default: the current time) is when maintenance windows and soak times are judged.
 
-    O(1) in the pool's size when `statuses` is a NodeStatuses (what stores hand to `claim_node`'s decide).
+    O(1) in the pool's size when `statuses` is a NodeStatuses (what stores hand to `claim_node`'s decide) and
+    the pool has no canaries; with canaries, O(canaries).
     """
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
     mine = view.get(node)
@@ -178,6 +235,8 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus]) -> 
         return current
     if mine.desired_config == target:
         return target
+    if hold_reason(node, pool, view, now or datetime.now(UTC)) is not None:
+        return current
     counts = view.counts(pool.name)
     here = mine.pool == pool.name  # a node moving in from another pool adds one member and no busy one
     size = counts.members + (0 if here else 1)

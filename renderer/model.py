@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.rendered import MachineConfigSpec
+from fleet.rollout_settings import RolloutSettings, parse_settings
 from renderer.label_selector import LabelSelector, parse_selector
 from renderer.load import Document
 from renderer.problems import Path, Problem
@@ -76,6 +77,7 @@ class MachineConfigPool:
     origin: Origin
     doc: Document | None = field(default=None, compare=False, repr=False)
     broken: bool = False   # its manifest did not parse: the pool only carries its errors
+    rollout: RolloutSettings = field(default_factory=RolloutSettings)  # its rollout.machine-config.io/ annotations
 
 
 @dataclass(frozen=True)
@@ -287,7 +289,10 @@ def _max_unavailable(check: _Checker, spec: Mapping[str, Any]) -> int | str:
 
 
 def _pool(check: _Checker, data: Mapping[str, Any]) -> MachineConfigPool:
-    name, labels, _ = _metadata(check, data)
+    name, labels, annotations = _metadata(check, data)
+    rollout, problems = parse_settings(annotations)
+    for key, message in problems:
+        check.add("rollout-setting", ("metadata", "annotations", key), message)
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigSelector", ("spec",))
     node_sel = check.mapping(spec, "nodeSelector", ("spec",))
@@ -295,7 +300,7 @@ def _pool(check: _Checker, data: Mapping[str, Any]) -> MachineConfigPool:
     paused = check.boolean(spec, "paused", ("spec",))
     return MachineConfigPool(name=name, labels=labels, mc_selector=selector, node_selector=node_labels,
                              paused=bool(paused), max_unavailable=_max_unavailable(check, spec),
-                             origin=_origin(check.doc), doc=check.doc)
+                             origin=_origin(check.doc), doc=check.doc, rollout=rollout)
 
 
 def _kubelet_config(check: _Checker, data: Mapping[str, Any]) -> KubeletConfig:

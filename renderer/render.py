@@ -32,6 +32,7 @@ from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
 
 RENDER_DEGRADED = "RenderDegraded"
+ROLLOUT_PINNED = "RolloutPinned"
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class PoolRender:
     changed: bool                     # target moved to a new rendered config
     warnings: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()     # MachineConfigs merged (merge order), even when the render failed
+    pinned_from: str = ""             # the render still yields this reverted config: the pool stays on `rendered`
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,14 @@ def _cluster_policy(inputs: Inputs) -> Mapping[str, Any] | None:
     return dict(policy)
 
 
+def _pin(previous: PoolRecord | None, rendered: RenderedConfig | None) -> str:
+    """The config `mco rollout revert` left, while this render still yields it ("" : not pinned). The pin lasts
+    until the manifests change (a render yielding any other config, or a failing one, which keeps the pin)."""
+    if previous is None or not previous.reverted_from:
+        return ""
+    return previous.reverted_from if rendered is None or rendered.name == previous.reverted_from else ""
+
+
 def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
             failures: Sequence[Failure] = (), policy: Mapping[str, Any] | None = None) -> tuple[PoolRecord, bool]:
     """The pool's new record; the bool says whether the target moved."""
@@ -104,6 +114,7 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
     old_history = previous.history if previous else ()
     conditions = {c.type: c for c in (previous.conditions if previous else ())}
     current: str | None
+    pinned = _pin(previous, outcome.rendered)
     if outcome.rendered is not None:
         current, sources = outcome.rendered.name, outcome.sources
         degraded = Condition(RENDER_DEGRADED, "False")
@@ -112,20 +123,45 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
         degraded = Condition(RENDER_DEGRADED, "True", reason="",  # the MCO leaves the reason empty
                              message=_message(pool.name, outcome.errors),
                              problems=tuple(_as_data(p) for p in outcome.errors))
+    if pinned and previous is not None:
+        current, sources = old_current, previous.sources
     old = conditions.get(RENDER_DEGRADED)
     since = old.last_transition_time if old is not None and old.status == degraded.status else now
     conditions[RENDER_DEGRADED] = replace(degraded, last_transition_time=since)
+    if pinned or ROLLOUT_PINNED in conditions:
+        pin = (Condition(ROLLOUT_PINNED, "True", "Reverted", f"pinned to {old_current} by mco rollout revert: "
+                         f"the manifests still render {pinned}") if pinned else Condition(ROLLOUT_PINNED, "False"))
+        was = conditions.get(ROLLOUT_PINNED)
+        conditions[ROLLOUT_PINNED] = replace(pin, last_transition_time=was.last_transition_time
+                                             if was is not None and was.status == pin.status else now)
     failure_conditions(conditions, failures, now)
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())
     if pool.broken and previous is not None:  # keep what we knew of the pool's rollout settings
         max_unavailable, node_selector, paused = previous.max_unavailable, previous.node_selector, previous.paused
+        settings = previous.rollout
     else:
         max_unavailable, node_selector, paused = pool.max_unavailable, pool.node_selector, pool.paused
+        settings = pool.rollout
     return PoolRecord(name=pool.name, current=current, sources=sources,
                       conditions=tuple(conditions[k] for k in sorted(conditions)), history=history,
                       max_unavailable=max_unavailable, node_selector=dict(node_selector), paused=paused,
-                      disruption_policy=policy), changed
+                      disruption_policy=policy, rollout=settings,
+                      resumed_at=previous.resumed_at if previous is not None else "", reverted_from=pinned), changed
+
+
+def _operator_state(store: Store, record: PoolRecord) -> PoolRecord:
+    """`record` with the operator's rollout state as the store holds it now: a `mco rollout resume` written while
+    this render ran is kept (a revert written meanwhile moved the target: the record read now wins whole)."""
+    try:
+        now = store.get_pool(record.name)
+    except NotFound:
+        return record
+    if now.reverted_from and not record.reverted_from and record.current == now.reverted_from:
+        return replace(now, rollout=record.rollout, max_unavailable=record.max_unavailable,
+                       node_selector=record.node_selector, paused=record.paused,
+                       disruption_policy=record.disruption_policy)
+    return replace(record, resumed_at=now.resumed_at)
 
 
 def render_cluster(cluster_dir: Path, *, store: Store,
@@ -159,15 +195,16 @@ def render_cluster(cluster_dir: Path, *, store: Store,
             records.append(_record(previous, outcome, now, inputs.failures.get(outcome.pool.name, ()),
                                    _cluster_policy(inputs)))
         for record, _ in records:
-            store.put_pool(record)
+            store.put_pool(_operator_state(store, record))
     except StoreError as exc:
         raise StoreWriteFailed(exc.path, f"store: {exc}") from exc
     pools: dict[str, PoolRender] = {}
-    for (outcome, _previous, current), (_rec, changed) in zip(outcomes, records, strict=True):
-        target = outcome.rendered if outcome.rendered is not None else current
+    for (outcome, _previous, current), (record, changed) in zip(outcomes, records, strict=True):
+        target = outcome.rendered if outcome.rendered is not None and not record.reverted_from else current
         pools[outcome.pool.name] = PoolRender(
             pool=outcome.pool.name, rendered=target, errors=tuple(p.format() for p in outcome.errors),
-            changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources)
+            changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources,
+            pinned_from=record.reverted_from)
     unowned = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems
                                   if owner in (EVERY_POOL, WHOLE_CLUSTER) and p.severity == "error"))
     unowned_warnings = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems

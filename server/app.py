@@ -20,6 +20,8 @@ from typing import Any
 from aiohttp import web
 
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
+from fleet.rollout import NodeStatuses
+from fleet.rollout_gates import failing_of, rollout_pause
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
 from server.answer_bytes import SERVER_NAME
@@ -88,6 +90,10 @@ class Handlers:
         """Prometheus text exposition."""
         if (refused := self._address(request)) is not None:
             return refused
+        try:
+            self.metrics.rollout_pauses = await asyncio.to_thread(self._rollout_pauses)
+        except StoreError as exc:
+            return store_failed(exc)
         response = web.Response(body=self.metrics.exposition())
         response.headers["Content-Type"] = METRICS_CONTENT_TYPE
         return response
@@ -144,6 +150,15 @@ class Handlers:
         except StoreError as exc:
             return store_failed(exc)
         return web.json_response(items[0])
+
+    def _rollout_pauses(self) -> list[tuple[str, str]]:
+        """(pool, node) of each pool the rollout paused (fleet/rollout_gates.py), read without a claim."""
+        records = [self.store.get_pool(n) for n in self.store.list_pools()]
+
+        def read(statuses: NodeStatuses) -> list[tuple[str, str]]:
+            pauses = ((r.name, rollout_pause(r, failing_of(r.name, statuses))) for r in records)
+            return [(pool, pause.node) for pool, pause in pauses if pause is not None]
+        return self.store.read_statuses(read)
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
         names = [only] if only else self.store.list_pools()

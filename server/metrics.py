@@ -29,6 +29,7 @@ class ServerMetrics:
         self.http_counts: dict[tuple[str, int], int] = {}  # (route, status) -> requests
         self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
         self.held_wakeups: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (woken, lost) held claims (app.py)
+        self.rollout_pauses: list[tuple[str, str]] = []  # (pool, node) paused by the rollout, as of this scrape (app.py)
         self.registry.register(_Counted(self))
         self.render_seconds = Histogram("mco_render_duration_seconds", "Wall time of one cluster render.",
                                         registry=self.registry,
@@ -91,4 +92,9 @@ class _Counted(Collector):
         lost_wakeups = CounterMetricFamily("mco_held_claim_wakeups_lost",
                                            "Woken held claims that lost the slot to another claim and waited again.")
         lost_wakeups.add_metric([], lost)
-        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups)
+        paused = GaugeMetricFamily("mco_pool_rollout_paused",
+                                   "1 for a pool whose rollout the first failing node paused (node: which).",
+                                   labels=["pool", "node"])
+        for pool, node in m.rollout_pauses:
+            paused.add_metric([pool, node], 1)
+        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, paused)

@@ -269,7 +269,7 @@ class NodeRoutes:
             else:
                 from fleet.rollout import desired_for
 
-                desired = desired_for(node, record, statuses)
+                desired = desired_for(node, record, statuses, now=self.clock())
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy

@@ -8,7 +8,9 @@ Counts over the nodes whose last report names the pool:
 - ready    = updated (nodes report no separate readiness)
 - degraded = state Degraded
 - unavailable = not Done, or current != desired (mid-update or broken)
-Conditions: `Updated` (all nodes updated, none unavailable), `Updating` (not updated and not paused),
+Conditions: `Updated` (all nodes updated, none unavailable), `Updating` (not updated and not paused, by
+`spec.paused` or by the rollout: `status.rolloutPause` then names the first failing node and why,
+fleet/rollout_gates.py; `RolloutPinned` while `mco rollout revert` pins the pool),
 `NodeDegraded` (degraded > 0, with each node's message), `RenderDegraded` as the renderer recorded it,
 and `Degraded` = NodeDegraded or RenderDegraded. `status.configuration` is the target once Updated,
 otherwise the config most nodes are at.
@@ -23,6 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from fleet.store import MAX_NAME, valid_name
 from server.errors import ServerError
 
@@ -123,6 +126,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     degraded = [n for n in members if n.state == "Degraded"]
     unavailable = len(members) - counted.count("Done", settled=True)
     all_updated = updated == len(members) and not unavailable
+    pause = rollout_pause(record, (n for n in members if n.state in FAILED_STATES))
     render = record.condition("RenderDegraded")
     render_degraded = render is not None and render.status == "True"
     conditions = []
@@ -134,6 +138,9 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
         if record.paused:
             conditions.append(_condition("Updating", False,
                                          message=f"Pool is paused; will not update to MachineConfig {target}"))
+        elif pause is not None:
+            conditions.append(_condition("Updating", False, "RolloutPaused",
+                                         f"Rollout paused by node {pause.node}: {pause.reason}"))
         else:
             conditions.append(_condition("Updating", True,
                                          message=f"All nodes are updating to MachineConfig {target}"))
@@ -145,7 +152,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     conditions.append(_condition("Degraded", bool(degraded) or render_degraded,
                                  message=node_message or (render.message if render_degraded and render else "")))
     # the render's other conditions (a refused KubeletConfig or ContainerRuntimeConfig: `<Kind>Failure`)
-    conditions += [c.to_dict() for c in record.conditions if c.type.endswith("Failure")]
+    conditions += [c.to_dict() for c in record.conditions if c.type.endswith("Failure") or c.type == "RolloutPinned"]
     if all_updated or not members:
         configuration = target
     else:
@@ -171,5 +178,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
             "unavailableMachineCount": unavailable,
             "degradedMachineCount": len(degraded),
             "conditions": conditions,
+            **({"rolloutPause": pause.to_dict()} if pause is not None else {}),
+            **({"revertedFrom": record.reverted_from} if record.reverted_from else {}),
         },
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 from fleet.conditions import ConditionProblem
 from fleet.rendered import NodeStatus, PoolRecord, Transition
+from fleet.rollout_gates import RFC3339, window_closed
 from server.status import PoolTally, pool_summary, tally
 
 STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
@@ -63,6 +64,7 @@ class PoolRow:
     paused: bool
     conditions: tuple[ConditionView, ...]
     bar: tuple[Segment, ...]
+    rollout: str = ""  # paused by the rollout (which node, why), outside its maintenance windows, or pinned
 
     @property
     def percent(self) -> int:
@@ -140,6 +142,20 @@ def _problems(record: PoolRecord, condition: Mapping[str, Any]) -> tuple[Conditi
     return recorded.problems if recorded is not None else ()
 
 
+def rollout_note(record: PoolRecord, status: Mapping[str, Any], now: datetime | None = None) -> str:
+    """What holds or pins the pool's rollout, in words ("" : nothing): the automatic pause, a closed
+    maintenance window (when the next opens), a revert's pin."""
+    pause = status.get("rolloutPause")
+    if pause:
+        return f"paused by the rollout: node {pause['node']} ({_shown(pause['reason'])}) since {pause['since']}"
+    opens = window_closed(record, now or datetime.now(UTC))
+    if opens is not None and record.current != status["configuration"]["name"]:
+        return f"outside the maintenance windows; the next opens at {opens.strftime(RFC3339)}"
+    if record.reverted_from:
+        return f"pinned by a revert (the manifests still render {record.reverted_from})"
+    return ""
+
+
 def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
     """The row of one pool, from its record and the tally of its machines' reports."""
     status = pool_summary(record, counted)["status"]
@@ -155,7 +171,7 @@ def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
                    machines=machines, updated=updated, updating=updating, degraded=degraded,
                    unavailable=status["unavailableMachineCount"], waiting=waiting,
                    max_unavailable=str(record.max_unavailable), paused=record.paused, conditions=conditions,
-                   bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
+                   rollout=rollout_note(record, status), bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
                             ("waiting", waiting))))
 
 

@@ -313,7 +313,9 @@ async def test_pool_status_and_persistence(make_client: MakeClient, tmp_path: Pa
     assert pool["spec"]["configuration"]["name"] == target.name
     conditions = {c["type"]: c for c in status["conditions"]}
     assert conditions["Updated"]["status"] == "False"
-    assert conditions["Updating"]["status"] == "True"
+    # node-c failed on its way to the target: the automatic pause (on by default) stops the rollout, naming it
+    assert (conditions["Updating"]["status"], conditions["Updating"]["reason"]) == ("False", "RolloutPaused")
+    assert status["rolloutPause"]["node"] == "node-c" and "disk full" in status["rolloutPause"]["reason"]
     assert conditions["NodeDegraded"]["status"] == "True"
     assert 'Node node-c is reporting: "disk full"' in conditions["NodeDegraded"]["message"]
     assert conditions["Degraded"]["status"] == "True"

@@ -1,0 +1,168 @@
+"""`mco rollout`: steer a pool's rollout (docs/rollouts.md).
+
+    mco rollout resume POOL --store DIR|etcd://...        continue after an automatic pause
+    mco rollout revert POOL --store DIR|etcd://...        back to the last config every machine reached; pinned
+    mco rollout plan POOL [CLUSTER_DIR] --store ... [-o text|json] [--fail-on drain|reboot]
+                                                          what the rollout to the pool's (or a fresh render's)
+                                                          target would do to each machine; writes nothing
+
+Exit codes: 0 done; 1 refused (nothing to revert to, an unknown pool, a plan that would drain or reboot with
+`--fail-on`, a cluster directory that does not render); 2 usage or an unusable store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cli.errors import InvalidInput, UsageError
+from cli.etcd_flags import add_etcd_flags, etcd_settings, tls_flags_without_etcd
+from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.rendered import PoolRecord, RenderedConfig
+from fleet.rollout_control import resume, revert
+from fleet.rollout_plan import RolloutPlan, plan_rollout
+from fleet.store import MemoryStore, NotFound, Store
+
+
+def register(subparsers: Any) -> None:
+    """Add `mco rollout resume|revert|plan`."""
+    rollout = subparsers.add_parser("rollout", help="steer a pool's rollout: resume, revert, plan",
+                                    description="Resume a paused rollout, revert a pool, or preview a rollout.")
+    verbs = rollout.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+    for verb, helptext in (("resume", "continue a rollout the first failing machine paused"),
+                           ("revert", "set the pool back to the last config every machine reached (pinned)"),
+                           ("plan", "what a rollout would do to each machine, before anything is written")):
+        p = verbs.add_parser(verb, help=helptext, description=helptext)
+        p.add_argument("pool", metavar="POOL")
+        if verb == "plan":
+            p.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path, nargs="?",
+                           help="render this directory afresh and plan the move to its target (default: the "
+                                "pool's target in the store)")
+            p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+            p.add_argument("--fail-on", choices=("drain", "reboot"),
+                           help="exit 1 when any machine would drain (or reboot)")
+        p.add_argument("--store", required=True, metavar="DIR|etcd://HOST:PORT[,HOST:PORT...][/PREFIX]",
+                       help="the store the server uses")
+        add_etcd_flags(p)
+        p.set_defaults(func={"resume": run_resume, "revert": run_revert, "plan": run_plan}[verb])
+
+
+@contextmanager
+def _store(args: argparse.Namespace) -> Iterator[Store]:
+    if args.store.startswith("etcd://"):
+        from fleet.etcd_store import EtcdStore
+
+        store = EtcdStore.open(etcd_settings(args.store, args))
+        try:
+            yield store
+        finally:
+            store.conn.close()
+        return
+    if tls_flags_without_etcd(args):
+        raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
+    from fleet.directory_store import DirectoryStore
+
+    path = Path(args.store)
+    if not path.is_dir():
+        raise UsageError(f"--store {path}: not a directory")
+    yield DirectoryStore(path)
+
+
+def _pool(store: Store, pool: str) -> PoolRecord:
+    try:
+        return store.get_pool(pool)
+    except NotFound:
+        raise InvalidInput(f"no pool {pool!r} in the store (pools: {', '.join(store.list_pools()) or 'none'})") from None
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    """`mco rollout resume POOL`."""
+    with _store(args) as store:
+        _pool(store, args.pool)
+        record = resume(store, args.pool, now=datetime.now(UTC))
+    print(f"pool {record.name}: rollout resumed at {record.resumed_at}; failures reported before it no longer pause it")
+    return 0
+
+
+def run_revert(args: argparse.Namespace) -> int:
+    """`mco rollout revert POOL`."""
+    with _store(args) as store:
+        old = _pool(store, args.pool)
+        record = revert(store, args.pool, now=datetime.now(UTC))
+    print(f"pool {record.name}: target {old.current} -> {record.current}; pinned until the manifests render "
+          f"something other than {record.reverted_from}")
+    return 0
+
+
+def _fresh(store: Store, record: PoolRecord, cluster_dir: Path) -> tuple[PoolRecord, RenderedConfig, DisruptionPolicy]:
+    """The pool's record and target as a render of `cluster_dir` would make them (into memory, from the stored
+    record: the same pin and history), and the cluster's disruption policy."""
+    from renderer.inputs import load_inputs
+    from renderer.render import render_cluster
+
+    scratch = MemoryStore()
+    if record.current:
+        scratch.put_rendered(store.get_rendered(record.current))
+    scratch.put_pool(record)
+    result = render_cluster(cluster_dir, store=scratch)
+    outcome = result.pools.get(record.name)
+    if outcome is None or outcome.errors or outcome.rendered is None:
+        for message in outcome.errors if outcome is not None else ():
+            print(f"error: pool {record.name}: {message}", file=sys.stderr)
+        raise InvalidInput(f"pool {record.name} does not render from {cluster_dir}")
+    scratch.put_rendered(outcome.rendered)
+    mc = load_inputs(cluster_dir).machine_configuration
+    try:
+        policy = DisruptionPolicy.from_dict(mc.spec if mc else None)
+    except PolicyError as exc:
+        raise InvalidInput(f"{mc.origin if mc else ''} {exc}") from exc
+    return scratch.get_pool(record.name), outcome.rendered, policy
+
+
+def _text(plan: RolloutPlan) -> str:
+    rows = [("NODE", "CURRENT", "ACTION", "WAVE", "START", "END")]
+    for m in plan.machines:
+        action = m.action + (f" ({', '.join(m.units)})" if m.units else "") + (" +drain" if m.drain else "")
+        wave = "-" if m.wave is None else (f"{m.wave} canary" if m.canary else str(m.wave))
+        rows.append((m.node, m.current or "-", action, wave, f"{m.start:.0f}s", f"{m.end:.0f}s"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    defaults = [f"{a} {plan.durations[a]:.0f}s" for a in plan.durations if a not in plan.recorded]
+    lines.append(f"pool {plan.pool} -> {plan.target}: {sum(m.wave is not None for m in plan.machines)} of "
+                 f"{len(plan.machines)} machines move; expected total {plan.total:.0f}s")
+    if defaults:
+        lines.append(f"durations not recorded by the fleet, defaults used: {', '.join(defaults)}")
+    return "\n".join(lines)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """`mco rollout plan POOL [CLUSTER_DIR]`."""
+    with _store(args) as store:
+        record = _pool(store, args.pool)
+        if args.cluster_dir is not None:
+            record, target, policy = _fresh(store, record, args.cluster_dir)
+        else:
+            if not record.current:
+                raise InvalidInput(f"pool {args.pool} has no target yet")
+            target = store.get_rendered(record.current)
+            policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": record.disruption_policy}
+                                                if record.disruption_policy else None)
+        statuses = [s for s in store.list_node_status() if s.pool == args.pool]
+        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy)
+    if args.output == "json":
+        print(json.dumps(plan.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(_text(plan))
+    flagged = [m.node for m in plan.machines if m.wave is not None
+               and (m.reboot if args.fail_on == "reboot" else m.drain if args.fail_on == "drain" else False)]
+    if flagged:
+        print(f"mco: {len(flagged)} machine(s) would {args.fail_on}: {', '.join(flagged)}", file=sys.stderr)
+        return 1
+    return 0

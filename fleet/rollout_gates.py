@@ -1,0 +1,164 @@
+"""What may hold a pool's rollout beyond `maxUnavailable`: the automatic pause, maintenance windows and the canary
+wave; and which config `mco rollout revert` goes back to. Pure: the caller passes the statuses and `now`.
+
+- **Automatic pause** (`autoPause`, on unless a pool turns it off): a node of the pool that reports a failure
+  (Degraded, Unreconcilable) while moving to the pool's target (its desiredConfig is the target, its
+  currentConfig is not) pauses the rollout: no new slot; nodes already moving finish. The pause is read from the
+  node statuses, so every server and replica sees the same one and it survives any restart. It names the first
+  such node (by the time it first reported the failure) and its message. `mco rollout resume` stores the time
+  it was run (`PoolRecord.resumed_at`): failures first reported before it no longer count. A revert moves the
+  target, so failures on the old target no longer count either.
+- **Maintenance windows** (fleet/maintenance_windows.py): outside them no new slot.
+- **Canary wave**: the canaries (the nodes the pool's `canary-selector` matches, or the first `canaries` nodes
+  in rollout order, fleet/rollout.py `order_key`) take the target first; every other node waits until each
+  canary is Done at the target and has been for the pool's soak time.
+- **Revert target**: the newest config of the pool's history, before its current target, that every node of the
+  pool reached (its currentConfig, or one it reported Done at and moved on from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from fleet.maintenance_windows import is_open, next_opening
+from fleet.rendered import NodeStatus, PoolRecord
+
+if TYPE_CHECKING:  # fleet/rollout.py calls `hold_reason`; its NodeStatuses is only named here
+    from fleet.rollout import NodeStatuses
+
+RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
+FAILED_STATES = ("Degraded", "Unreconcilable")  # a report that pauses the rollout (fleet/rollout.py indexes them)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """The rollout paused by a failing node: which, why, since when (RFC 3339)."""
+
+    node: str
+    reason: str
+    since: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form (under `rolloutPause` in /pools)."""
+        return {"node": self.node, "reason": self.reason, "since": self.since}
+
+
+def _labels(status: NodeStatus) -> dict[str, str]:
+    return dict(getattr(status, "labels", None) or {})
+
+
+def failure_since(status: NodeStatus) -> str:
+    """When the node first reported its current failure (its history's newest entry; the report itself without)."""
+    return status.transitions()[0].reported_at or status.reported_at
+
+
+def rollout_pause(record: PoolRecord, failing: Iterable[NodeStatus | None]) -> Pause | None:
+    """The automatic pause in force for the pool (module docstring), or None. `failing`: at least every status of
+    the pool in a failed state (`failing_of`; others are skipped)."""
+    target = record.current
+    if not target or not record.rollout.auto_pause:
+        return None
+    first: tuple[str, str, NodeStatus] | None = None
+    for status in failing:
+        if status is None or status.pool != record.name or status.desired_config != target:
+            continue
+        if status.state not in FAILED_STATES:
+            continue
+        if status.current_config == target:
+            continue  # it reached the target: a failure since (drift) is not the rollout's
+        since = failure_since(status)
+        if record.resumed_at and since and since <= record.resumed_at:
+            continue
+        if first is None or (since, status.name) < first[:2]:
+            first = (since, status.name, status)
+    if first is None:
+        return None
+    since, name, status = first
+    return Pause(name, f"{status.state}: {status.message}" if status.message else status.state, since)
+
+
+def failing_of(pool: str, statuses: NodeStatuses) -> Iterator[NodeStatus | None]:
+    """The statuses of the pool's failing nodes, from the store's index (O(failing), not O(pool))."""
+    return (statuses.get(name) for name in statuses.failing(pool))
+
+
+def window_closed(record: PoolRecord, now: datetime) -> datetime | None:
+    """When the next window opens, while the pool has windows and none is open now (None: may hand out)."""
+    windows = record.rollout.windows
+    if not windows or is_open(windows, now):
+        return None
+    return next_opening(windows, now) or now
+
+
+def canaries(record: PoolRecord, statuses: NodeStatuses) -> Collection[str]:
+    """The pool's canaries (module docstring); empty when the pool names none."""
+    settings = record.rollout
+    if settings.canary_selector:
+        wanted = settings.canary_selector.items()
+        return {s.name for s in statuses.in_order(record.name)
+                if all(_labels(s).get(k) == v for k, v in wanted)}
+    count = settings.canary_count(statuses.counts(record.name).members)
+    if not count:
+        return ()
+    return {s.name for s in statuses.in_order(record.name, newest_first=settings.newest_first)[:count]}
+
+
+def done_since(status: NodeStatus | None, target: str) -> str:
+    """When the node reported Done at `target`, its latest such report ("" unless Done at the target now)."""
+    if status is None or status.state != "Done" or status.current_config != target:
+        return ""
+    since = status.reported_at
+    for t in status.transitions():
+        if t.state != "Done" or t.current_config != target:
+            break
+        since = t.reported_at or since
+    return since
+
+
+def canaries_pending(record: PoolRecord, statuses: NodeStatuses, now: datetime,
+                     chosen: Collection[str]) -> str | None:
+    """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at the target
+    and has been for the soak time)."""
+    target = record.current or ""
+    soak = timedelta(seconds=record.rollout.soak_seconds)
+    for name in sorted(chosen):
+        since = done_since(statuses.get(name), target)
+        if not since:
+            return f"waiting for canary {name} to reach {target}"
+        done = datetime.strptime(since, RFC3339).replace(tzinfo=UTC)
+        if done + soak > now:
+            return f"canary {name} soaking until {(done + soak).strftime(RFC3339)}"
+    return None
+
+
+def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime) -> str | None:
+    """Why `node` gets no new slot now beyond maxUnavailable (None: only maxUnavailable decides)."""
+    pause = rollout_pause(record, failing_of(record.name, statuses))
+    if pause is not None:
+        return f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}"
+    opens = window_closed(record, now)
+    if opens is not None:
+        return f"outside the maintenance windows; the next opens at {opens.strftime(RFC3339)}"
+    chosen = canaries(record, statuses)
+    if chosen and node not in chosen:
+        return canaries_pending(record, statuses, now, chosen)
+    return None
+
+
+def reached(status: NodeStatus, name: str) -> bool:
+    """Whether the node ran `name` (its current config now, or one its history shows it at)."""
+    return status.current_config == name or any(t.current_config == name for t in status.transitions())
+
+
+def revert_target(record: PoolRecord, statuses: Sequence[NodeStatus]) -> str | None:
+    """The config `mco rollout revert` sets (module docstring): None when no earlier config qualifies."""
+    members = [s for s in statuses if s.pool == record.name]
+    for entry in reversed(record.history):
+        if entry.name == record.current:
+            continue
+        if all(reached(s, entry.name) for s in members):
+            return entry.name
+    return None

@@ -1,0 +1,134 @@
+"""The preview of a rollout (`mco rollout plan`): for each machine of a pool, what moving to a target means for it,
+its wave, and when it is expected to start and end. Pure: the caller passes the statuses and rendered configs.
+
+The rules are the rollout's own: the action is the applier's decision (`fleet/disruption.py` over `fleet/diff.py`,
+under the cluster's disruption policy); the order is `fleet/rollout.py` `order_key`; the canaries are
+`fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
+rest starts when the last canary has ended and soaked. A machine already at the target has action `none` and no
+wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
+recorded none), and each machine takes the first free slot, in order.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fleet.diff import diff_rendered
+from fleet.disruption import disruption
+from fleet.disruption_policy import DisruptionPolicy
+from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout import NodeStatuses, max_unavailable_count
+from fleet.rollout_gates import canaries
+
+# What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output).
+DEFAULT_DURATIONS: Mapping[str, float] = {"none": 5, "files": 10, "reload": 15, "restart": 30, "reboot": 300,
+                                          "os-image": 600}
+ACTIONS = tuple(DEFAULT_DURATIONS)
+
+
+@dataclass(frozen=True)
+class MachinePlan:
+    """One machine's part of the rollout."""
+
+    node: str
+    current: str
+    action: str           # one of ACTIONS
+    units: tuple[str, ...]  # services reloaded or restarted
+    drain: bool
+    reboot: bool
+    wave: int | None      # None: nothing to do
+    canary: bool
+    start: float          # seconds after the rollout starts
+    end: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (`mco rollout plan -o json`)."""
+        return {"node": self.node, "currentConfig": self.current, "action": self.action, "units": list(self.units),
+                "drain": self.drain, "reboot": self.reboot, "wave": self.wave, "canary": self.canary,
+                "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    """The whole preview."""
+
+    pool: str
+    target: str
+    machines: tuple[MachinePlan, ...]
+    total: float
+    durations: Mapping[str, float]
+    recorded: tuple[str, ...]  # actions whose duration was recorded by the fleet (the others are defaults)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"pool": self.pool, "target": self.target, "machines": [m.to_dict() for m in self.machines],
+                "total": self.total, "durations": {a: {"seconds": self.durations[a], "source": "recorded"
+                                                       if a in self.recorded else "default"} for a in ACTIONS}}
+
+
+def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy | None) -> tuple[str, tuple[str, ...],
+                                                                                                bool, bool]:
+    """(action, units, drain, reboot) for moving a machine from `old` to `new`, as the applier decides it."""
+    changes = diff_rendered(old.spec, new.spec)
+    verdict = disruption(changes, policy)
+    if verdict.reboot:
+        action = "os-image" if "osImageURL" in changes.os_changes else "reboot"
+        return action, (), verdict.drain, True
+    units = verdict.restart_units or verdict.reload_units
+    if verdict.verdict in ("restart", "reload"):
+        return verdict.verdict, units, verdict.drain, False
+    return ("files" if changes.files or changes.units or changes.passwd else "none"), (), verdict.drain, False
+
+
+def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[NodeStatus], *,
+                 rendered: Callable[[str], RenderedConfig], policy: DisruptionPolicy | None = None,
+                 durations: Mapping[str, float] | None = None) -> RolloutPlan:
+    """The preview of moving the pool's machines to `target` (rules in the module docstring). `record` carries the
+    pool's settings (maxUnavailable, canaries, soak) as they will be when the rollout runs."""
+    view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
+    recorded = tuple(a for a in ACTIONS if durations and a in durations)
+    took = {**DEFAULT_DURATIONS, **(durations or {})}
+    ordered = [view.get(s.name) or s for s in view.in_order(record.name, newest_first=record.rollout.newest_first)]
+    chosen = set(canaries(record, view))
+    slots = max_unavailable_count(record.max_unavailable, len(ordered))
+    cache: dict[str, RenderedConfig] = {}
+
+    def config(name: str) -> RenderedConfig:
+        if name not in cache:
+            cache[name] = rendered(name)
+        return cache[name]
+
+    pending: list[tuple[MachinePlan, bool]] = []
+    for status in ordered:
+        if status.current_config == target.name:
+            pending.append((MachinePlan(status.name, status.current_config, "none", (), False, False, None,
+                                        status.name in chosen, 0.0, 0.0), False))
+            continue
+        action, units, drain, reboot = action_of(config(status.current_config), target, policy) \
+            if status.current_config else ("reboot", (), True, True)
+        pending.append((MachinePlan(status.name, status.current_config, action, units, drain, reboot, 0,
+                                    status.name in chosen, 0.0, 0.0), True))
+    planned: dict[str, MachinePlan] = {}
+    start_at = 0.0
+    wave_base = 0
+    for group in ([m for m, moves in pending if moves and m.canary], [m for m, moves in pending if moves and not m.canary]):
+        free = [start_at] * slots
+        heapq.heapify(free)
+        end_of_group = start_at
+        for i, machine in enumerate(group):
+            begin = heapq.heappop(free)
+            end = begin + float(took[machine.action])
+            heapq.heappush(free, end)
+            planned[machine.node] = MachinePlan(machine.node, machine.current, machine.action, machine.units,
+                                                machine.drain, machine.reboot, wave_base + i // slots, machine.canary,
+                                                begin, end)
+            end_of_group = max(end_of_group, end)
+        if group:
+            wave_base += -(-len(group) // slots)
+            start_at = end_of_group + (record.rollout.soak_seconds if group[0].canary else 0)
+    machines = tuple(planned.get(m.node, m) for m, _ in pending)
+    total = max((m.end for m in machines), default=0.0)
+    return RolloutPlan(record.name, target.name, machines, total, took, recorded)

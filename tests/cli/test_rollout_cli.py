@@ -1,0 +1,157 @@
+"""`mco rollout resume|revert|plan` on a directory store, with the renderer's pin and the rollout rules
+(fleet/rollout_control.py, fleet/rollout_plan.py, fleet/rollout.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from fleet.directory_store import DirectoryStore
+from fleet.rendered import NodeStatus, with_report
+from fleet.rollout import desired_for
+from renderer.render import render_cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+POOL_HEADER = "  name: worker\n  labels:"
+CANARY = ('  name: worker\n  annotations:\n    rollout.machine-config.io/canaries: "2"\n'
+          '    rollout.machine-config.io/soak: "0"\n  labels:')
+EXTRA = """apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata:
+  name: 71-worker-extra
+  labels:
+    machineconfiguration.openshift.io/role: worker
+spec:
+  config:
+    ignition: {version: 3.4.0}
+    storage:
+      files:
+        - path: /etc/extra.conf
+          contents: {source: "data:,GEN"}
+"""
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> tuple[Path, DirectoryStore]:
+    cluster = tmp_path / "cluster"
+    shutil.copytree(ROOT / "examples" / "cluster", cluster)
+    pools = cluster / "manifests" / "00-pools.yaml"
+    pools.write_text(pools.read_text().replace(POOL_HEADER, CANARY, 1))
+    store = DirectoryStore(tmp_path / "store")
+    render_cluster(cluster, store=store)
+    first = store.get_pool("worker").current
+    assert first
+    for i in range(8):
+        at = f"2026-01-{i + 1:02d}T00:00:00Z"
+        store.put_node_status(with_report(None, NodeStatus(f"w{i}", "worker", first, first, "Done", "", at)))
+    return cluster, store
+
+
+def _change(cluster: Path, generation: str) -> None:
+    (cluster / "manifests" / "71-worker-extra.yaml").write_text(EXTRA.replace("GEN", generation))
+
+
+def _mco(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_matches_the_rollout(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str]) -> None:
+    """The plan's machines, actions and waves are what the rollout then hands out, in that order; nothing written."""
+    cluster, store = fleet
+    _change(cluster, "one")
+    before = sorted(p.name for p in Path(store.root).rglob("*"))
+    code, out, _ = _mco("rollout", "plan", "worker", str(cluster), "--store", str(store.root), "-o", "json",
+                        capsys=capsys)
+    assert code == 0
+    assert sorted(p.name for p in Path(store.root).rglob("*")) == before
+    plan = json.loads(out)
+    # a new file no disruption policy names: the applier reboots (fleet/disruption.py), with a drain
+    assert {(m["action"], m["drain"]) for m in plan["machines"]} == {("reboot", True)}
+    code, _, err = _mco("rollout", "plan", "worker", str(cluster), "--store", str(store.root), "--fail-on", "drain",
+                        capsys=capsys)
+    drains = any(m["drain"] for m in plan["machines"])
+    assert code == (1 if drains else 0) and (("would drain" in err) is drains)
+
+    render_cluster(cluster, store=store)
+    record = store.get_pool("worker")
+    assert record.current == plan["target"]
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    handed: list[str] = []
+    waves: list[set[str]] = []
+    while len(handed) < 8:
+        wave = set()
+        for status in store.list_node_status():
+            if status.name in handed:
+                continue
+            if desired_for(status.name, record, store.list_node_status(), now=now) == record.current:
+                store.put_node_status(with_report(status, NodeStatus(status.name, "worker", status.current_config,
+                                                                     record.current, "Working", "", status.reported_at)))
+                wave.add(status.name)
+        assert wave, "the rollout stalled"
+        for name in wave:
+            status = store.get_node_status(name)
+            store.put_node_status(with_report(status, NodeStatus(name, "worker", record.current, record.current,
+                                                                 "Done", "", "2026-05-01T00:00:00Z")))
+        handed += sorted(wave)
+        waves.append(wave)
+    planned: dict[int, set[str]] = {}
+    for m in plan["machines"]:
+        planned.setdefault(m["wave"], set()).add(m["node"])
+    assert waves[0] == planned[0] == {"w0", "w1"}  # the two canaries: the oldest two machines
+    assert set().union(*waves) == set().union(*planned.values())
+    assert len(waves) == len(planned)
+
+
+def test_pause_resume_revert_pin(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str]) -> None:
+    cluster, store = fleet
+    good = store.get_pool("worker").current
+    _change(cluster, "bad")
+    render_cluster(cluster, store=store)
+    bad = store.get_pool("worker").current
+    assert bad != good
+    failed = store.get_node_status("w0")
+    store.put_node_status(with_report(failed, NodeStatus("w0", "worker", good, bad, "Degraded", "health check failed",
+                                                         "2026-01-09T00:00:00Z")))
+    record = store.get_pool("worker")
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    assert desired_for("w5", record, store.list_node_status(), now=now) == good  # paused
+
+    assert _mco("rollout", "resume", "worker", "--store", str(store.root), capsys=capsys)[0] == 0
+    record = store.get_pool("worker")
+    assert record.resumed_at
+    assert desired_for("w1", record, store.list_node_status(), now=now) == bad  # a canary may go on
+
+    code, out, _ = _mco("rollout", "revert", "worker", "--store", str(store.root), capsys=capsys)
+    assert code == 0 and f"-> {good}" in out
+    record = store.get_pool("worker")
+    assert (record.current, record.reverted_from) == (good, bad)
+    assert desired_for("w0", record, store.list_node_status(), now=now) == good
+
+    render_cluster(cluster, store=store)  # the manifests still render the bad config: pinned
+    record = store.get_pool("worker")
+    assert (record.current, record.reverted_from) == (good, bad)
+    pinned = record.condition("RolloutPinned")
+    assert pinned is not None and pinned.status == "True" and bad in pinned.message
+
+    _change(cluster, "fixed")
+    render_cluster(cluster, store=store)
+    record = store.get_pool("worker")
+    assert record.current not in (good, bad) and not record.reverted_from
+    unpinned = record.condition("RolloutPinned")
+    assert unpinned is not None and unpinned.status == "False"
+
+
+def test_revert_refused_without_a_config_every_machine_reached(fleet: tuple[Path, DirectoryStore],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _, store = fleet
+    code, _, err = _mco("rollout", "revert", "worker", "--store", str(store.root), capsys=capsys)
+    assert code == 1 and "no earlier config" in err
+    code, _, err = _mco("rollout", "resume", "nosuch", "--store", str(store.root), capsys=capsys)
+    assert code == 1 and "no pool 'nosuch'" in err

@@ -1,0 +1,145 @@
+"""fleet/rollout_gates.py and its use by fleet/rollout.py: the automatic pause, maintenance windows, the canary
+wave, the rollout order (MCO `sortNodeList`) and the revert target."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from fleet.maintenance_windows import is_open, next_opening, parse_window
+from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord, Transition
+from fleet.rollout import NodeStatuses, desired_for, order_key
+from fleet.rollout_gates import canaries, hold_reason, revert_target, rollout_pause
+from fleet.rollout_settings import RolloutSettings
+
+OLD, NEW, OLDER = "rendered-worker-old", "rendered-worker-new", "rendered-worker-older"
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)  # a Wednesday
+
+
+def _n(name: str, current: str = OLD, desired: str = OLD, state: str = "Done", *, at: str = "2026-12-02T11:00:00Z",
+       registered: str = "", history: tuple[Transition, ...] = ()) -> NodeStatus:
+    return NodeStatus(name, "worker", current, desired, state, "" if state == "Done" else f"{name} broke",
+                      at, history, registered)
+
+
+def _pool(**settings: object) -> PoolRecord:
+    return PoolRecord("worker", current=NEW, max_unavailable=10, rollout=RolloutSettings(**settings))  # type: ignore[arg-type]
+
+
+PAUSE = [
+    ("none", _pool(), [_n("a"), _n("b")], None),
+    ("failed-on-target", _pool(), [_n("a", OLD, NEW, "Degraded"), _n("b")], "a"),
+    ("first-failure-wins", _pool(), [_n("a", OLD, NEW, "Degraded", at="2026-12-02T11:30:00Z"),
+                                     _n("b", OLD, NEW, "Degraded", at="2026-12-02T11:10:00Z")], "b"),
+    ("unreconcilable", _pool(), [_n("a", OLD, NEW, "Unreconcilable")], "a"),
+    ("off", _pool(auto_pause=False), [_n("a", OLD, NEW, "Degraded")], None),
+    ("failed-elsewhere", _pool(), [_n("a", OLD, OLD, "Degraded")], None),
+    ("drift-at-target", _pool(), [_n("a", NEW, NEW, "Degraded")], None),
+    ("resumed-after", replace(_pool(), resumed_at="2026-12-02T11:05:00Z"), [_n("a", OLD, NEW, "Degraded")], None),
+    ("failed-after-resume", replace(_pool(), resumed_at="2026-12-02T10:00:00Z"), [_n("a", OLD, NEW, "Degraded")], "a"),
+]
+
+
+@pytest.mark.parametrize("record,nodes,paused_by", [c[1:] for c in PAUSE], ids=[c[0] for c in PAUSE])
+def test_automatic_pause(record: PoolRecord, nodes: list[NodeStatus], paused_by: str | None) -> None:
+    statuses = NodeStatuses(nodes)
+    pause = rollout_pause(record, (statuses.get(n) for n in statuses.failing("worker")))
+    assert (pause.node if pause else None) == paused_by
+    waiting = NodeStatuses([*nodes, _n("z")])
+    assert desired_for("z", record, waiting, now=NOW) == (OLD if paused_by else NEW)
+    if pause is not None:
+        assert pause.reason.startswith("Degraded") or pause.reason.startswith("Unreconcilable")
+
+
+def test_node_mid_update_finishes_while_paused() -> None:
+    nodes = NodeStatuses([_n("a", OLD, NEW, "Degraded"), _n("b", OLD, NEW, "Working")])
+    assert desired_for("b", _pool(), nodes, now=NOW) == NEW
+
+
+SAT_NIGHT = '{"days": ["Sat"], "start": "22:00", "duration": "4h", "timeZone": "Europe/Berlin"}'
+WINDOWS = [
+    ("inside", "Sat", "22:30", True),
+    ("past-midnight", "Sun", "01:30", True),
+    ("after", "Sun", "02:30", False),
+    ("before", "Sat", "21:59", False),
+    ("other-day", "Wed", "23:00", False),
+]
+DATES = {"Sat": 5, "Sun": 6, "Wed": 2}  # December 2026: the 5th is a Saturday
+
+
+@pytest.mark.parametrize("day,clock,open_", [c[1:] for c in WINDOWS], ids=[c[0] for c in WINDOWS])
+def test_maintenance_window(day: str, clock: str, open_: bool) -> None:
+    import json
+    from zoneinfo import ZoneInfo
+
+    window = parse_window(json.loads(SAT_NIGHT))
+    hour, minute = map(int, clock.split(":"))
+    local = datetime(2026, 12, DATES[day], hour, minute, tzinfo=ZoneInfo("Europe/Berlin"))
+    now = local.astimezone(UTC)
+    assert is_open([window], now) is open_
+    record = _pool(windows=(window,))
+    assert desired_for("a", record, NodeStatuses([_n("a")]), now=now) == (NEW if open_ else OLD)
+    if not open_:
+        opens = next_opening([window], now)
+        assert opens is not None and opens > now and opens.astimezone(ZoneInfo("Europe/Berlin")).hour == 22
+        assert "next opens" in (hold_reason("a", record, NodeStatuses([_n("a")]), now) or "")
+
+
+@pytest.mark.parametrize("bad", [{"days": [], "start": "01:00", "duration": "1h"},
+                                 {"days": ["Mon"], "start": "25:00", "duration": "1h"},
+                                 {"days": ["Mon"], "start": "01:00", "duration": "8d"},
+                                 {"days": ["Mon"], "start": "01:00", "duration": "1h", "timeZone": "Mars/Olympus"},
+                                 {"days": ["Mon"], "start": "01:00", "duration": "1h", "every": "week"}],
+                         ids=["no-days", "bad-start", "bad-duration", "bad-zone", "unknown-field"])
+def test_window_refused(bad: dict[str, object]) -> None:
+    from fleet.maintenance_windows import WindowError
+
+    with pytest.raises(WindowError):
+        parse_window(bad)
+
+
+def test_order_zone_then_oldest() -> None:
+    nodes = [_n("c", registered="2026-01-03T00:00:00Z"), _n("a", registered="2026-01-02T00:00:00Z"),
+             _n("b", registered="2026-01-01T00:00:00Z")]
+    assert [s.name for s in sorted(nodes, key=lambda s: order_key(s, False))] == ["b", "a", "c"]
+    assert [s.name for s in sorted(nodes, key=lambda s: order_key(s, True))] == ["c", "a", "b"]
+
+
+def _registered(i: int) -> str:
+    return f"2026-01-{i + 1:02d}T00:00:00Z"
+
+
+def test_canary_wave() -> None:
+    """Two canaries (the oldest two); the rest waits until both are Done at the target for the soak time."""
+    record = _pool(canaries="2", soak_seconds=600)
+    fresh = [_n(f"n{i}", registered=_registered(9 - i)) for i in range(10)]  # n9 oldest
+    statuses = NodeStatuses(fresh)
+    assert set(canaries(record, statuses)) == {"n9", "n8"}
+    assert desired_for("n0", record, statuses, now=NOW) == OLD
+    assert desired_for("n9", record, statuses, now=NOW) == NEW
+    done = "2026-12-02T11:55:00Z"  # 5 minutes before NOW: still soaking
+    statuses.put(_n("n9", NEW, NEW, at=done, registered=_registered(0)))
+    statuses.put(_n("n8", NEW, NEW, at=done, registered=_registered(1)))
+    assert "soaking" in (hold_reason("n0", record, statuses, NOW) or "")
+    assert desired_for("n0", record, statuses, now=NOW) == OLD
+    later = datetime(2026, 12, 2, 12, 6, tzinfo=UTC)
+    assert desired_for("n0", record, statuses, now=later) == NEW
+
+
+def test_canary_percentage_rounds_up_and_selector() -> None:
+    assert RolloutSettings(canaries="1%").canary_count(10) == 1
+    assert RolloutSettings(canaries="50%").canary_count(5) == 3
+    assert RolloutSettings(canaries="20").canary_count(5) == 5
+
+
+def test_revert_target_every_node_reached() -> None:
+    record = PoolRecord("worker", current=NEW, history=(HistoryEntry(OLDER, "t1"), HistoryEntry(OLD, "t2"),
+                                                       HistoryEntry(NEW, "t3")))
+    reached_old = [_n("a", OLD, NEW, "Degraded"), _n("b", OLD, OLD)]
+    assert revert_target(record, reached_old) == OLD
+    # c was provisioned at NEW after OLD's time: it never ran OLD, nor OLDER
+    assert revert_target(record, [*reached_old, _n("c", NEW, NEW)]) is None
+    moved_on = _n("d", NEW, NEW, history=(Transition("Done", NEW, NEW, "", "t4"), Transition("Done", OLD, OLD, "", "t2")))
+    assert revert_target(record, [*reached_old, moved_on]) == OLD
