@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
-from ignition.canonical import canonical_json
 from fleet.rollout_settings import RolloutSettings
+from ignition.canonical import canonical_json
 
 API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
