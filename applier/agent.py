@@ -9,7 +9,7 @@ Flow of a sync (MCO `pkg/daemon/daemon.go`, `update.go`):
   3. Otherwise update (applier/updating.py).
 A kill at any point leaves pending (never a currentconfig ahead of the disk); the next sync redoes the update
 idempotently. The parts: applier/agentbase.py (settings, reporting, shared steps), repairing.py, rebooting.py,
-updating.py.
+updating.py, drift_steps.py.
 
 The loop (`run`): the desired config is asked for on a thread of its own (the server may hold a "stay" answer
 for the whole interval), while the main thread watches the config's paths (applier/watch.py) and repairs what
@@ -29,16 +29,16 @@ from typing import Any
 from applier.agentbase import AgentSettings, SyncResult, pool_of
 from applier.background import Background
 from applier.drift import watch_map
+from applier.drift_steps import DriftSteps
 from applier.errors import PermanentError, TemporaryError
 from applier.rebooting import MAX_REBOOT_ATTEMPTS
-from applier.updating import UpdateSteps
 from applier.watch import Watcher
 from fleet.rendered import RenderedConfig
 
 __all__ = ["MAX_REBOOT_ATTEMPTS", "Agent", "AgentSettings", "SyncResult", "pool_of", "reboot_command_for_ostree"]
 
 
-class Agent(UpdateSteps):
+class Agent(DriftSteps):
     """One node's applier (composition: settings, a desired-config source, a reporter, a backend, a runner)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

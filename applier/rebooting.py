@@ -79,9 +79,9 @@ class RebootSteps(RepairSteps):
             if self.settings.rollback and staged_id and current is not None and current.name != target.name:
                 return self._roll_back(current, target, pending, message)
             return self._result("Degraded", message, current, target.name)
-        repaired, drifted = self._check_drift(target, repair=repair)
-        if drifted:
-            return self._result("Degraded", on_disk_message(target.name, drifted), current, target.name)
+        found = self._check_drift(target, repair=repair)  # services start fresh in this boot: no actions
+        if found.left:
+            return self._result("Degraded", on_disk_message(target.name, found.left), current, target.name)
         self._settle(target, pending.drop)
         failed = self.state.failed()
         if failed and current is not None and failed.get("name") != target.name:
@@ -91,7 +91,7 @@ class RebootSteps(RepairSteps):
             self.settings.hooks.run_uncordon(self.settings.node)
         except ApplyError as exc:
             return self._result("Degraded", str(exc), target, target.name)
-        note = f"; repaired drift: {', '.join(repaired)}" if repaired else ""
+        note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
         return self._result("Done", f"rebooted into {target.name}; verification passed{note}", target, target.name,
                             changed=True)
 

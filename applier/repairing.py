@@ -1,4 +1,4 @@
-"""Drift found and repaired: the periodic check of the whole config, and the check of what the watch saw change.
+"""Drift found and repaired: the disk checked against a config, what drifted written back and checked again.
 
 A repair rewrites the drifted files and units and checks them again; a hand edit made while it ran is repaired
 in the next pass (up to REPAIR_PASSES), so only drift that keeps coming back faster than it is repaired, or
@@ -8,9 +8,9 @@ that cannot be written, leaves the node Degraded. `--drift report` repairs nothi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
-from applier.agentbase import AgentBase, SyncResult
-from applier.drift import watch_map
+from applier.agentbase import AgentBase
 from applier.errors import ApplyError
 from applier.verify import on_disk_message
 from fleet.diff import files_of, units_of
@@ -19,22 +19,36 @@ from fleet.rendered import RenderedConfig
 REPAIR_PASSES = 3
 
 
+class Repair(NamedTuple):
+    """What a drift check found: the files and units repaired, and the mismatches left (naming each path)."""
+
+    files: list[str]
+    units: list[str]
+    left: list[str]
+
+    @property
+    def names(self) -> list[str]:
+        """What was repaired, as `file P` / `unit U`."""
+        return [f"file {p}" for p in self.files] + [f"unit {u}" for u in self.units]
+
+
 class RepairSteps(AgentBase):
     """Checking the disk against a config and putting it back."""
 
     def _check_drift(self, config: RenderedConfig, *, repair: bool, paths: Iterable[str] | None = None,
-                     units: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+                     units: Iterable[str] | None = None) -> Repair:
         """Compare the disk with `config` (or only the files `paths` and units `units`); with `repair`, rewrite
         what drifted and check it again, pass after pass.
 
-        Returns (what was repaired, as `file P` / `unit U`; the mismatches left, naming each path).
+        Returns what was repaired and what is left (nothing is repaired unless all of it was).
         """
         cfg = config.spec.config or {}
         files, names, problems = self.drift.check(cfg, paths=paths, units=units)
         if not problems or not repair:
-            return [], problems
+            return Repair([], [], problems)
         entries, unit_entries = files_of(cfg), units_of(cfg)
-        repaired: dict[str, None] = {}
+        repaired_files: dict[str, None] = {}
+        repaired_units: dict[str, None] = {}
         for _ in range(REPAIR_PASSES):
             try:
                 for path in files:
@@ -44,59 +58,21 @@ class RepairSteps(AgentBase):
                 if names:
                     self.units.set_enablement(unit_entries[n] for n in names)
             except ApplyError as exc:
-                return [], [*problems, f"repair failed: {exc}"]
+                return Repair([], [], [*problems, f"repair failed: {exc}"])
             self.files.flush()
             self.drift.forget(files)
-            repaired.update(dict.fromkeys([f"file {p}" for p in files] + [f"unit {u}" for u in names]))
+            repaired_files.update(dict.fromkeys(files))
+            repaired_units.update(dict.fromkeys(names))
             files, names, problems = self.drift.check(cfg, paths=files, units=names)
             if not problems:
-                return list(repaired), []
-        return [], problems
-
-    def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
-        """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
-        repaired, left = self._check_drift(current, repair=repair)
-        if left:
-            return self._result("Degraded", on_disk_message(current.name, left), current, current.name)
-        if repaired:
-            return self._result("Done", f"repaired drift: {', '.join(repaired)}", current, current.name,
-                                changed=True)
-        return self._result("Done", "", current, current.name)
-
-    def check_changed(self, current: RenderedConfig, changed: Iterable[str], *, repair: bool) -> SyncResult | None:
-        """The watch saw `changed` (config paths) move: check what they belong to, and repair it.
-
-        Only those files and units are checked while the node's last report was Done and drift is repaired; a
-        change that turns out to match the config reports nothing (None). Otherwise (report mode, or a node
-        already Degraded) the whole config is checked, so the report names every path still wrong.
-        """
-        last = self.state.last_report() or {}
-        if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
-            return self.check_drift(current, repair=repair)
-        owners = watch_map(self.root, current.spec.config or {})
-        paths: set[str] = set()
-        units: set[str] = set()
-        for path in changed:
-            kind, key = owners.get(path, ("", ""))
-            if kind == "file":
-                paths.add(key)
-            elif kind == "unit":
-                units.add(key)
-        if not paths and not units:
-            return None
-        self.drift.forget(paths)
-        repaired, left = self._check_drift(current, repair=True, paths=paths, units=units)
-        if not repaired and not left:
-            return None
-        if left:
-            return self._result("Degraded", on_disk_message(current.name, left), current, current.name)
-        return self._result("Done", f"repaired drift: {', '.join(repaired)}", current, current.name, changed=True)
+                return Repair(list(repaired_files), list(repaired_units), [])
+        return Repair([], [], problems)
 
     def _repair_note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
         """An explicit repair of `config`'s drift, as text to append to a sync's message: (`; repaired drift:
         ...` or "", `; unexpected on-disk state ...` for what could not be repaired, or "")."""
         if not repair or config is None:
             return "", ""
-        repaired, left = self._check_drift(config, repair=True)
-        return (f"; repaired drift: {', '.join(repaired)}" if repaired else "",
-                f"; {on_disk_message(config.name, left)}" if left else "")
+        found = self._check_drift(config, repair=True)
+        return (f"; repaired drift: {', '.join(found.names)}" if found.names else "",
+                f"; {on_disk_message(config.name, found.left)}" if found.left else "")

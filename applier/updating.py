@@ -18,12 +18,13 @@ from typing import Any
 from applier.agentbase import SyncResult, removed_paths
 from applier.drift import watched_paths
 from applier.errors import ApplyError
-from applier.plan import Plan, make_plan
+from applier.plan import make_plan
 from applier.rebooting import RebootSteps
 from applier.ssh import keys_bytes, keys_path
 from applier.state import Pending
 from applier.verify import check_bytes, check_file, check_unit
 from fleet.diff import files_of, units_of
+from fleet.disruption import Disruption
 from fleet.reconcile import not_reconcilable_message
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 
@@ -68,10 +69,10 @@ class UpdateSteps(RebootSteps):
 
     # --- applying -------------------------------------------------------------------------------------------
 
-    def _post_actions(self, plan: Plan) -> list[str]:
-        """Run the disruption's actions on a live system; under a directory root they are listed, not run."""
+    def _post_actions(self, d: Disruption) -> list[str]:
+        """Run the disruption's actions on a live system (the ones run, in order); under a directory root there
+        is no running service to act on, so none is run."""
         done = []
-        d = plan.disruption
         if d.daemon_reload and self.systemctl.live_action("daemon-reload"):
             done.append("daemon-reload")
         for unit in d.reload_units:
@@ -129,7 +130,7 @@ class UpdateSteps(RebootSteps):
                                                         drop=drop),
                                        f"Node will reboot into config {desired.name}")
         try:
-            actions = self._post_actions(plan)
+            actions = self._post_actions(plan.disruption)
         except ApplyError as exc:
             return self._result("Degraded", f"post-config action failed: {exc}", current, desired.name)
         self._settle(desired, drop)
