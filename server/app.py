@@ -24,8 +24,8 @@ from fleet.rollout import NodeStatuses
 from fleet.rollout_gates import failing_of, rollout_pause
 from fleet.store import NotFound, Store, StoreError, valid_name
 from server.accesslog import LOG_NOTE
-from server.answer_bytes import SERVER_NAME
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
+from server.connection import track_requests
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
@@ -35,6 +35,7 @@ from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import pool_status
 
+SERVER_NAME = "mco"
 STATE: web.AppKey[ServerState] = web.AppKey("state", ServerState)
 STORE: web.AppKey[Any] = web.AppKey("store", object)
 METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
@@ -66,7 +67,7 @@ class Handlers:
         self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
                                          default_version=settings.default_version)
 
-    # -- /config/{pool}: the hot path (decided in respond.py; connection.py answers most of them itself) --
+    # -- /config/{pool}: the hot path (decided in respond.py) --
     async def config(self, request: web.Request) -> web.StreamResponse:
         """Ignition for a pool, in the negotiated spec version (bytes not built yet: built in a thread first)."""
         build = self.responder.unbuilt(request.match_info["pool"], request.headers)
@@ -211,14 +212,14 @@ async def count_requests(request: web.Request, handler: Callable[..., Any]) -> w
 
 
 async def _server_header(request: web.Request, response: web.StreamResponse) -> None:
-    """Every response names the server as the cached config answers do (answer_bytes.py), no version."""
+    """Every response names the server as the refusals of connection.py do, no version."""
     response.headers["Server"] = SERVER_NAME
 
 
 def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
                desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> web.Application:
     """The aiohttp application with every route (no listeners; run.py adds them)."""
-    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[count_requests])
+    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[track_requests, count_requests])
     app.on_response_prepare.append(_server_header)
     app[STATE] = state
     app[STORE] = store

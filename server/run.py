@@ -27,14 +27,12 @@ from aiohttp import web
 from fleet.directory_store import DirectoryStore
 from fleet.store import MemoryStore, Store
 from server import accesslog
-from server.answer_bytes import AnswerBytes
 from server.app import create_app
 from server.auth import AuthSettingsError
-from server.connection import ServerProtocol
+from server.connection import Connection, http_logger, request_factory
 from server.gate import ConnectionGate
 from server.loop_monitor import LoopMonitor
 from server.metrics import ServerMetrics
-from server.respond import ConfigResponder
 from server.settings import ServerSettings
 from server.snapshot import PayloadCache
 from server.state import ServerState
@@ -97,21 +95,18 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     logger = accesslog.configure(settings.access_log)
     limits = settings.limits
     handler_kwargs: dict[str, Any] = dict(
-        access_log_class=accesslog.JsonAccessLogger, access_log=logger, max_line_size=limits.max_line_size,
-        max_field_size=limits.max_field_size, max_headers=limits.max_headers,
+        access_log_class=accesslog.JsonAccessLogger, access_log=logger, logger=http_logger(),
+        max_line_size=limits.max_line_size, max_field_size=limits.max_field_size, max_headers=limits.max_headers,
         keepalive_timeout=limits.keepalive_timeout)
     runner = web.AppRunner(app, handle_signals=False, **handler_kwargs)
     await runner.setup()
     loop = asyncio.get_running_loop()
-    assert runner.server is not None
-    responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
-                                default_version=settings.default_version)
-    answers = AnswerBytes(responder, access_logger=logger)
     server = runner.server
+    assert server is not None
+    server.request_factory = request_factory(server.request_factory)
 
-    def protocol(release: Callable[[], None]) -> ServerProtocol:
-        return ServerProtocol(server, loop=loop, answers=answers, read_timeout=limits.read_timeout,
-                              on_lost=release, **handler_kwargs)
+    def protocol(release: Callable[[], None]) -> Connection:
+        return Connection(server(), read_timeout=limits.read_timeout, on_lost=release)
 
     def gate(tls: ssl.SSLContext | None) -> ConnectionGate:
         return ConnectionGate(make_protocol=protocol, policy=settings.policy, max_connections=limits.max_connections,

@@ -1,5 +1,6 @@
-"""The connection protocol: cached config answers equal the aiohttp route's, keep request order, obey
-backpressure; HTTP versions other than 1.0/1.1 get 505; malformed heads are logged as one line."""
+"""The connection: keep-alive and closing answers are equal, pipelined requests keep their order and obey
+backpressure; HTTP versions other than 1.0/1.1 get 505; malformed heads are logged as one line; a slow head
+is cut by the read deadline, an idle keep-alive connection is not."""
 
 from __future__ import annotations
 
@@ -70,8 +71,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("method", "path", "headers"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_cached_answers_equal_the_route(live: LiveServer, method: str, path: str, headers: dict[str, str]) -> None:
-    """Keep-alive requests are answered from the cache; `Connection: close` ones by the aiohttp route."""
+def test_keep_alive_answers_equal_closing_ones(live: LiveServer, method: str, path: str,
+                                              headers: dict[str, str]) -> None:
+    """A keep-alive answer and a `Connection: close` one carry the same status, body and headers."""
     cached = _responses(exchange(live.port(), _request(method, path, headers)), head_only=method == "HEAD")
     routed = _responses(exchange(live.port(), _request(method, path, headers, close=True)),
                         head_only=method == "HEAD")
@@ -82,16 +84,11 @@ def test_cached_answers_equal_the_route(live: LiveServer, method: str, path: str
         assert cached[0][1].get(name) == routed[0][1].get(name), name
 
 
-def test_plain_config_requests_skip_aiohttps_request_loop(live: LiveServer) -> None:
-    """Fails if aiohttp's internals change shape and the cached answers stop being used."""
-    assert live.running is not None
-    manager = live.running.runner.server
-    assert manager is not None
-    before = manager.requests_count
+def test_many_pipelined_config_requests_on_one_connection(live: LiveServer) -> None:
     stream = b"".join(_request("GET", "/config/worker", {"Accept": ACCEPT_33}) for _ in range(20))
     answers = _responses(exchange(live.port(), stream))
     assert [a[0] for a in answers] == [b"200"] * 20
-    assert manager.requests_count == before
+    assert len({a[2] for a in answers}) == 1
 
 
 def test_pipelined_requests_keep_their_order(live: LiveServer) -> None:
@@ -185,3 +182,29 @@ def test_slow_head_is_cut_by_the_read_deadline() -> None:
             finally:
                 sock.setblocking(True)
         assert closed
+
+
+def test_idle_keep_alive_connection_outlives_the_read_deadline() -> None:
+    """The deadline times heads, not the quiet between requests (that is the keep-alive timeout's)."""
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None,
+                              limits=Limits(read_timeout=0.3))
+    request = _request("GET", "/config/worker", {"Accept": ACCEPT_33})
+    with LiveServer(settings) as live, socket.create_connection(("127.0.0.1", live.port()), timeout=10) as sock:
+        for _ in range(2):
+            sock.sendall(request)
+            raw = b""
+            while not _complete(raw):
+                chunk = sock.recv(65536)
+                assert chunk, "connection closed"
+                raw += chunk
+            assert _responses(raw)[0][0] == b"200"
+            time.sleep(1.0)
+
+
+def _complete(raw: bytes) -> bool:
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    return len(body) >= length
