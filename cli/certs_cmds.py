@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
 
 def run_node_token(args: argparse.Namespace) -> int:
     """Print the token on stdout (nothing else)."""
-    from fleet.store import MAX_NAME, valid_name
+    from fleet.names import MAX_NAME, valid_name
     from server.auth import node_token, read_node_secret
 
     if not valid_name(args.node):

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aetcd
 from aetcd import rpc
 
+from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
 from fleet.etcd_client import Connection, EtcdSettings
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
@@ -316,5 +316,5 @@ class EtcdStore:
     # -- the controller's status ---------------------------------------------------------------------------
     def put_controller_status(self, data: dict[str, Any]) -> None:
         """What the leader last did (shown by replicas under /pools `renderErrors`)."""
-        self._put(self.key("state", "controller"), dump({**data, "at": time.time()}))
+        self._put(self.key("state", "controller"), dump({**data, "at": timestamp(system_clock())}))
 

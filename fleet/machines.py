@@ -24,8 +24,8 @@ import uuid as uuidlib
 from collections.abc import Iterable, Mapping
 
 from fleet.errors import FleetError
+from fleet.names import valid_name
 from fleet.rendered import MachineEntry
-from fleet.store import valid_name
 
 SELECTOR_KEYS = ("mac", "uuid", "serial", "hostname")
 MAX_SERIAL = 128

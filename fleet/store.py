@@ -7,22 +7,17 @@ node (current or desired) still references is never deleted.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Protocol, TypeVar
 
 from fleet.errors import FleetError
+from fleet.names import MAX_NAME, valid_name
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 
 T = TypeVar("T")
 
-# A DNS subdomain name, at most 236 characters: a directory store keeps each object as `<name>.json`
-# with room to spare under the file systems' 255-byte limit.
-MAX_NAME = 236
-# `\Z` (not `$`, which also matches before a final newline): `NAME_RE.match` checks the whole string.
-NAME_RE = re.compile(rf"[a-z0-9](?:[-a-z0-9.]{{0,{MAX_NAME - 2}}}[a-z0-9])?\Z")
 
 
 class StoreError(FleetError):
@@ -41,10 +36,6 @@ class NotFound(StoreError):
 class InUse(StoreError):
     """The rendered config is still referenced and cannot be deleted."""
 
-
-def valid_name(name: object) -> bool:
-    """Whether `name` is a lowercase DNS subdomain name of at most MAX_NAME characters (whole string)."""
-    return isinstance(name, str) and NAME_RE.match(name) is not None
 
 
 def check_name(kind: str, name: str) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fleet.atomic import write_atomic
+from fleet.clock import timestamp
 from ignition.canonical import canonical_json
 from imagebuild.errors import OCIError
 from imagebuild.layer import LayerInfo
@@ -263,7 +264,7 @@ class Layout:
 
 def epoch_timestamp(epoch: int) -> str:
     """RFC 3339 UTC time for a SOURCE_DATE_EPOCH-style integer."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return timestamp(datetime.fromtimestamp(epoch, UTC))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.names import is_dns_subdomain
 from fleet.rendered import MachineConfigSpec
 from fleet.rollout_settings import RolloutSettings, parse_settings
 from renderer.label_selector import LabelSelector, parse_selector
@@ -23,7 +24,6 @@ OPERATOR_API = "operator.openshift.io/v1"
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 GENERATED_BY = "machineconfiguration.openshift.io/generated-by-controller-version"
 NAME_SUFFIX = "machineconfiguration.openshift.io/mc-name-suffix"
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _SPEC_KEYS = frozenset(("config", "osImageURL", "baseOSExtensionsContainerImage", "kernelArguments", "extensions",
               "fips", "kernelType"))
 
@@ -232,7 +232,7 @@ def _metadata(check: _Checker, data: Mapping[str, Any]) -> tuple[str, dict[str, 
     elif not isinstance(name, str):
         check.type_error(("metadata", "name"), "a string", name)
         name = ""
-    elif not _NAME_RE.match(name):
+    elif not is_dns_subdomain(name):
         check.add("invalid-name", ("metadata", "name"),
                   f"name {name!r} is not a lowercase DNS subdomain name (a-z, 0-9, '-', '.')")
     labels = check.string_map(meta, "labels", ("metadata",))

@@ -13,12 +13,12 @@ What it decides:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fleet.clock import Clock, system_clock, timestamp
 from fleet.conditions import ConditionProblem
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
@@ -60,10 +60,6 @@ class RenderResult:
     def ok(self) -> bool:
         """No errors anywhere."""
         return not self.errors and all(not p.errors for p in self.pools.values())
-
-
-def _rfc3339(clock: Callable[[], datetime]) -> str:
-    return clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _overrides(inputs: Inputs) -> tuple[str, ...]:
@@ -165,11 +161,11 @@ def _operator_state(store: Store, record: PoolRecord) -> PoolRecord:
 
 
 def render_cluster(cluster_dir: Path, *, store: Store,
-                   clock: Callable[[], datetime] | None = None) -> RenderResult:
+                   clock: Clock | None = None) -> RenderResult:
     """Render every pool of `cluster_dir` into `store` (see the module docstring for the rules)."""
-    clock = clock or (lambda: datetime.now(UTC))
+    clock = clock or system_clock
     inputs = load_inputs(Path(cluster_dir))
-    now = _rfc3339(clock)
+    now = timestamp(clock())
     validated: dict[int, Verdict] = {}  # id(MachineConfig) -> its verdict: each is validated once
     overrides = _overrides(inputs)
     outcomes: list[tuple[PoolOutcome, PoolRecord | None, RenderedConfig | None]] = []

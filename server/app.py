@@ -19,10 +19,11 @@ from typing import Any
 
 from aiohttp import web
 
+from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout import NodeStatuses
 from fleet.rollout_gates import failing_of, rollout_pause
-from fleet.store import NotFound, Store, StoreError, valid_name
+from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
 from server.connection import track_requests

@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from fleet.atomic import write_atomic
+from fleet.clock import system_clock
 from server.errors import ServerError
 
 
@@ -90,7 +91,7 @@ def init_certs(directory: Path, *, dns: Sequence[str] = (), ips: Sequence[str] =
     if days <= 0 or ca_days <= 0:
         raise CertError("--days", "must be positive")
     sans = subject_alt_names(dns, ips)
-    now = now or dt.datetime.now(dt.UTC)
+    now = now or system_clock()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fleet.clock import Clock, system_clock, timestamp
 from fleet.etcd_election import POLL, Election
 from fleet.etcd_store import EtcdStore, NotLeader
 from fleet.store import InUse, NotFound, StoreError, references
@@ -57,12 +57,13 @@ class Controller:
     """One candidate: campaign, and while leading, render on change."""
 
     def __init__(self, cluster_dir: Path, store: EtcdStore, election: Election, *, interval: float = 0.5,
-                 render: RenderFn = default_render) -> None:
+                 render: RenderFn = default_render, clock: Clock = system_clock) -> None:
         self.cluster_dir = cluster_dir
         self.store = store
         self.election = election
         self.interval = interval
         self.render_fn = render
+        self.clock = clock
         self.stop = threading.Event()
         self._tree: tuple[tuple[str, int, int], ...] | None = None
         self.renders = 0
@@ -106,7 +107,7 @@ class Controller:
         from renderer.errors import ClusterUnusable
 
         fenced = self.store.fenced(self.election.key, self.election.won_revision)
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = timestamp(self.clock())
         status: dict[str, Any] = {"leader": self.election.identity, "renderedAt": now}
         try:
             result = self.render_fn(self.cluster_dir, fenced)

@@ -21,14 +21,15 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from aiohttp import web
 
+from fleet.clock import Clock, timestamp
+from fleet.names import valid_name
 from fleet.rendered import NodeStatus, PoolRecord, with_report
 from fleet.rollout import NodeStatuses, is_unavailable
-from fleet.store import NotFound, Store, StoreError, valid_name
+from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
@@ -69,7 +70,7 @@ class NodeRoutes:
     """The node-facing handlers (dependencies through the constructor; run.py is the composition root)."""
 
     def __init__(self, *, state: ServerState, store: Store, policy: AccessPolicy, read_timeout: float,
-                 poll_interval: float, desired_for: DesiredFn | None, clock: Callable[[], datetime]) -> None:
+                 poll_interval: float, desired_for: DesiredFn | None, clock: Clock) -> None:
         self.state = state
         self.store = store
         self.policy = policy
@@ -134,7 +135,7 @@ class NodeRoutes:
         except BodyError as exc:
             return json_error(exc.status, "body", exc.message, exc.path)
         try:
-            status = parse_report(node, body, reported_at=self.clock().strftime("%Y-%m-%dT%H:%M:%SZ"))
+            status = parse_report(node, body, reported_at=timestamp(self.clock()))
         except StatusReportError as exc:
             return json_error(400, "invalid-report", exc.message, exc.path)
         request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
@@ -276,7 +277,7 @@ class NodeRoutes:
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
-                now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                now = timestamp(self.clock())
                 return with_report(mine, replace(mine, desired_config=desired, reported_at=now) if mine is not None
                                    else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
             return None

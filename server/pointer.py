@@ -8,15 +8,14 @@ token travels as an `Authorization` header of that reference (`httpHeaders`, spe
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
 from cryptography import x509
 
+from fleet.names import valid_name
 from server.errors import ServerError
 
-_POOL_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 POINTER_VERSIONS = ("3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0")
 
 
@@ -30,7 +29,7 @@ class PointerError(ServerError, ValueError):
 
 def config_url(base: str, pool: str) -> str:
     """`https://host:22623` + `worker` -> `https://host:22623/config/worker` (a full /config/ URL is kept)."""
-    if not _POOL_RE.match(pool):
+    if not valid_name(pool):
         raise PointerError("--pool", f"{pool!r} is not a lowercase DNS name")
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:

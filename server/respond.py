@@ -19,7 +19,7 @@ from typing import Any
 
 from multidict import MultiMapping
 
-from fleet.store import NAME_RE, valid_name
+from fleet.names import valid_name
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.convert import ConversionRefused
 from server.metrics import ServerMetrics
@@ -27,7 +27,7 @@ from server.negotiate import choose_cached
 from server.state import ServerState
 
 JSON = "application/json"
-__all__ = ["JSON", "NAME_RE", "Answer", "ConfigResponder", "Headers", "accepts_gzip", "error_body", "etag_matches"]
+__all__ = ["JSON", "Answer", "ConfigResponder", "Headers", "accepts_gzip", "error_body", "etag_matches"]
 
 
 Headers = MultiMapping[str]  # parsed request headers, case-insensitive (aiohttp's CIMultiDictProxy)

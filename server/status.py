@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from fleet.names import MAX_NAME, valid_name
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
-from fleet.store import MAX_NAME, valid_name
 from server.errors import ServerError
 
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters

@@ -17,10 +17,10 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fleet.clock import Clock, system_clock, timestamp
 from fleet.store import Store, StoreError
 from server.metrics import ServerMetrics
 from server.snapshot import PayloadCache, load_snapshot, store_fingerprint
@@ -71,8 +71,9 @@ class Reloader:
 
     def __init__(self, *, state: ServerState, store: Store, cache: PayloadCache, metrics: ServerMetrics,
                  cluster_dir: Path | None, render: RenderFn = default_render, leader: bool = True,
-                 interval: float = 1.0) -> None:
+                 interval: float = 1.0, clock: Clock = system_clock) -> None:
         self.state = state
+        self.clock = clock
         self.store = store
         self.cache = cache
         self.metrics = metrics
@@ -105,7 +106,7 @@ class Reloader:
             self.metrics.render_seconds.observe(time.perf_counter() - started)
         errors, degraded = _result_errors(result)
         self.state.render_errors = errors
-        self.state.last_render = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.state.last_render = timestamp(self.clock())
         self.metrics.renders.labels("degraded" if errors or degraded else "ok").inc()
         if await self.refresh():
             self.state.ready = True

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from fleet.clock import Clock
 from fleet.store import Store
 from server.fleetpage.events import Broadcaster
-from server.fleetpage.pages import Clock, Pages
+from server.fleetpage.pages import Pages
 from server.fleetpage.render import static_files, static_response
 from server.settings import ServerSettings
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
+from fleet.clock import Clock, system_clock
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.names import valid_name
 from fleet.rendered import HISTORY_LIMIT, ModelError, NodeStatus, PoolRecord, RenderedConfig
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
@@ -27,10 +28,7 @@ from server.fleetpage import access
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
 from server.fleetpage.render import page
 from server.fleetpage.views import Tallies, machine_row, pool_row, report_rows
-from server.respond import NAME_RE
 from server.status import PoolTally
-
-Clock = Callable[[], datetime]
 
 
 class _Stop(ServerError):
@@ -47,7 +45,7 @@ class Pages:
     def __init__(self, *, store: Store, policy: AccessPolicy, clock: Clock | None = None) -> None:
         self.store = store
         self.policy = policy
-        self.clock = clock or (lambda: datetime.now(UTC))
+        self.clock = clock or system_clock
         self.tallies = Tallies()
 
     # -- shared steps ------------------------------------------------------------------------------------
@@ -97,7 +95,7 @@ class Pages:
 
     def _name(self, request: web.Request, key: str, what: str) -> str:
         name = request.match_info[key]
-        if not NAME_RE.match(name):
+        if not valid_name(name):
             raise self._error(request, 400, "Bad name", f"path {key}: a {what} name is a lowercase DNS name")
         return name
 
@@ -193,7 +191,7 @@ class Pages:
                 raise self._error(request, 400, "Bad query", f"query {param}: unknown parameter (known: from, to)")
         for param in ("from", "to"):
             value = request.query.get(param, "")
-            if not NAME_RE.match(value):
+            if not valid_name(value):
                 raise self._error(request, 400, "Bad query", f"query {param}: a rendered config name is required")
             names[param] = value
         old, new = await self._read(request, self._pair, pool, names["from"], names["to"])

@@ -149,3 +149,20 @@ def test_load_file_reads_every_byte_across_read_sizes(tmp_path: Path, size: int)
     assert [d.text for d in docs] == ([body] if docs else [])
     if body.endswith("}"):
         assert docs[0].data == json.loads(body)
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("50-chrony", None),
+    ("50-chrony\n", "invalid-name"),
+    ("50-Chrony", "invalid-name"),
+    ("50..chrony", "invalid-name"),
+], ids=["valid", "trailing-newline", "upper", "empty-label"])
+def test_machine_config_names_are_dns_subdomain_names(name: str, code: str | None) -> None:
+    from renderer.model import parse_manifest
+
+    text = json.dumps({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+                       "metadata": {"name": name}, "spec": {}})
+    docs, problems = load_text(text, "manifests/x.json")
+    assert problems == []
+    _, problems = parse_manifest(docs[0])
+    assert [p.code for p in problems if p.code == "invalid-name"] == ([code] if code else [])

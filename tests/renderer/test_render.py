@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from fleet.clock import ManualClock
 from fleet.directory_store import DirectoryStore
 from fleet.rendered import RenderedConfig
 from fleet.store import MemoryStore
@@ -19,8 +20,7 @@ GOLDEN = Path(__file__).parent / "golden" / "example"
 UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
 
 
-def _clock() -> datetime:
-    return datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+_clock = ManualClock(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 def _write(cluster: Path, name: str, text: str) -> None:

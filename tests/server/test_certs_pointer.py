@@ -75,13 +75,14 @@ def test_config_url(base: str, pool: str, url: str) -> None:
 
 @pytest.mark.parametrize(("kwargs", "path"), [
     ({"pool": "../etc", "url": "https://h"}, "--pool"),
+    ({"pool": "worker\n", "url": "https://h"}, "--pool"),
     ({"pool": "worker", "url": "ftp://h"}, "--url"),
     ({"pool": "worker", "url": "https://h?x=1"}, "--url"),
     ({"pool": "worker", "url": "https://h", "ca_pem": b"not pem"}, "--ca"),
     ({"pool": "worker", "url": "https://h", "token": "two words"}, "--token-file"),
     ({"pool": "worker", "url": "https://h", "token": "t", "version": "3.0.0"}, "--spec-version"),
     ({"pool": "worker", "url": "https://h", "version": "2.2.0"}, "--spec-version"),
-], ids=["traversal", "scheme", "query", "bad-ca", "bad-token", "headers-need-3.1", "bad-version"])
+], ids=["traversal", "trailing-newline", "scheme", "query", "bad-ca", "bad-token", "headers-need-3.1", "bad-version"])
 def test_pointer_refuses(kwargs: dict, path: str) -> None:
     with pytest.raises(PointerError) as info:
         pointer_config(**kwargs)
