@@ -17,12 +17,12 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
 from cli.etcd_flags import add_etcd_flags, etcd_settings, tls_flags_without_etcd
+from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import resume, revert
@@ -86,7 +86,7 @@ def run_resume(args: argparse.Namespace) -> int:
     """`mco rollout resume POOL`."""
     with _store(args) as store:
         _pool(store, args.pool)
-        record = resume(store, args.pool, now=datetime.now(UTC))
+        record = resume(store, args.pool, now=system_clock())
     print(f"pool {record.name}: rollout resumed at {record.resumed_at}; failures reported before it no longer pause it")
     return 0
 
@@ -95,7 +95,7 @@ def run_revert(args: argparse.Namespace) -> int:
     """`mco rollout revert POOL`."""
     with _store(args) as store:
         old = _pool(store, args.pool)
-        record = revert(store, args.pool, now=datetime.now(UTC))
+        record = revert(store, args.pool, now=system_clock())
     print(f"pool {record.name}: target {old.current} -> {record.current}; pinned until the manifests render "
           f"something other than {record.reverted_from}")
     return 0

@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import overload
 
+from fleet.clock import system_clock
 from fleet.errors import FleetError
 from fleet.rendered import NodeStatus, PoolRecord
 from fleet.rollout_gates import FAILED_STATES, hold_reason
@@ -235,7 +236,7 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
         return current
     if mine.desired_config == target:
         return target
-    if hold_reason(node, pool, view, now or datetime.now(UTC)) is not None:
+    if hold_reason(node, pool, view, now or system_clock()) is not None:
         return current
     counts = view.counts(pool.name)
     here = mine.pool == pool.name  # a node moving in from another pool adds one member and no busy one

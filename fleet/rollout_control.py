@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from fleet.clock import timestamp
 from fleet.errors import FleetError
 from fleet.rendered import HistoryEntry, PoolRecord
-from fleet.rollout_gates import RFC3339, revert_target
+from fleet.rollout_gates import revert_target
 from fleet.store import Store
 
 
@@ -31,7 +32,7 @@ class RolloutRefused(FleetError):
 def resume(store: Store, pool: str, *, now: datetime) -> PoolRecord:
     """Continue the pool's rollout past every failure reported so far; returns the new record."""
     record = store.get_pool(pool)
-    updated = replace(record, resumed_at=now.strftime(RFC3339))
+    updated = replace(record, resumed_at=timestamp(now))
     store.put_pool(updated)
     return updated
 
@@ -44,7 +45,7 @@ def revert(store: Store, pool: str, *, now: datetime) -> PoolRecord:
     target = revert_target(record, store.list_node_status())
     if target is None:
         raise RolloutRefused(f"pool {pool}: no earlier config in its history that every node reached")
-    stamp = now.strftime(RFC3339)
+    stamp = timestamp(now)
     sources = store.get_rendered(target).sources  # NotFound if it is gone (a history's configs are kept)
     updated = replace(record, current=target, sources=sources, history=(*record.history, HistoryEntry(target, stamp)),
                       reverted_from=record.reverted_from or record.current, resumed_at=stamp)

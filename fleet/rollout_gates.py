@@ -20,16 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from fleet.clock import parse_timestamp, timestamp
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.rendered import NodeStatus, PoolRecord
 
 if TYPE_CHECKING:  # fleet/rollout.py calls `hold_reason`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses
 
-RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
 FAILED_STATES = ("Degraded", "Unreconcilable")  # a report that pauses the rollout (fleet/rollout.py indexes them)
 
 
@@ -125,12 +125,11 @@ def canaries_pending(record: PoolRecord, statuses: NodeStatuses, now: datetime,
     target = record.current or ""
     soak = timedelta(seconds=record.rollout.soak_seconds)
     for name in sorted(chosen):
-        since = done_since(statuses.get(name), target)
-        if not since:
+        done = parse_timestamp(done_since(statuses.get(name), target) or "")
+        if done is None:
             return f"waiting for canary {name} to reach {target}"
-        done = datetime.strptime(since, RFC3339).replace(tzinfo=UTC)
         if done + soak > now:
-            return f"canary {name} soaking until {(done + soak).strftime(RFC3339)}"
+            return f"canary {name} soaking until {timestamp(done + soak)}"
     return None
 
 
@@ -141,7 +140,7 @@ def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: date
         return f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}"
     opens = window_closed(record, now)
     if opens is not None:
-        return f"outside the maintenance windows; the next opens at {opens.strftime(RFC3339)}"
+        return f"outside the maintenance windows; the next opens at {timestamp(opens)}"
     chosen = canaries(record, statuses)
     if chosen and node not in chosen:
         return canaries_pending(record, statuses, now, chosen)
