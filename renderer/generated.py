@@ -42,21 +42,24 @@ from renderer.templates import CONTROLLER_VERSION, IGNITION_VERSION
 
 MAX_PER_POOL = 10
 KINDS = {"kubelet": "KubeletConfig", "containerruntime": "ContainerRuntimeConfig"}
+FAILURE_CONDITIONS = ("KubeletConfigFailure", "ContainerRuntimeConfigFailure", "ImageConfigFailure")
 
 
 @dataclass(frozen=True)
 class Failure:
     """A KubeletConfig or ContainerRuntimeConfig refused for one pool: it generates nothing there."""
 
-    kind: str                    # "KubeletConfig" | "ContainerRuntimeConfig"
+    kind: str                    # "KubeletConfig" | "ContainerRuntimeConfig" | an image-registry kind
     name: str                    # the object's name
     machine_config: str          # the generated MachineConfig it would have written
     problems: tuple[Problem, ...]
+    condition: str = ""          # the pool condition carrying it, when not `<kind>Failure`
 
     @property
     def condition_type(self) -> str:
-        """The pool condition that carries it (`KubeletConfigFailure`, `ContainerRuntimeConfigFailure`)."""
-        return f"{self.kind}Failure"
+        """The pool condition that carries it (`KubeletConfigFailure`, `ContainerRuntimeConfigFailure`,
+        `ImageConfigFailure` for the image-registry kinds)."""
+        return self.condition or f"{self.kind}Failure"
 
     def message(self) -> str:
         """Every error, each with file:line and field."""

@@ -43,6 +43,8 @@ from renderer.model import (
 )
 from renderer.problems import Problem
 from renderer.provenance import butane_origins
+from renderer.registries_generated import generate_registries, template_files
+from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet
 from renderer.templates import render_role, ssh_machine_config, template_roles
 
 MANIFESTS_DIR = "manifests"
@@ -62,6 +64,9 @@ class Inputs:
     kubelet_configs: list[KubeletConfig] = field(default_factory=list)
     runtime_configs: list[ContainerRuntimeConfig] = field(default_factory=list)
     machine_configuration: MachineConfiguration | None = None
+    mirror_sets: list[MirrorSet] = field(default_factory=list)
+    image_configs: list[ImageConfig] = field(default_factory=list)
+    config_maps: list[ConfigMap] = field(default_factory=list)
     # (owner, problem): owner is a label set (dict) for MachineConfig-like objects, a pool name, or EVERY_POOL.
     problems: list[tuple[Any, Problem]] = field(default_factory=list)
     # per pool: the KubeletConfigs/ContainerRuntimeConfigs refused there (reported, not degrading the pool)
@@ -185,6 +190,10 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
     elif isinstance(obj, ContainerRuntimeConfig):
         owner = ("pool-selector", obj.pool_selector)
         inputs.runtime_configs.append(obj)
+    elif isinstance(obj, MirrorSet | ImageConfig | ConfigMap):
+        owner = WHOLE_CLUSTER  # refusals become Failures of the pools (renderer/registries_generated.py)
+        {MirrorSet: inputs.mirror_sets, ImageConfig: inputs.image_configs,
+         ConfigMap: inputs.config_maps}[type(obj)].append(obj)  # type: ignore[attr-defined]
     else:
         owner = WHOLE_CLUSTER
         if inputs.machine_configuration is not None:
@@ -267,14 +276,35 @@ def load_inputs(cluster_dir: Path) -> Inputs:
         source = pool if pool in roles else "worker"
         return base_kubelet_config(render_role(cluster_dir, cluster, pool, template_role=source).machine_configs)
 
+    def base_files(pool: str) -> Mapping[str, bytes]:
+        return template_files(render_role(cluster_dir, cluster, pool).machine_configs) if pool in roles else {}
+
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
-    for pool_name, found in generated.problems.items():
-        inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)
-    for configs in generated.configs.values():
-        inputs.machine_configs.extend(configs)
-    inputs.failures = dict(generated.failures)
-    for failures in generated.failures.values():  # listed once each, as errors of the cluster directory
-        for failure in failures:
-            inputs.problems.extend((WHOLE_CLUSTER, p) for p in failure.problems
-                                   if (WHOLE_CLUSTER, p) not in inputs.problems)
+    registries = generate_registries(_image_config(inputs), inputs.mirror_sets, inputs.pools,
+                                     release_image=_release_image(cluster), base_files=base_files)
+    for part in (generated, registries):
+        for pool_name, found in part.problems.items():
+            inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)
+        for configs in part.configs.values():
+            inputs.machine_configs.extend(configs)
+        for pool_name, failures in part.failures.items():
+            inputs.failures[pool_name] = inputs.failures.get(pool_name, ()) + tuple(failures)
+            for failure in failures:  # listed once each, as errors of the cluster directory
+                inputs.problems.extend((WHOLE_CLUSTER, p) for p in failure.problems
+                                       if (WHOLE_CLUSTER, p) not in inputs.problems)
     return inputs
+
+
+def _image_config(inputs: Inputs) -> ImageConfig | None:
+    """The `Image` named `cluster` (a second one is an error)."""
+    found = [i for i in inputs.image_configs if i.name == "cluster"]
+    for extra in found[1:]:
+        inputs.problems.append((WHOLE_CLUSTER, Problem("duplicate", f"a second Image 'cluster' (the first is in "
+                                                       f"{found[0].origin})", extra.origin.source, ("metadata", "name"),
+                                                       extra.origin.line)))
+    return found[0] if found else None
+
+
+def _release_image(cluster: Cluster) -> str | None:
+    value = cluster.values.get("releaseImage")
+    return value if isinstance(value, str) and value else None

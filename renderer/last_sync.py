@@ -1,5 +1,5 @@
-"""The generated MachineConfig of a refused KubeletConfig or ContainerRuntimeConfig's last successful
-sync, taken back from the pool's current rendered config.
+"""The generated MachineConfig of a refused KubeletConfig, ContainerRuntimeConfig or image-registry
+document's last successful sync, taken back from the pool's current rendered config.
 
 In the MCO a refused KubeletConfig gets a `Failure` condition and its generated MachineConfig stays as
 the last successful sync left it, so the pool keeps rendering with it. Here the generated MachineConfigs
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleet.rendered import Condition, RenderedConfig
-from renderer.generated import KINDS, Failure, generated_machine_config
+from renderer.generated import FAILURE_CONDITIONS, Failure, generated_machine_config
 from renderer.model import MachineConfig, Origin
 
 
@@ -28,7 +28,11 @@ def last_synced(failures: Sequence[Failure], pool: str, current: RenderedConfig 
         return []
     files = {f.get("path"): f for f in (current.spec.config.get("storage") or {}).get("files") or ()}
     out = []
+    done: set[str] = set()
     for failure in failures:
+        if failure.machine_config in done:  # several refused documents feed one registries MachineConfig
+            continue
+        done.add(failure.machine_config)
         kept = [dict(files[key[len("storage.files["):-1]])
                 for key, value in current.provenance.items()
                 if key.startswith("storage.files[") and _setter(value) == failure.machine_config
@@ -40,12 +44,11 @@ def last_synced(failures: Sequence[Failure], pool: str, current: RenderedConfig 
 
 
 def failure_conditions(conditions: dict[str, Condition], failures: Sequence[Failure], now: str) -> None:
-    """Set the pool's `KubeletConfigFailure` / `ContainerRuntimeConfigFailure` conditions: True naming each
-    refused object with its errors (file:line and field); False again once none is refused (a condition
-    never set stays absent)."""
-    for kind in KINDS.values():
-        type_ = f"{kind}Failure"
-        mine = [f for f in failures if f.kind == kind]
+    """Set the pool's `KubeletConfigFailure` / `ContainerRuntimeConfigFailure` / `ImageConfigFailure`
+    conditions: True naming each refused object with its errors (file:line and field); False again once none
+    is refused (a condition never set stays absent)."""
+    for type_ in FAILURE_CONDITIONS:
+        mine = [f for f in failures if f.condition_type == type_]
         if mine:
             new = Condition(type_, "True", reason=",".join(f.name for f in mine),
                             message="; ".join(f.message() for f in mine))

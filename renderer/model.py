@@ -1,4 +1,5 @@
-"""Typed manifests: MachineConfig, MachineConfigPool, KubeletConfig, ContainerRuntimeConfig, MachineConfiguration.
+"""Typed manifests: MachineConfig, MachineConfigPool, KubeletConfig, ContainerRuntimeConfig, MachineConfiguration,
+and the image-registry kinds of renderer/registries_model.py.
 
 Second stage of the flow: a loaded `Document` becomes one of these, or `Problem`s naming file:line:col and
 the field path. Only the shape is checked here (types, required fields, names); what a MachineConfig's
@@ -8,16 +9,17 @@ Ignition config means is checked in `validate_machineconfigs.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.names import is_dns_subdomain
 from fleet.rendered import MachineConfigSpec
 from fleet.rollout_settings import RolloutSettings, parse_settings
-from renderer.label_selector import LabelSelector, parse_selector
+from renderer import registries_model
+from renderer.label_selector import LabelSelector
 from renderer.load import Document
 from renderer.problems import Path, Problem
+from renderer.shape import Checker, Origin, origin_of, read_metadata
 
 MCO_API = "machineconfiguration.openshift.io/v1"
 OPERATOR_API = "operator.openshift.io/v1"
@@ -27,16 +29,6 @@ NAME_SUFFIX = "machineconfiguration.openshift.io/mc-name-suffix"
 _SPEC_KEYS = frozenset(("config", "osImageURL", "baseOSExtensionsContainerImage", "kernelArguments", "extensions",
               "fips", "kernelType"))
 
-
-@dataclass(frozen=True)
-class Origin:
-    """Where an object was written: `manifests/50-chrony.yaml:3` (the document's first line)."""
-
-    source: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}" if self.line else self.source
 
 
 @dataclass(frozen=True)
@@ -115,132 +107,13 @@ class MachineConfiguration:
     origin: Origin
 
 
-Manifest = MachineConfig | MachineConfigPool | KubeletConfig | ContainerRuntimeConfig | MachineConfiguration
+Manifest = (MachineConfig | MachineConfigPool | KubeletConfig | ContainerRuntimeConfig | MachineConfiguration
+            | registries_model.RegistriesManifest)
 
 
-class _Checker:
-    """Collects shape problems for one document."""
-
-    def __init__(self, doc: Document) -> None:
-        self.doc = doc
-        self.problems: list[Problem] = []
-
-    def add(self, code: str, path: Path, message: str, *, severity: str = "error") -> None:
-        self.problems.append(self.doc.problem(code, path, message, severity=severity))
-
-    def type_error(self, path: Path, expected: str, value: Any) -> None:
-        got = _type_name(value)
-        note = self.doc.parsed_as(path)
-        self.add("json-type", path, f"expected {expected}, got {got}" + (f" ({note})" if note else ""))
-
-    def string(self, data: Mapping[str, Any], key: str, path: Path, default: str = "") -> str:
-        value = data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            self.type_error((*path, key), "a string", value)
-            return default
-        return value
-
-    def strings(self, data: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
-        value = data.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            self.type_error((*path, key), "a list of strings", value)
-            return ()
-        out = []
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                self.type_error((*path, key, i), "a string", item)
-            else:
-                out.append(item)
-        return tuple(out)
-
-    def string_map(self, data: Mapping[str, Any], key: str, path: Path) -> dict[str, str]:
-        value = data.get(key)
-        if value is None:
-            return {}
-        if type(value) is not dict and not isinstance(value, Mapping):
-            self.type_error((*path, key), "an object of strings", value)
-            return {}
-        out: dict[str, str] = {}
-        for k, v in value.items():
-            if not isinstance(v, str):
-                self.type_error((*path, key, k), "a string", v)
-            else:
-                out[str(k)] = v
-        return out
-
-    def boolean(self, data: Mapping[str, Any], key: str, path: Path) -> bool | None:
-        value = data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            self.type_error((*path, key), "a boolean", value)
-            return None
-        return value
-
-    def mapping(self, data: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:
-        value = data.get(key)
-        if value is None:
-            return {}
-        if type(value) is not dict and not isinstance(value, Mapping):
-            self.type_error((*path, key), "an object", value)
-            return {}
-        return value
-
-    def selector(self, data: Mapping[str, Any], key: str, path: Path) -> LabelSelector | None:
-        selector, problems = parse_selector(data.get(key), (*path, key))
-        for ppath, code, message in problems:
-            self.add(code, ppath, message)
-        return selector
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        return f"string {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
-def _origin(doc: Document) -> Origin:
-    return Origin(doc.source, doc.first_line())
-
-
-def _metadata(check: _Checker, data: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[str, str]]:
-    meta = data.get("metadata")
-    if type(meta) is not dict and not isinstance(meta, Mapping):
-        if meta is None:
-            check.add("required", ("metadata",), "metadata.name is required")
-        else:
-            check.type_error(("metadata",), "an object", meta)
-        return "", {}, {}
-    name = meta.get("name")
-    if name is None:
-        check.add("required", ("metadata", "name"), "metadata.name is required")
-        name = ""
-    elif not isinstance(name, str):
-        check.type_error(("metadata", "name"), "a string", name)
-        name = ""
-    elif not is_dns_subdomain(name):
-        check.add("invalid-name", ("metadata", "name"),
-                  f"name {name!r} is not a lowercase DNS subdomain name (a-z, 0-9, '-', '.')")
-    labels = check.string_map(meta, "labels", ("metadata",))
-    annotations = check.string_map(meta, "annotations", ("metadata",))
-    return name, labels, annotations
-
-
-def machine_config_spec(check: _Checker, spec: Mapping[str, Any], path: Path) -> tuple[MachineConfigSpec, bool]:
+def machine_config_spec(check: Checker, spec: Mapping[str, Any], path: Path) -> tuple[MachineConfigSpec, bool]:
     """Read a MachineConfig `spec` (types only); returns it and whether `config` was given."""
     for key in spec:
         if key not in _SPEC_KEYS:
@@ -262,15 +135,15 @@ def machine_config_spec(check: _Checker, spec: Mapping[str, Any], path: Path) ->
     ), has_config
 
 
-def _machine_config(check: _Checker, data: Mapping[str, Any]) -> MachineConfig:
-    name, labels, annotations = _metadata(check, data)
+def _machine_config(check: Checker, data: Mapping[str, Any]) -> MachineConfig:
+    name, labels, annotations = read_metadata(check, data)
     spec = check.mapping(data, "spec", ())
     mc_spec, has_config = machine_config_spec(check, spec, ("spec",))
     return MachineConfig(name=name, labels=labels, annotations=annotations, spec=mc_spec, has_config=has_config,
-                         origin=_origin(check.doc), doc=check.doc)
+                         origin=origin_of(check.doc), doc=check.doc)
 
 
-def _max_unavailable(check: _Checker, spec: Mapping[str, Any]) -> int | str:
+def _max_unavailable(check: Checker, spec: Mapping[str, Any]) -> int | str:
     value = spec.get("maxUnavailable")
     path: Path = ("spec", "maxUnavailable")
     if value is None:
@@ -288,8 +161,8 @@ def _max_unavailable(check: _Checker, spec: Mapping[str, Any]) -> int | str:
     return value
 
 
-def _pool(check: _Checker, data: Mapping[str, Any]) -> MachineConfigPool:
-    name, labels, annotations = _metadata(check, data)
+def _pool(check: Checker, data: Mapping[str, Any]) -> MachineConfigPool:
+    name, labels, annotations = read_metadata(check, data)
     rollout, problems = parse_settings(annotations)
     for key, message in problems:
         check.add("rollout-setting", ("metadata", "annotations", key), message)
@@ -300,11 +173,11 @@ def _pool(check: _Checker, data: Mapping[str, Any]) -> MachineConfigPool:
     paused = check.boolean(spec, "paused", ("spec",))
     return MachineConfigPool(name=name, labels=labels, mc_selector=selector, node_selector=node_labels,
                              paused=bool(paused), max_unavailable=_max_unavailable(check, spec),
-                             origin=_origin(check.doc), doc=check.doc, rollout=rollout)
+                             origin=origin_of(check.doc), doc=check.doc, rollout=rollout)
 
 
-def _kubelet_config(check: _Checker, data: Mapping[str, Any]) -> KubeletConfig:
-    name, _, annotations = _metadata(check, data)
+def _kubelet_config(check: Checker, data: Mapping[str, Any]) -> KubeletConfig:
+    name, _, annotations = read_metadata(check, data)
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigPoolSelector", ("spec",))
     log_level = spec.get("logLevel")
@@ -316,37 +189,38 @@ def _kubelet_config(check: _Checker, data: Mapping[str, Any]) -> KubeletConfig:
     return KubeletConfig(name=name, annotations=annotations, pool_selector=selector,
                          kubelet_config=check.mapping(spec, "kubeletConfig", ("spec",)), log_level=log_level,
                          auto_sizing_reserved=check.boolean(spec, "autoSizingReserved", ("spec",)),
-                         origin=_origin(check.doc), doc=check.doc)
+                         origin=origin_of(check.doc), doc=check.doc)
 
 
-def _container_runtime_config(check: _Checker, data: Mapping[str, Any]) -> ContainerRuntimeConfig:
-    name, _, annotations = _metadata(check, data)
+def _container_runtime_config(check: Checker, data: Mapping[str, Any]) -> ContainerRuntimeConfig:
+    name, _, annotations = read_metadata(check, data)
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigPoolSelector", ("spec",))
     return ContainerRuntimeConfig(name=name, annotations=annotations, pool_selector=selector,
                                   settings=check.mapping(spec, "containerRuntimeConfig", ("spec",)),
-                                  origin=_origin(check.doc), doc=check.doc)
+                                  origin=origin_of(check.doc), doc=check.doc)
 
 
-def _machine_configuration(check: _Checker, data: Mapping[str, Any]) -> MachineConfiguration:
-    name, _, _ = _metadata(check, data)
+def _machine_configuration(check: Checker, data: Mapping[str, Any]) -> MachineConfiguration:
+    name, _, _ = read_metadata(check, data)
     if name and name != "cluster":
         check.add("invalid-name", ("metadata", "name"), "the MachineConfiguration must be named 'cluster'")
-    return MachineConfiguration(name=name, spec=check.mapping(data, "spec", ()), origin=_origin(check.doc))
+    return MachineConfiguration(name=name, spec=check.mapping(data, "spec", ()), origin=origin_of(check.doc))
 
 
-_KINDS = {
+_KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], Manifest]] = {
     (MCO_API, "MachineConfig"): _machine_config,
     (MCO_API, "MachineConfigPool"): _pool,
     (MCO_API, "KubeletConfig"): _kubelet_config,
     (MCO_API, "ContainerRuntimeConfig"): _container_runtime_config,
     (OPERATOR_API, "MachineConfiguration"): _machine_configuration,
+    **registries_model.KINDS,
 }
 
 
 def parse_manifest(doc: Document) -> tuple[Manifest | None, list[Problem]]:
     """The typed object for a document, or None (problems say why); unknown kinds are a warning and skipped."""
-    check = _Checker(doc)
+    check = Checker(doc)
     data = doc.data
     if type(data) is not dict and not isinstance(data, Mapping):
         check.type_error((), "a Kubernetes object (a mapping with apiVersion and kind)", data)
@@ -364,7 +238,7 @@ def parse_manifest(doc: Document) -> tuple[Manifest | None, list[Problem]]:
         check.add("unknown-kind", ("kind",), f"{kind} ({api}) is not a kind the renderer reads ({known}); ignored",
                   severity="warning")
         return None, check.problems
-    obj: Manifest = build(check, data)  # type: ignore[assignment]
+    obj = build(check, data)
     if any(p.severity == "error" for p in check.problems):
         return None, check.problems
     return obj, check.problems

@@ -1,0 +1,193 @@
+"""Typed image-registry manifests: ImageDigestMirrorSet, ImageTagMirrorSet (config.openshift.io/v1), the legacy
+ImageContentSourcePolicy (operator.openshift.io/v1alpha1), the cluster `Image` config (config.openshift.io/v1)
+and ConfigMaps of the `openshift-config` namespace (the CA bundles the MCO reads from there).
+
+Only the shape is checked here, as the API server's schema would (types, required fields, the
+`mirrorSourcePolicy` enum); what the MCO refuses in the values is renderer/registries_generated.py's business.
+Types follow `openshift/api` config/v1 `types_image_digest_mirror_set.go`, `types_image_tag_mirror_set.go`,
+`types_image.go` and operator/v1alpha1 `types_image_content_source_policy.go`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from renderer.load import Document
+from renderer.problems import Path
+from renderer.shape import Checker, Origin, origin_of, read_metadata
+
+CONFIG_API = "config.openshift.io/v1"
+ICSP_API = "operator.openshift.io/v1alpha1"
+IDMS, ITMS, ICSP = "ImageDigestMirrorSet", "ImageTagMirrorSet", "ImageContentSourcePolicy"
+CONFIG_NAMESPACE = "openshift-config"
+ALLOW_CONTACTING_SOURCE, NEVER_CONTACT_SOURCE = "AllowContactingSource", "NeverContactSource"
+_RULES_KEY = {IDMS: "imageDigestMirrors", ITMS: "imageTagMirrors", ICSP: "repositoryDigestMirrors"}
+_SOURCES = ("allowedRegistries", "blockedRegistries", "insecureRegistries", "containerRuntimeSearchRegistries")
+_IMAGE_SPEC = ("registrySources", "additionalTrustedCA", "allowedRegistriesForImport", "externalRegistryHostnames",
+               "imageStreamImportMode")
+
+
+@dataclass(frozen=True)
+class MirrorRule:
+    """One source and its mirrors, in preference order; `policy` "" means AllowContactingSource."""
+
+    source: str
+    mirrors: tuple[str, ...]
+    policy: str
+    path: Path                     # where the rule sits in its document, e.g. ("spec", "imageDigestMirrors", 0)
+
+
+@dataclass(frozen=True)
+class MirrorSet:
+    """An ImageDigestMirrorSet, ImageTagMirrorSet or ImageContentSourcePolicy."""
+
+    kind: str
+    name: str
+    rules: tuple[MirrorRule, ...]
+    origin: Origin
+    doc: Document | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def by_digest(self) -> bool:
+        """Its mirrors serve pulls by digest (IDMS, ICSP) rather than by tag (ITMS)."""
+        return self.kind != ITMS
+
+
+@dataclass(frozen=True)
+class ImageConfig:
+    """The `Image` config (`cluster`): registry sources and the ConfigMap of extra registry CAs.
+
+    A list left out is None, an empty list (), as Go tells nil from empty: the MCO rewrites registries.conf
+    when `insecureRegistries` is set at all, and writes the search drop-in when
+    `containerRuntimeSearchRegistries` is."""
+
+    name: str
+    allowed: tuple[str, ...] | None
+    blocked: tuple[str, ...] | None
+    insecure: tuple[str, ...] | None
+    search: tuple[str, ...] | None
+    additional_ca: str
+    origin: Origin
+    doc: Document | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    """A ConfigMap of `openshift-config`: `data` as text, `binaryData` decoded."""
+
+    name: str
+    namespace: str
+    data: Mapping[str, str]
+    binary: Mapping[str, bytes]
+    origin: Origin
+    doc: Document | None = field(default=None, compare=False, repr=False)
+
+
+def _list_or_none(check: Checker, data: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...] | None:
+    return None if data.get(key) is None else check.strings(data, key, path)
+
+
+def _mirror_set(kind: str, check: Checker, data: Mapping[str, Any]) -> MirrorSet:
+    name, _, _ = read_metadata(check, data)
+    spec = check.mapping(data, "spec", ())
+    key = _RULES_KEY[kind]
+    raw = spec.get(key)
+    rules: list[MirrorRule] = []
+    if raw is not None and not isinstance(raw, list):
+        check.type_error(("spec", key), "a list", raw)
+        raw = []
+    for i, item in enumerate(raw or ()):
+        path: Path = ("spec", key, i)
+        if not isinstance(item, Mapping):
+            check.type_error(path, "an object", item)
+            continue
+        for extra in item:
+            if extra not in ("source", "mirrors", *(() if kind == ICSP else ("mirrorSourcePolicy",))):
+                check.add("unknown-field", (*path, str(extra)), f'unknown field "{extra}": the {kind} API has no '
+                          "such field, it is ignored", severity="warning")
+        source = check.string(item, "source", path)
+        if not source:
+            check.add("required", (*path, "source"), "source is required")
+        policy = "" if kind == ICSP else check.string(item, "mirrorSourcePolicy", path)
+        if policy not in ("", ALLOW_CONTACTING_SOURCE, NEVER_CONTACT_SOURCE):
+            check.add("enum", (*path, "mirrorSourcePolicy"), f'Unsupported value: "{policy}": supported values: '
+                      f'"{NEVER_CONTACT_SOURCE}", "{ALLOW_CONTACTING_SOURCE}"')
+        rules.append(MirrorRule(source, check.strings(item, "mirrors", path), policy, path))
+    for extra in spec:
+        if extra != key:
+            check.add("unknown-field", ("spec", str(extra)), f'unknown field "spec.{extra}": the {kind} API has no '
+                      "such field, it is ignored", severity="warning")
+    return MirrorSet(kind, name, tuple(rules), origin_of(check.doc), check.doc)
+
+
+def image_digest_mirror_set(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
+    """An ImageDigestMirrorSet."""
+    return _mirror_set(IDMS, check, data)
+
+
+def image_tag_mirror_set(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
+    """An ImageTagMirrorSet."""
+    return _mirror_set(ITMS, check, data)
+
+
+def image_content_source_policy(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
+    """An ImageContentSourcePolicy (its mirrors are digest mirrors with the default source policy)."""
+    return _mirror_set(ICSP, check, data)
+
+
+def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
+    """The `Image` config; the MCO reads only the one named `cluster`."""
+    name, _, _ = read_metadata(check, data)
+    if name and name != "cluster":
+        check.add("invalid-name", ("metadata", "name"), "the MCO reads only the Image named 'cluster'; "
+                  f"Image {name} is ignored", severity="warning")
+    spec = check.mapping(data, "spec", ())
+    sources = check.mapping(spec, "registrySources", ("spec",))
+    base: Path = ("spec", "registrySources")
+    for extra in spec:
+        if extra not in _IMAGE_SPEC:
+            check.add("unknown-field", ("spec", str(extra)), f'unknown field "spec.{extra}": the Image API has no '
+                      "such field, it is ignored", severity="warning")
+    for extra in sources:
+        if extra not in _SOURCES:
+            check.add("unknown-field", (*base, str(extra)), f'unknown field "{extra}": not a registrySources field, '
+                      "it is ignored", severity="warning")
+    ca = check.mapping(spec, "additionalTrustedCA", ("spec",))
+    return ImageConfig(name, _list_or_none(check, sources, "allowedRegistries", base),
+                       _list_or_none(check, sources, "blockedRegistries", base),
+                       _list_or_none(check, sources, "insecureRegistries", base),
+                       _list_or_none(check, sources, "containerRuntimeSearchRegistries", base),
+                       check.string(ca, "name", ("spec", "additionalTrustedCA")), origin_of(check.doc), check.doc)
+
+
+def config_map(check: Checker, data: Mapping[str, Any]) -> ConfigMap:
+    """A ConfigMap; only those of `openshift-config` are read (a warning says so for the others)."""
+    name, _, _ = read_metadata(check, data)
+    raw_meta = data.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    namespace = check.string(meta, "namespace", ("metadata",))
+    if namespace != CONFIG_NAMESPACE:
+        check.add("namespace", ("metadata", "namespace"), f"ConfigMap {name} is not in the {CONFIG_NAMESPACE} "
+                  "namespace, where the MCO reads CA bundles; ignored", severity="warning")
+    binary: dict[str, bytes] = {}
+    for key, text in check.string_map(data, "binaryData", ()).items():
+        try:
+            binary[key] = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            check.add("base64", ("binaryData", key), "binaryData values must be base64")
+    return ConfigMap(name, namespace, check.string_map(data, "data", ()), binary, origin_of(check.doc), check.doc)
+
+
+RegistriesManifest = MirrorSet | ImageConfig | ConfigMap
+
+KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], RegistriesManifest]] = {
+    (CONFIG_API, IDMS): image_digest_mirror_set,
+    (CONFIG_API, ITMS): image_tag_mirror_set,
+    (ICSP_API, ICSP): image_content_source_policy,
+    (CONFIG_API, "Image"): image_config,
+    ("v1", "ConfigMap"): config_map,
+}

@@ -1,0 +1,173 @@
+"""policy.json and the MCO's checks of the image config: the cases of MCO
+`pkg/controller/container-runtime-config/helpers_test.go` TestUpdatePolicyJSON (golden files in
+tests/renderer/golden/policy/, MCO_UPDATE_GOLDEN=1 to refresh), TestValidateRegistriesConfScopes and
+TestGetValidBlockAndAllowedRegistries."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from renderer.image_policy import DEFAULT_POLICY, ONLY_ONE, PolicyError, update_policy
+from renderer.registries_generated import _Check, plan
+from tests.renderer.registries_cases import icsp, idms, image
+
+GOLDEN = Path(__file__).parent / "golden" / "policy"
+UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
+PAYLOAD = "release-reg.io/image/release"
+ACCEPT, REJECT = [{"type": "insecureAcceptAnything"}], [{"type": "reject"}]
+DAEMON = {"": ACCEPT}
+
+
+def scopes(accept: list[str], reject: list[str]) -> dict[str, Any]:
+    return {**{s: ACCEPT for s in accept}, **{s: REJECT for s in reject}}
+
+
+# (id, allowed, blocked, MCO's expected policy or None when refused)
+POLICY: list[tuple[str, list[str], list[str], Any]] = [
+    ("allowed", ["allow.io", "*.allowed-example.com"], [],
+     {"default": REJECT, "transports": {"atomic": scopes(["allow.io", "*.allowed-example.com"], []),
+                                        "docker": scopes(["allow.io", "*.allowed-example.com"], []),
+                                        "docker-daemon": DAEMON}}),
+    ("blocked", [], ["block.com", "*.blocked-example.com"],
+     {"default": ACCEPT, "transports": {"atomic": scopes([], ["block.com", "*.blocked-example.com"]),
+                                        "docker": scopes([], ["block.com", "*.blocked-example.com"]),
+                                        "docker-daemon": DAEMON}}),
+    ("block payload image", [PAYLOAD], ["block.com"],
+     {"default": ACCEPT, "transports": {"atomic": scopes([PAYLOAD], ["block.com"]),
+                                        "docker": scopes([PAYLOAD], ["block.com"]), "docker-daemon": DAEMON}}),
+    ("block registry of payload image", [PAYLOAD], ["block.com", "release-reg.io"],
+     {"default": ACCEPT, "transports": {"atomic": scopes([PAYLOAD], ["block.com", "release-reg.io"]),
+                                        "docker": scopes([PAYLOAD], ["block.com", "release-reg.io"]),
+                                        "docker-daemon": DAEMON}}),
+    ("blocked list and allowed list is set but allowed list doesn't contain the payload repo", ["allow.io"],
+     ["block.com", "another-block.io"], None),
+    ("allowed registries: atomic does not allow deep namespaces",
+     ["allow.io", "allow.io/namespace1/namespace2", "allowed-example.com/namespace1/namespace2/namespace3"], [],
+     {"default": REJECT, "transports": {
+         "atomic": scopes(["allow.io", "allow.io/namespace1/namespace2"], []),
+         "docker": scopes(["allow.io", "allow.io/namespace1/namespace2",
+                           "allowed-example.com/namespace1/namespace2/namespace3"], []),
+         "docker-daemon": DAEMON}}),
+    ("blocked registries: atomic does not allow deep namespaces", [],
+     ["block.com", "block.com/namespace1/namespace2", "blocked-example.com/namespace1/namespace2/namespace3"],
+     {"default": ACCEPT, "transports": {
+         "atomic": scopes([], ["block.com", "block.com/namespace1/namespace2"]),
+         "docker": scopes([], ["block.com", "block.com/namespace1/namespace2",
+                               "blocked-example.com/namespace1/namespace2/namespace3"]),
+         "docker-daemon": DAEMON}}),
+]
+
+
+def _slug(name: str) -> str:
+    return "-".join("".join(c if c.isalnum() else " " for c in name).split())
+
+
+@pytest.mark.parametrize(("name", "allowed", "blocked", "want"), POLICY, ids=[c[0] for c in POLICY])
+def test_update_policy_json(name: str, allowed: list[str], blocked: list[str], want: Any) -> None:
+    if want is None:
+        with pytest.raises(PolicyError, match=ONLY_ONE):
+            update_policy(DEFAULT_POLICY, blocked, allowed, PAYLOAD)
+        return
+    data = update_policy(DEFAULT_POLICY, blocked, allowed, PAYLOAD)
+    assert json.loads(data) == want
+    golden = GOLDEN / f"{_slug(name)}.json"
+    if UPDATE:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_bytes(data)
+    assert data == golden.read_bytes(), f"{golden} differs (MCO_UPDATE_GOLDEN=1 to refresh)"
+
+
+ICSP_RULES = (("insecure.com/ns-i1", ["blocked.com/ns-b1", "other.com/ns-o1"]),
+              ("blocked.com/ns-b/ns2-b", ["other.com/ns-o2", "insecure.com/ns-i2"]))
+# (insecure, blocked, allowed, sets, the MCO's error or None) -- TestValidateRegistriesConfScopes
+SCOPES: list[tuple[list[str], list[str], list[str], list[Any], str | None]] = [
+    ([""], ["*.block.com"], ["*.allowed.com"], [], 'invalid entry for insecure registries ""'),
+    ([""], ["*.block.com"], ["*.allowed.com"], [idms(*ICSP_RULES)], 'invalid entry for insecure registries ""'),
+    (["*.insecure.com"], [""], ["*.allowed.com"], [idms(*ICSP_RULES)], 'invalid entry for blocked registries ""'),
+    (["*.insecure.com"], ["*.block.com"], [""], [idms(*ICSP_RULES)], 'invalid entry for allowed registries ""'),
+    (["*.insecure.com"], ["*.block.com"], ["*.allowed.com"], [idms(("", ["blocked.com/ns-b1"]))],
+     'invalid format for source ""'),
+    (["*.insecure.com"], ["*.block.com"], ["*.allowed.com"], [idms(("insecure.com/ns-i1", ["", "other.com/ns-o1"]))],
+     'invalid format for mirror ""'),
+    ([], [], [], [icsp(("*.insecure.com/ns-i1", ["", "other.com/ns-o1"]))],
+     'invalid format for source "*.insecure.com/ns-i1"'),
+    ([], [], [], [icsp(("*.insecure.com", ["*.other.com/ns-o1"]))], 'invalid format for mirror "*.other.com/ns-o1"'),
+    ([], [], [], [icsp(("insecure.com/ns-i1 ", ["", "other.com/ns-o1"]))],
+     'invalid format for source "insecure.com/ns-i1 "'),
+    ([], [], [], [icsp(("insecure.com/ns-i1", ["other.com/ns-o1  "]))], 'invalid format for mirror "other.com/ns-o1  "'),
+    (["*.insecure.com"], ["*.block.com"], ["*.allowed.com"],
+     [idms(("*.insecure.com", ["other.com/ns-o1"]), ("insecure.com/ns-i1", ["other.com/ns-o1"]))], None),
+    ([], [], [], [icsp(("insecure.com/ns-i1", ["other.com/ns-o1"])),
+                  idms(("insecure.com/ns-i1", ["blocked.com/ns-b1", "other.com/ns-o1"], "NeverContactSource"))],
+     'conflicting mirrorSourcePolicy is set for the same source "insecure.com/ns-i1" in imagedigestmirrorsets, '
+     "imagetagmirrorsets, or imagecontentsourcepolicies"),
+    ([], [], [], [idms(("quay.io/team", ["quay.io/team", "m.io/team"], "NeverContactSource"))],
+     'cannot set mirrorSourcePolicy: NeverContactSource if the source "quay.io/team" is one of the mirrors'),
+]
+
+
+@pytest.mark.parametrize(("insecure", "blocked", "allowed", "sets", "error"), SCOPES,
+                         ids=[f"{i}-{c[4] or 'valid'}" for i, c in enumerate(SCOPES)])
+def test_validate_registries_conf_scopes(insecure: list[str], blocked: list[str], allowed: list[str],
+                                         sets: list[Any], error: str | None) -> None:
+    check = _Check()
+    plan(image(insecure=insecure, blocked=blocked, allowed=allowed), sets, None, check)
+    messages = [p.message for _, p in check.refusals if p.code != "registries-allowed-blocked"]
+    if error is None:
+        assert messages == []
+    else:
+        assert error in messages, messages
+
+
+DIGEST = "sha256:4207ba569ff014931f1b5d125fe3751936a768e119546683c899eb09f3cdceb0"
+# (name, release image, blocked, digest mirror rules, registries blocked, policy blocked, allowed, refused)
+PAYLOADS: list[tuple[str, str, list[str], list[Any], list[str], list[str], list[str], bool]] = [
+    ("regular blocked list with no mirror rules configured", f"payload-reg.io/release-image@{DIGEST}",
+     ["block.io", "block-2.io"], [], ["block.io", "block-2.io"], ["block.io", "block-2.io"], [], False),
+    ("regular blocked list with unrelated mirror rules configured", f"payload-reg.io/release-image@{DIGEST}",
+     ["block.io", "block-2.io"], [("src.io/payload", ["mirror-1.io/payload", "mirror-2.io/payload"])],
+     ["block.io", "block-2.io"], ["block.io", "block-2.io"], [], False),
+    ("payload reg does not have mirror configured and is in blocked list", f"payload-reg.io/release-image@{DIGEST}",
+     ["block.io", "payload-reg.io", "block-2.io"], [("src.io/payload", ["mirror-1.io/payload", "mirror-2.io/payload"])],
+     ["block.io", "block-2.io"], ["block.io", "block-2.io"], [], True),
+    ("payload reg has mirror configured and is in blocked list", f"payload-reg.io/release-image@{DIGEST}",
+     ["block.io", "payload-reg.io", "block-2.io"],
+     [("payload-reg.io/release-image", ["mirror-1.io/payload", "mirror-2.io/payload"])],
+     ["block.io", "payload-reg.io", "block-2.io"], ["block.io", "payload-reg.io", "block-2.io"],
+     ["payload-reg.io/release-image"], False),
+    ("payload is blocked; all of mirror is not blocked, but the mirror of the payload is blocked",
+     f"quay.io/openshift-release-dev@{DIGEST}", ["quay.io", "block.io/openshift-release-dev"],
+     [("quay.io", ["block.io"])], ["block.io/openshift-release-dev"], ["block.io/openshift-release-dev"], [], True),
+    ("payload is blocked; parent of the mirror of the payload is blocked", f"quay.io/openshift-release-dev@{DIGEST}",
+     ["quay.io", "block.io"], [("quay.io/openshift-release-dev", ["block.io/openshift-release-dev"])],
+     ["block.io"], ["block.io"], [], True),
+]
+
+
+@pytest.mark.parametrize(("name", "release", "blocked", "rules", "reg_blocked", "pol_blocked", "allowed", "refused"),
+                         PAYLOADS, ids=[c[0] for c in PAYLOADS])
+def test_get_valid_blocked_and_allowed_registries(name: str, release: str, blocked: list[str], rules: list[Any],
+                                                  reg_blocked: list[str], pol_blocked: list[str],
+                                                  allowed: list[str], refused: bool) -> None:
+    check = _Check()
+    got = plan(image(blocked=blocked), [idms(*rules)] if rules else [], release, check)
+    assert list(got.registries_blocked) == reg_blocked
+    assert list(got.policy_blocked) == pol_blocked
+    assert list(got.allowed) == allowed
+    assert check.refusals == []
+    warned = [w.message for w in check.warnings]
+    assert bool(warned) is refused, warned
+    if refused:
+        assert warned[0].endswith("to blocked registries, cannot block the repository being used by the payload")
+
+
+def test_a_release_image_the_mco_cannot_parse_refuses_the_sync() -> None:
+    check = _Check()
+    plan(image(blocked=["quay.io"]), [], "busybox:latest", check)
+    assert [p.message for _, p in check.refusals] == ["error parsing reference of release image"]
+    assert check.refusals[0][1].source == "cluster.yaml"

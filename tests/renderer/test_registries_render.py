@@ -1,0 +1,139 @@
+"""The image-registry kinds in a cluster directory: `99-<pool>-generated-registries` for the built-in pools (custom
+pools take the worker's), and a refused document isolated as the MCO does it: the pools still render, keep the
+registries MachineConfig of the last successful sync, and carry an `ImageConfigFailure` condition naming the
+document at file:line and field."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleet.store import MemoryStore
+from renderer.render import render_cluster
+from tests.renderer.test_generator_failure import MC
+from tests.renderer.test_generator_failure import _files as rendered_files
+
+IDMS = """\
+apiVersion: config.openshift.io/v1
+kind: ImageDigestMirrorSet
+metadata:
+  name: ubi9repo
+spec:
+  imageDigestMirrors:
+  - mirrors:
+    - {mirror}
+    source: registry.access.redhat.com/ubi9/ubi-minimal
+    mirrorSourcePolicy: {policy}
+"""
+ITMS = """\
+apiVersion: config.openshift.io/v1
+kind: ImageTagMirrorSet
+metadata:
+  name: tag-mirror
+spec:
+  imageTagMirrors:
+  - mirrors:
+    - example.io/example/ubi-minimal
+    source: registry.access.redhat.com/ubi9/ubi-minimal
+    mirrorSourcePolicy: AllowContactingSource
+"""
+IMAGE = """\
+apiVersion: config.openshift.io/v1
+kind: Image
+metadata:
+  name: cluster
+spec:
+  registrySources:
+{sources}
+"""
+
+
+def _files(render: Any, pool: str) -> dict[str, bytes]:
+    return rendered_files(render.pools[pool].rendered)
+
+
+def _mirrors(render: Any, pool: str) -> dict[str, list[str]]:
+    conf = tomllib.loads(_files(render, pool)["/etc/containers/registries.conf"].decode())
+    return {r.get("location") or r["prefix"]: [m["location"] for m in r.get("mirror", [])] for r in conf["registry"]}
+
+
+def test_built_in_pools_get_the_registries_machine_config_and_custom_pools_the_workers(cluster: Path) -> None:
+    (cluster / "manifests/95-idms.yaml").write_text(IDMS.format(mirror="mirror.example.com/ubi", policy="NeverContactSource"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, (result.errors, {p: r.errors for p, r in result.pools.items()})
+    for pool in ("worker", "master", "infra"):
+        assert _mirrors(result, pool)["registry.access.redhat.com/ubi9/ubi-minimal"] == ["mirror.example.com/ubi"]
+    assert "99-worker-generated-registries" in result.pools["worker"].sources
+    assert "99-master-generated-registries" in result.pools["master"].sources
+    assert "99-worker-generated-registries" in result.pools["infra"].sources
+    assert not any("infra-generated-registries" in s for s in result.pools["infra"].sources)
+    conf = _files(result, "worker")["/etc/containers/registries.conf"].decode()
+    assert 'location = "quay.io/fedora"' in conf  # the role template's own entry is kept
+    assert "blocked = true" in conf
+    assert "/etc/containers/policy.json" not in _files(result, "worker")  # nothing allowed or blocked
+
+
+def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path) -> None:
+    store = MemoryStore()
+    idms = cluster / "manifests/95-idms.yaml"
+    idms.write_text(IDMS.format(mirror="mirror.example.com/ubi", policy="NeverContactSource"))
+    first = render_cluster(cluster, store=store)
+    assert first.ok
+    (cluster / "manifests/96-itms.yaml").write_text(ITMS)  # AllowContactingSource for the same source
+    (cluster / "manifests/60-worker-new.yaml").write_text(MC)
+    second = render_cluster(cluster, store=store)
+    worker = second.pools["worker"]
+    assert worker.errors == () and worker.changed
+    assert _files(second, "worker")["/etc/new"] == b"new"
+    assert _mirrors(second, "worker") == _mirrors(first, "worker")  # the last successful sync
+    assert any(e.startswith("manifests/96-itms.yaml:") and "conflicting mirrorSourcePolicy is set for the same "
+               'source "registry.access.redhat.com/ubi9/ubi-minimal"' in e for e in second.errors), second.errors
+    for pool in ("worker", "master"):
+        condition = store.get_pool(pool).condition("ImageConfigFailure")
+        assert condition is not None and condition.status == "True"
+        assert condition.reason == "tag-mirror" and "manifests/96-itms.yaml:" in condition.message
+    assert store.get_pool("worker").condition("RenderDegraded").status == "False"
+
+    (cluster / "manifests/96-itms.yaml").unlink()
+    idms.write_text(IDMS.format(mirror="mirror2.example.com/ubi", policy="NeverContactSource"))
+    third = render_cluster(cluster, store=store)
+    assert third.ok
+    assert _mirrors(third, "worker")["registry.access.redhat.com/ubi9/ubi-minimal"] == ["mirror2.example.com/ubi"]
+    assert store.get_pool("worker").condition("ImageConfigFailure").status == "False"
+
+
+@pytest.mark.parametrize(("name", "text", "where", "message"), [
+    ("wildcard mirror", IDMS.format(mirror="'*.example.com/ubi'", policy="AllowContactingSource"),
+     "manifests/95-doc.yaml:8:", 'invalid format for mirror "*.example.com/ubi"'),
+    ("source among its mirrors", IDMS.format(mirror="registry.access.redhat.com/ubi9/ubi-minimal",
+                                             policy="NeverContactSource"),
+     "manifests/95-doc.yaml:10:", "cannot set mirrorSourcePolicy: NeverContactSource if the source"),
+    ("allowed and blocked", IMAGE.format(sources="    allowedRegistries: [a.io]\n    blockedRegistries: [b.io]"),
+     "manifests/95-doc.yaml:7:", "invalid images config: only one of AllowedRegistries or BlockedRegistries may be "
+     "specified"),
+    ("invalid scope", IMAGE.format(sources="    insecureRegistries: ['*.a.io/x']"),
+     "manifests/95-doc.yaml:7:", 'invalid entry for insecure registries "*.a.io/x"'),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "")
+def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, where: str, message: str) -> None:
+    (cluster / "manifests/95-doc.yaml").write_text(text)
+    result = render_cluster(cluster, store=MemoryStore())
+    assert all(r.errors == () for r in result.pools.values())
+    assert any(e.startswith(where) and message in e for e in result.errors), result.errors
+    assert "99-worker-generated-registries" not in result.pools["worker"].sources
+
+
+def test_image_config_files(cluster: Path) -> None:
+    (cluster / "manifests/95-image.yaml").write_text(IMAGE.format(
+        sources="    blockedRegistries: [untrusted.com]\n    containerRuntimeSearchRegistries: [reg1.io]"))
+    (cluster / "manifests/96-other.yaml").write_text(IMAGE.replace("name: cluster", "name: other").format(
+        sources="    allowedRegistries: [x.io]"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    files = _files(result, "worker")
+    assert b'"untrusted.com": [\n        {\n          "type": "reject"' in files["/etc/containers/policy.json"]
+    assert files["/etc/containers/registries.conf.d/01-image-searchRegistries.conf"] == \
+        b'unqualified-search-registries = ["reg1.io"]\nshort-name-mode = ""\n'
+    assert any("manifests/96-other.yaml" in w and "reads only the Image named 'cluster'" in w for w in result.warnings)
