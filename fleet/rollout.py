@@ -2,8 +2,12 @@
 
 The server's `GET|POST /nodes/{name}/desired` call `desired_for`. A node is handed the pool's target while
 fewer than the pool's `maxUnavailable` other nodes of the pool are unavailable, and keeps its current
-config otherwise. Unavailable means: reporting `Working` or `Degraded`, or targeted at a config it has
-not reached yet (desiredConfig set and != currentConfig). A Degraded node therefore stops the rollout from
+config otherwise. Unavailable (`unavailable`, which the pool status counts too) means: not Done at the
+config it is targeted at, i.e. reporting `Working` or `Degraded`, or a desiredConfig it has not reached
+(MCO `pkg/controller/node/status.go` isNodeUnavailable/isNodeDone). Two differences: a node with no
+desiredConfig is one the server never targeted, at its config as the MCO's node controller would have
+set it (so available); and a failing node counts as unavailable, so a broken node never lets a rollout
+widen. A Degraded node therefore stops the rollout from
 widening; with the pool's automatic pause (on unless turned off) it stops it altogether, and maintenance windows
 and a canary wave hold it too (fleet/rollout_gates.py `hold_reason`). A node that is already moving to the target (its reported desiredConfig is the target) keeps
 getting it, so a rollout never stalls half-way. A paused pool hands out nothing new. A node the server has
@@ -80,11 +84,14 @@ def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, str, s
     return (not zone, zone, registered, status.name)
 
 
+def unavailable(state: str, current_config: str, desired_config: str) -> bool:
+    """True when a node reporting these counts against maxUnavailable: anything but Done at its desired config."""
+    return state != "Done" or (desired_config != "" and current_config != desired_config)
+
+
 def is_unavailable(status: NodeStatus) -> bool:
-    """True when the node counts against maxUnavailable (Working, Degraded, or targeted and not there yet)."""
-    if status.state in ("Working", "Degraded", "Unreconcilable"):
-        return True
-    return bool(status.desired_config) and status.current_config != status.desired_config
+    """`unavailable` for a node's status (the rollout's slots and the pool status's unavailableMachineCount)."""
+    return unavailable(status.state, status.current_config, status.desired_config)
 
 
 def is_updated(status: NodeStatus, target: str | None) -> bool:

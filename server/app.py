@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
+from fleet.clock import Clock, system_clock
 from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout import NodeStatuses
@@ -58,13 +58,13 @@ class Handlers:
     """Route handlers; dependencies come in through the constructor (one composition root: run.py)."""
 
     def __init__(self, *, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Clock | None = None) -> None:
         self.state = state
         self.store = store
         self.settings = settings
         self.policy: AccessPolicy = settings.policy
         self.metrics = metrics
-        self.clock = clock or (lambda: datetime.now(UTC))
+        self.clock = clock or system_clock
         self.responder = ConfigResponder(state=state, policy=settings.policy, metrics=metrics,
                                          default_version=settings.default_version)
 
@@ -218,7 +218,7 @@ async def _server_header(request: web.Request, response: web.StreamResponse) -> 
 
 
 def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
-               desired_for: DesiredFn | None = None, clock: Callable[[], datetime] | None = None) -> web.Application:
+               desired_for: DesiredFn | None = None, clock: Clock | None = None) -> web.Application:
     """The aiohttp application with every route (no listeners; run.py adds them)."""
     app = web.Application(client_max_size=settings.limits.max_body, middlewares=[track_requests, count_requests])
     app.on_response_prepare.append(_server_header)

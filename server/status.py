@@ -7,7 +7,8 @@ Counts over the nodes whose last report names the pool:
 - updated  = state Done, currentConfig == desiredConfig == the pool's target
 - ready    = updated (nodes report no separate readiness)
 - degraded = state Degraded
-- unavailable = not Done, or current != desired (mid-update or broken)
+- unavailable = not Done, or desired set and current != desired (mid-update or broken): fleet/rollout.py
+  `unavailable`, the very predicate that decides the rollout's slots
 Conditions: `Updated` (all nodes updated, none unavailable), `Updating` (not updated and not paused, by
 `spec.paused` or by the rollout: `status.rolloutPause` then names the first failing node and why,
 fleet/rollout_gates.py; `RolloutPinned` while `mco rollout revert` pins the pool),
@@ -26,6 +27,7 @@ from typing import Any
 
 from fleet.names import MAX_NAME, valid_name
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from server.errors import ServerError
 
@@ -124,8 +126,8 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     target = record.current
     updated = counted.count("Done", settled=True, at=target) if target else 0
     degraded = [n for n in members if n.state == "Degraded"]
-    unavailable = len(members) - counted.count("Done", settled=True)
-    all_updated = updated == len(members) and not unavailable
+    unavailable_count = sum(n for report, n in counted.reports.items() if unavailable(*report))
+    all_updated = updated == len(members) and not unavailable_count
     pause = rollout_pause(record, (n for n in members if n.state in FAILED_STATES))
     render = record.condition("RenderDegraded")
     render_degraded = render is not None and render.status == "True"
@@ -175,7 +177,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
             "machineCount": len(members),
             "updatedMachineCount": updated,
             "readyMachineCount": updated,
-            "unavailableMachineCount": unavailable,
+            "unavailableMachineCount": unavailable_count,
             "degradedMachineCount": len(degraded),
             "conditions": conditions,
             **({"rolloutPause": pause.to_dict()} if pause is not None else {}),

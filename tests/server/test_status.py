@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rollout import is_unavailable
 from server.status import pool_status
 
 CONFIGS = ["rendered-worker-a", "rendered-worker-b", ""]
@@ -26,7 +27,8 @@ def test_counts_follow_the_rules(target: str | None, keep: slice) -> None:
     assert status["updatedMachineCount"] == status["readyMachineCount"] == len(updated)
     assert status["degradedMachineCount"] == sum(n.state == "Degraded" for n in members)
     assert status["unavailableMachineCount"] == sum(
-        n.state != "Done" or n.current_config != n.desired_config for n in members)
+        n.state != "Done" or (n.desired_config != "" and n.current_config != n.desired_config) for n in members)
+    assert status["unavailableMachineCount"] == sum(map(is_unavailable, members))  # the rollout's own predicate
     if members and len(updated) != len(members):
         first_most = max(dict.fromkeys(n.current_config for n in members),
                          key=lambda c: sum(n.current_config == c for n in members))
