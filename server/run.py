@@ -54,6 +54,7 @@ class Running:
     listeners: list[asyncio.AbstractServer]
     certs: CertReloader | None = None
     monitor: LoopMonitor | None = None
+    access_log: accesslog.AccessLog | None = None
 
     async def stop(self) -> None:
         """Stop polling and close the listeners."""
@@ -65,6 +66,8 @@ class Running:
         for listener in self.listeners:
             listener.close()
         await self.runner.cleanup()
+        if self.access_log is not None:
+            self.access_log.close()
 
 
 def open_store(settings: ServerSettings) -> Store:
@@ -133,12 +136,14 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
         for srv in listeners:
             srv.close()
         await runner.cleanup()
+        if logger is not None:
+            logger.close()
         raise
     monitor = metrics.monitor = LoopMonitor()
     tasks = [asyncio.create_task(reloader.run()), asyncio.create_task(monitor.run())]
     if certs is not None:
         tasks.append(asyncio.create_task(certs.run()))
-    return Running(runner, state, reloader, tasks, addresses, listeners, certs, monitor)
+    return Running(runner, state, reloader, tasks, addresses, listeners, certs, monitor, logger)
 
 
 def check_token_pools(settings: ServerSettings, state: ServerState) -> None:
