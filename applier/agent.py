@@ -32,6 +32,7 @@ from applier.drift import watch_map
 from applier.drift_steps import DriftSteps
 from applier.errors import PermanentError, TemporaryError
 from applier.rebooting import MAX_REBOOT_ATTEMPTS
+from applier.retry import Backoff
 from applier.watch import Watcher
 from fleet.rendered import RenderedConfig
 
@@ -92,20 +93,19 @@ class Agent(DriftSteps):
             signal.signal(signal.SIGTERM, self.stop)  # an update in progress is finished, then the loop ends
         result: SyncResult | None = None
         count = 0
-        delay = 1.0
+        backoff = Backoff(min(1.0, self.settings.interval), min(60.0, self.settings.interval))
         try:
             while not self._stop and (max_syncs is None or count < max_syncs):
                 count += 1
                 started = time.monotonic()
                 try:
                     result = self.sync(watch=True)
-                    delay = 1.0
+                    backoff.reset()
                 except TemporaryError as exc:
                     if self._stop:
                         break
                     self.log(f"will retry: {exc}")
-                    time.sleep(min(delay, self.settings.interval))
-                    delay = min(delay * 2, 60.0)
+                    time.sleep(backoff.wait_after(exc))
                     continue
                 except PermanentError as exc:
                     current = self.state.current()

@@ -17,9 +17,9 @@ class ApplyError(Exception):
 
 
 class TemporaryError(ApplyError):
-    """Worth retrying after `delay` seconds (server away, lock held, network)."""
+    """Worth retrying (server away, lock held, network), not sooner than `delay` seconds (0: the backoff decides)."""
 
-    def __init__(self, path: str, message: str, *, delay: float = 1.0) -> None:
+    def __init__(self, path: str, message: str, *, delay: float = 0.0) -> None:
         super().__init__(path, message)
         self.delay = delay
 

@@ -5,16 +5,17 @@ Server: `POST /nodes/{name}/desired?pool=P&wait=S` (claims the node's update slo
 `Authorization: Bearer <token>` when configured. With `wait` (the agent's sync interval, at most 300 s) the server
 holds a "stay" answer until a slot frees for this node or the wait ends: no polling, and a freed slot is taken
 at once (docs/scale-out.md).
-Connection failures and 5xx answers are TemporaryErrors (retried with backoff); 4xx are PermanentErrors.
+Connection failures, 429 and 5xx answers are TemporaryErrors (retried by applier/retry.py, never sooner than an
+answer's `Retry-After` asks); other 4xx are PermanentErrors.
 File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAML or JSON).
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,9 +23,13 @@ import requests
 import yaml
 
 from applier.errors import PermanentError, TemporaryError
+from applier.retry import retrying
+from fleet.clock import system_clock
 from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
 from fleet.rendered import ModelError, RenderedConfig
 from fleet.rollout import MAX_HANDOUT_WAIT
+
+MAX_RETRY_AFTER = 3600.0  # seconds: a longer Retry-After is taken as this (the agent keeps reporting)
 
 
 class DesiredSource(Protocol):
@@ -65,19 +70,21 @@ class FileSource:
         return load_rendered(text, source=str(self.path))
 
 
-def retrying(call: Callable[[], Any], *, attempts: int, base_delay: float, max_delay: float,
-             sleep: Callable[[float], None] = time.sleep) -> Any:
-    """Call, retrying TemporaryErrors with exponential backoff (base, 2x, ... capped); the last error is raised."""
-    delay = base_delay
-    for attempt in range(1, attempts + 1):
-        try:
-            return call()
-        except TemporaryError:
-            if attempt == attempts:
-                raise
-            sleep(delay)
-            delay = min(delay * 2, max_delay)
-    raise AssertionError("unreachable")
+
+def retry_after(value: str | None) -> float:
+    """Seconds a `Retry-After` header asks to wait (delay-seconds, or an HTTP date); 0 when absent or unreadable."""
+    if not value:
+        return 0.0
+    value = value.strip()
+    if value.isdigit():
+        return float(min(int(value), MAX_RETRY_AFTER))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return 0.0
+    if when.tzinfo is None:
+        return 0.0
+    return min(max((when - system_clock()).total_seconds(), 0.0), MAX_RETRY_AFTER)
 
 
 class ServerClient:
@@ -109,9 +116,10 @@ class ServerClient:
         except requests.exceptions.SSLError as exc:
             raise PermanentError(url, f"TLS error: {exc}") from exc
         except requests.RequestException as exc:
-            raise TemporaryError(url, f"server unreachable: {exc.__class__.__name__}", delay=1.0) from exc
+            raise TemporaryError(url, f"server unreachable: {exc.__class__.__name__}") from exc
         if response.status_code >= 500 or response.status_code == 429:
-            raise TemporaryError(url, f"server answered {response.status_code}", delay=1.0)
+            raise TemporaryError(url, f"server answered {response.status_code}",
+                                 delay=retry_after(response.headers.get("Retry-After")))
         if response.status_code >= 400:
             raise PermanentError(url, f"server answered {response.status_code}: {response.text.strip()[:200]}")
         return response

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from applier.errors import ApplyError, TemporaryError
-from applier.fetch import ServerClient, retrying
+from applier.fetch import ServerClient
+from applier.retry import retrying
 
 MAX_MESSAGE = 2000  # the MCD truncates its reason annotation to 2000 characters
 

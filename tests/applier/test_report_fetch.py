@@ -14,9 +14,10 @@ import pytest
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
 from applier.errors import PermanentError, TemporaryError
-from applier.fetch import ServerClient, ServerSource, retrying
+from applier.fetch import ServerClient, ServerSource, retry_after
 from applier.hooks import Hooks
 from applier.report import HttpReporter, NodeReport
+from applier.retry import retrying
 from applier.runner import RecordingRunner
 from tests.applier.helpers import file_entry, make_root, rendered
 
@@ -30,6 +31,7 @@ class Fake:
 
     def __init__(self) -> None:
         self.fail_next = 0          # answer 503 to this many requests
+        self.retry_after = ""       # with this Retry-After header
         self.fail_posts = 0         # answer 503 to this many status reports
         self.requests: list[tuple[str, str, str]] = []  # (method, path, authorization)
         self.statuses: list[dict] = []
@@ -46,6 +48,8 @@ def server() -> Iterator[tuple[str, Fake]]:
         def _answer(self, code: int, body: object) -> None:
             data = json.dumps(body).encode()
             self.send_response(code)
+            if code == 503 and fake.retry_after:
+                self.send_header("Retry-After", fake.retry_after)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -139,6 +143,41 @@ def test_backoff_doubles_and_caps() -> None:
 
     assert retrying(flaky, attempts=6, base_delay=0.5, max_delay=3.0, sleep=delays.append) == 1
     assert delays == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize(("asked", "waits"), [
+    ([0.0, 0.0, 0.0], [0.5, 1.0, 2.0]),
+    ([5.0, 0.0, 0.0], [5.0, 1.0, 2.0]),
+    ([0.0, 0.2, 10.0], [0.5, 1.0, 10.0]),
+], ids=["backoff-only", "longer-first", "longer-than-the-cap"])
+def test_backoff_never_waits_less_than_the_error_asks(asked: list[float], waits: list[float]) -> None:
+    delays: list[float] = []
+    errors = iter(asked)
+
+    def flaky() -> int:
+        delay = next(errors, None)
+        if delay is not None:
+            raise TemporaryError("x", "away", delay=delay)
+        return 1
+
+    assert retrying(flaky, attempts=4, base_delay=0.5, max_delay=3.0, sleep=delays.append) == 1
+    assert delays == waits
+
+
+@pytest.mark.parametrize(("header", "seconds"), [
+    (None, 0.0), ("", 0.0), ("7", 7.0), (" 7 ", 7.0), ("99999999", 3600.0), ("-1", 0.0), ("soon", 0.0),
+    ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
+], ids=["absent", "empty", "seconds", "spaces", "capped", "negative", "garbage", "date-past"])
+def test_retry_after(header: str | None, seconds: float) -> None:
+    assert retry_after(header) == seconds
+
+
+def test_a_503_asks_for_its_retry_after(server: tuple[str, Fake]) -> None:
+    url, fake = server
+    fake.fail_next, fake.retry_after = 1, "4"
+    with pytest.raises(TemporaryError) as err:
+        ServerClient(url).json("/rendered/x")
+    assert err.value.delay == 4.0
 
 
 def test_report_kept_until_delivered(tmp_path: Path, server: tuple[str, Fake]) -> None:
