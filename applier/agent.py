@@ -79,6 +79,11 @@ class Agent(DriftSteps):
         elif failed and current is not None and current.name != desired.name and pending is None:
             note, left = self._repair_note(current, explicit)
             return self._result("Degraded", str(failed.get("message", "")) + note + left, current, desired.name)
+        soak = self.state.soak()
+        if soak is not None and (current is None or soak.get("name") != current.name):
+            self.state.clear_soak()  # the node moved on (a revert, a newer target)
+        elif soak is not None and current is not None and desired.name == current.name and pending is None:
+            return self.soak_step(current)
         if current is not None and desired.name == current.name and pending is None:
             return settled or self.check_drift(current, repair=fix)
         return self.update(current, desired, pending, repair=explicit)

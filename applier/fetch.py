@@ -28,6 +28,7 @@ from fleet.clock import system_clock
 from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
 from fleet.rendered import ModelError, RenderedConfig
 from fleet.rollout import MAX_HANDOUT_WAIT
+from fleet.rollout_settings import HEALTH_ANNOTATION, gate_annotation
 
 MAX_RETRY_AFTER = 3600.0  # seconds: a longer Retry-After is taken as this (the agent keeps reporting)
 
@@ -174,12 +175,16 @@ def with_cluster_policy(config: RenderedConfig, answer: Mapping[str, Any]) -> Re
     """`config` carrying the cluster's node disruption policy from the desired-config answer, in the annotation
     the agent reads its policy from (fleet.disruption_policy); without one in the answer, `config` as served.
     The server hands the policy beside the rendered config, so a policy-only change moves no target; the
-    agent's `--policy FILE` still overrides it."""
+    agent's `--policy FILE` still overrides it. The pool's health gate (`rollout`) travels the same way."""
     policy = answer.get("nodeDisruptionPolicy")
-    if not isinstance(policy, Mapping):
+    gate = answer.get("rollout")
+    if not isinstance(policy, Mapping) and not isinstance(gate, Mapping):
         return config
-    annotations = {k: v for k, v in config.annotations.items() if k != POLICY_ANNOTATION}
-    annotations.update(policy_annotation({"nodeDisruptionPolicy": policy}))
+    annotations = {k: v for k, v in config.annotations.items() if k not in (POLICY_ANNOTATION, HEALTH_ANNOTATION)}
+    if isinstance(policy, Mapping):
+        annotations.update(policy_annotation({"nodeDisruptionPolicy": policy}))
+    if isinstance(gate, Mapping):  # the pool's health gate (applier/health.py)
+        annotations.update(gate_annotation(gate))
     return replace(config, annotations=annotations)
 
 

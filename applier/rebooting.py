@@ -16,6 +16,7 @@ from dataclasses import replace
 from applier.agentbase import SyncResult
 from applier.boot import boot_id, reboot_step
 from applier.errors import ApplyError
+from applier.health import HealthSteps
 from applier.plan import effective, make_plan
 from applier.repairing import RepairSteps
 from applier.state import Pending
@@ -25,7 +26,7 @@ from fleet.rendered import RenderedConfig
 MAX_REBOOT_ATTEMPTS = 3
 
 
-class RebootSteps(RepairSteps):
+class RebootSteps(RepairSteps, HealthSteps):
     """Requesting a reboot and checking the node after it."""
 
     def request_reboot(self, current: RenderedConfig | None, pending: Pending, reason: str) -> SyncResult:
@@ -92,8 +93,8 @@ class RebootSteps(RepairSteps):
         except ApplyError as exc:
             return self._result("Degraded", str(exc), target, target.name)
         note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
-        return self._result("Done", f"rebooted into {target.name}; verification passed{note}", target, target.name,
-                            changed=True)
+        return self.gated_done(target, pending.previous or "", f"rebooted into {target.name}; verification passed{note}",
+                               changed=True)
 
     def _roll_back(self, current: RenderedConfig, target: RenderedConfig, pending: Pending,
                    message: str) -> SyncResult:

@@ -29,6 +29,7 @@ CURRENT = "currentconfig"
 PENDING = "pending.json"
 REPORT = "last-report.json"
 FAILED = "failed.json"
+SOAK = "soak.json"
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,19 @@ class StateDir:
     def set_failed(self, name: str, message: str) -> None:
         """Remember that `name` failed verification and was rolled back."""
         self._write_json(FAILED, {"name": name, "message": message})
+
+    def soak(self) -> dict[str, Any] | None:
+        """The health gate in progress (applier/health.py): config, the one it came from, since, failure."""
+        data = self._read_json(SOAK)
+        return data if isinstance(data, dict) else None
+
+    def set_soak(self, soak: dict[str, Any]) -> None:
+        """Record the health gate's state."""
+        self._write_json(SOAK, soak)
+
+    def clear_soak(self) -> None:
+        """The gate passed, or the node moved on."""
+        (self.path / SOAK).unlink(missing_ok=True)
 
     def clear_failed(self) -> None:
         """Forget a rolled-back target (the pool moved on)."""

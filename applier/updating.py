@@ -141,6 +141,6 @@ class UpdateSteps(RebootSteps):
             return self._result("Degraded", str(exc), desired, desired.name)
         verdict = plan.disruption.verdict
         detail = f"; actions: {', '.join(actions)}" if actions else ""
-        return self._result("Done", f"applied {desired.name} without reboot ({verdict}){detail}", desired,
-                            desired.name, changed=True)
+        return self.gated_done(desired, previous or "", f"applied {desired.name} without reboot ({verdict}){detail}",
+                               changed=True)
 

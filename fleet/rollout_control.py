@@ -15,14 +15,31 @@ running at the same moment does not undo them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 
 from fleet.clock import timestamp
 from fleet.errors import FleetError
-from fleet.rendered import HistoryEntry, PoolRecord
+from fleet.rendered import Condition, HistoryEntry, PoolRecord
 from fleet.rollout_gates import revert_target
 from fleet.store import Store
+
+ROLLOUT_PINNED = "RolloutPinned"
+
+
+def with_pin(conditions: Mapping[str, Condition], pinned_to: str | None, reverted_from: str, now: str) -> dict[str, Condition]:
+    """`conditions` with `RolloutPinned` saying whether the pool is pinned to `pinned_to` (the renderer and
+    `revert` both set it; a pool never pinned gets no condition)."""
+    out = dict(conditions)
+    if not reverted_from and ROLLOUT_PINNED not in out:
+        return out
+    pin = (Condition(ROLLOUT_PINNED, "True", "Reverted", f"pinned to {pinned_to} by mco rollout revert: the "
+                     f"manifests still render {reverted_from}") if reverted_from else Condition(ROLLOUT_PINNED, "False"))
+    was = out.get(ROLLOUT_PINNED)
+    out[ROLLOUT_PINNED] = replace(pin, last_transition_time=was.last_transition_time
+                                  if was is not None and was.status == pin.status else now)
+    return out
 
 
 class RolloutRefused(FleetError):
@@ -47,7 +64,10 @@ def revert(store: Store, pool: str, *, now: datetime) -> PoolRecord:
         raise RolloutRefused(f"pool {pool}: no earlier config in its history that every node reached")
     stamp = timestamp(now)
     sources = store.get_rendered(target).sources  # NotFound if it is gone (a history's configs are kept)
+    reverted_from = record.reverted_from or record.current or ""
+    conditions = with_pin({c.type: c for c in record.conditions}, target, reverted_from, stamp)
     updated = replace(record, current=target, sources=sources, history=(*record.history, HistoryEntry(target, stamp)),
-                      reverted_from=record.reverted_from or record.current, resumed_at=stamp)
+                      reverted_from=reverted_from, resumed_at=stamp,
+                      conditions=tuple(conditions[k] for k in sorted(conditions)))
     store.put_pool(updated)
     return updated

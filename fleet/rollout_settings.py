@@ -31,6 +31,7 @@ from typing import Any
 from fleet.maintenance_windows import Window, WindowError, parse_duration, parse_window
 
 PREFIX = "rollout.machine-config.io/"
+HEALTH_ANNOTATION = PREFIX + "health"  # on a rendered config the agent keeps, never on a pool
 ORDERS = ("oldest-first", "newest-first")
 _COUNT_RE = re.compile(r"(\d{1,6})(%?)\Z")
 _BOOLS = {"true": True, "false": False}
@@ -82,6 +83,12 @@ class RolloutSettings:
         n = int(m.group(1))
         return min(-(-n * pool_size // 100) if m.group(2) else n, pool_size)
 
+    def health_gate(self) -> dict[str, Any]:
+        """What the agent needs of these settings, handed with its desired config ({}: no gate)."""
+        if not self.health_checks and not self.soak_seconds:
+            return {}
+        return {"soakSeconds": self.soak_seconds, "healthChecks": [c.to_dict() for c in self.health_checks]}
+
     def to_dict(self) -> dict[str, Any]:
         """The stored form: only the fields that differ from the defaults (a pool without settings stores none)."""
         out: dict[str, Any] = {}
@@ -128,6 +135,12 @@ class RolloutSettings:
             health_checks=tuple(_check_of(c) for c in data.get("healthChecks") or () if isinstance(c, Mapping)),
             max_concurrent_pulls=int(data.get("maxConcurrentPulls", 0)),
         )
+
+
+def gate_annotation(gate: Mapping[str, Any]) -> dict[str, str]:
+    """The annotation that carries a desired-config answer's health gate (`health_gate`) on the config the agent
+    keeps (applier/fetch.py, applier/health.py)."""
+    return {HEALTH_ANNOTATION: json.dumps(dict(gate), sort_keys=True)}
 
 
 def _check_of(data: Mapping[str, Any]) -> HealthCheck:

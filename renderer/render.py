@@ -22,6 +22,7 @@ from fleet.clock import Clock, system_clock, timestamp
 from fleet.conditions import ConditionProblem
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
+from fleet.rollout_control import with_pin
 from fleet.store import NotFound, Store, StoreError
 from renderer.errors import StoreWriteFailed
 from renderer.generated import Failure
@@ -32,7 +33,6 @@ from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
 
 RENDER_DEGRADED = "RenderDegraded"
-ROLLOUT_PINNED = "RolloutPinned"
 
 
 @dataclass(frozen=True)
@@ -124,12 +124,7 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
     old = conditions.get(RENDER_DEGRADED)
     since = old.last_transition_time if old is not None and old.status == degraded.status else now
     conditions[RENDER_DEGRADED] = replace(degraded, last_transition_time=since)
-    if pinned or ROLLOUT_PINNED in conditions:
-        pin = (Condition(ROLLOUT_PINNED, "True", "Reverted", f"pinned to {old_current} by mco rollout revert: "
-                         f"the manifests still render {pinned}") if pinned else Condition(ROLLOUT_PINNED, "False"))
-        was = conditions.get(ROLLOUT_PINNED)
-        conditions[ROLLOUT_PINNED] = replace(pin, last_transition_time=was.last_transition_time
-                                             if was is not None and was.status == pin.status else now)
+    conditions = with_pin(conditions, old_current, pinned, now)
     failure_conditions(conditions, failures, now)
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())

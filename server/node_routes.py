@@ -274,6 +274,9 @@ class NodeRoutes:
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy
+            gate = record.rollout.health_gate()
+            if gate:  # the pool's health gate: the agent reports Done only once it has passed (applier/health.py)
+                answer["rollout"] = gate
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
