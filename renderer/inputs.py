@@ -46,6 +46,7 @@ from renderer.provenance import butane_origins
 from renderer.registries_generated import generate_registries, template_files
 from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet
 from renderer.templates import render_role, ssh_machine_config, template_roles
+from renderer.trust_bundles import generate_trust_bundles
 
 MANIFESTS_DIR = "manifests"
 FILES_DIR = "files"
@@ -280,9 +281,11 @@ def load_inputs(cluster_dir: Path) -> Inputs:
         return template_files(render_role(cluster_dir, cluster, pool).machine_configs) if pool in roles else {}
 
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
-    registries = generate_registries(_image_config(inputs), inputs.mirror_sets, inputs.pools,
-                                     release_image=_release_image(cluster), base_files=base_files)
-    for part in (generated, registries):
+    image = _image_config(inputs)
+    registries = generate_registries(image, inputs.mirror_sets, inputs.pools, release_image=_release_image(cluster),
+                                     base_files=base_files)
+    trusted = generate_trust_bundles(inputs.config_maps, image, inputs.pools)
+    for part in (generated, registries, trusted):
         for pool_name, found in part.problems.items():
             inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)
         for configs in part.configs.values():
