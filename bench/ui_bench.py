@@ -1,7 +1,7 @@
 """Benchmark: the fleet page's response times for a pool of 10,000 machines (goal: every page under 50 ms).
 
 One run per store: in memory (`MemoryStore`), on disk (`DirectoryStore`), and an etcd replica's (a 3-member
-etcd cluster on loopback, filled through one `EtcdStore`, served from `open_replica_store`'s watch-fed mirror,
+etcd cluster on loopback, filled through one `EtcdStore`, served from a replica's watch-fed mirror (fleet/store_open.py `follow=True`),
 as `mco serve --store etcd://` does), each holding pool `worker` mid-rollout with `--machines` reports (a
 mix of Done at the target, Done at the old target, Working and Degraded) and two rendered configs of
 `--files` files; `server.run.start` serves it on a free port (the real aiohttp app, access log off). Each URL
@@ -39,8 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
-from fleet.etcd_client import parse_url  # noqa: E402
-from fleet.etcd_store import EtcdStore  # noqa: E402
 from fleet.rendered import (  # noqa: E402
     Condition,
     HistoryEntry,
@@ -51,8 +49,7 @@ from fleet.rendered import (  # noqa: E402
     with_report,
 )
 from fleet.store import MemoryStore, Store  # noqa: E402
-from server.replica import close as close_replica  # noqa: E402
-from server.replica import open_replica_store  # noqa: E402
+from fleet.store_open import close_store, open_store  # noqa: E402
 from server.run import start  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
 from tests.etcd_cluster import EtcdCluster  # noqa: E402
@@ -143,11 +140,11 @@ async def bench(kind: str, machines: int, files: int, warmup: int, runs: int
             etcd = EtcdCluster(Path(shutil.which("etcd") or "etcd"), Path(shutil.which("etcdctl") or "etcdctl"))
             cleanup.callback(etcd.stop)
             etcd.start()
-            writer = EtcdStore.open(parse_url(etcd.url("bench")))
-            cleanup.callback(writer.conn.close)
+            writer = open_store(etcd.url("bench"))
+            cleanup.callback(close_store, writer)
             old, new = fill(writer, machines, files, writers=32)
-            store = open_replica_store(parse_url(etcd.url("bench")))
-            cleanup.callback(close_replica, store)
+            store = open_store(etcd.url("bench"), follow=True)
+            cleanup.callback(close_store, store)
         else:
             store = MemoryStore() if kind == "memory" else DirectoryStore(Path(tmp) / "store")
             old, new = fill(store, machines, files)

@@ -39,10 +39,10 @@ def register(subparsers: Any) -> None:
 
 def run_controller(args: argparse.Namespace) -> int:
     """Campaign and render until interrupted."""
-    from fleet.etcd_client import Connection, is_etcd_url
+    from fleet.etcd_client import Connection
     from fleet.etcd_election import Election
-    from fleet.etcd_store import EtcdStore
-    from fleet.store import StoreError
+    from fleet.store import ElectedStore, StoreError
+    from fleet.store_open import close_store, is_etcd_url, open_store
     from server.controller import Controller
 
     if not args.cluster_dir.is_dir():
@@ -57,13 +57,15 @@ def run_controller(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="mco controller: %(message)s", stream=sys.stderr)
     identity = args.id or f"{socket.gethostname()}-{os.getpid()}"
     conn = Connection(settings)
+    store = open_store(settings)
     try:
+        assert isinstance(store, ElectedStore)  # (an etcd store)
         election = Election(conn, identity=identity, ttl=args.lease_ttl)
         try:
             election.leader()  # reach etcd once before announcing anything
         except StoreError as exc:
             raise UsageError(f"--store: cannot reach etcd: {exc}") from None
-        controller = Controller(args.cluster_dir, EtcdStore(conn), election, interval=args.poll_interval)
+        controller = Controller(args.cluster_dir, store, election, interval=args.poll_interval)
 
         def stop(signum: int, frame: object) -> None:
             controller.stop.set()
@@ -74,5 +76,6 @@ def run_controller(args: argparse.Namespace) -> int:
         print(f"mco: controller candidate {identity} on {args.store}", file=sys.stderr, flush=True)
         controller.run()
     finally:
+        close_store(store)
         conn.close()
     return 0

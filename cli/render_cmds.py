@@ -24,11 +24,11 @@ import yaml
 from cli.errors import InvalidInput, UsageError
 from cli.output_flags import add_deprecated_switch, add_format
 from fleet.diff import diff_rendered
-from fleet.directory_store import DirectoryStore
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import RenderedConfig
 from fleet.store import MemoryStore, NotFound, Store
+from fleet.store_open import open_store
 from ignition.canonical import pretty_json
 from renderer.inputs import load_inputs
 from renderer.provenance import explain
@@ -62,10 +62,8 @@ def register(subparsers: Any) -> None:
 
 
 def _open_store(path: Path | None) -> Store:
-    if path is None:
-        return MemoryStore()
     try:
-        return DirectoryStore(path)
+        return open_store(path)
     except OSError as exc:
         raise UsageError(f"cannot open store {path}: {exc.strerror or exc}") from exc
 

@@ -28,6 +28,7 @@ from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import resume, revert
 from fleet.rollout_plan import RolloutPlan, plan_rollout
 from fleet.store import MemoryStore, NotFound, Store
+from fleet.store_open import close_store, is_etcd_url, open_store
 
 
 def register(subparsers: Any) -> None:
@@ -56,23 +57,19 @@ def register(subparsers: Any) -> None:
 
 @contextmanager
 def _store(args: argparse.Namespace) -> Iterator[Store]:
-    if args.store.startswith("etcd://"):
-        from fleet.etcd_store import EtcdStore
-
-        store = EtcdStore.open(etcd_settings(args.store, args))
-        try:
-            yield store
-        finally:
-            store.conn.close()
-        return
-    if tls_flags_without_etcd(args):
+    if is_etcd_url(args.store):
+        where: Any = etcd_settings(args.store, args)
+    elif tls_flags_without_etcd(args):
         raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
-    from fleet.directory_store import DirectoryStore
-
-    path = Path(args.store)
-    if not path.is_dir():
-        raise UsageError(f"--store {path}: not a directory")
-    yield DirectoryStore(path)
+    else:
+        where = Path(args.store)
+        if not where.is_dir():
+            raise UsageError(f"--store {where}: not a directory")
+    store = open_store(where)
+    try:
+        yield store
+    finally:
+        close_store(store)
 
 
 def _pool(store: Store, pool: str) -> PoolRecord:

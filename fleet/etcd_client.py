@@ -24,8 +24,8 @@ import aetcd
 from aetcd import rpc, watcher
 
 from fleet.store import StoreError
+from fleet.store_open import SCHEME, is_etcd_url
 
-SCHEME = "etcd://"
 DEFAULT_PREFIX = "mco"
 LAYOUT = "v1"
 RPC_TIMEOUT = 3.0           # seconds per etcd call: without quorum a write fails after this, answered 503
@@ -48,11 +48,6 @@ class EtcdSettings:
     def root(self) -> bytes:
         """The versioned key prefix every key starts with."""
         return f"/{self.prefix}/{LAYOUT}/".encode()
-
-
-def is_etcd_url(value: str) -> bool:
-    """Whether a `--store` value names etcd rather than a directory."""
-    return value.startswith(SCHEME)
 
 
 def parse_url(url: str, *, cacert: Path | None = None, cert: Path | None = None,

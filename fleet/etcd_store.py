@@ -27,10 +27,10 @@ from aetcd import rpc
 
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
-from fleet.etcd_client import Connection, EtcdSettings
+from fleet.etcd_client import Connection
 from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
 from fleet.rollout import NodeStatuses, is_unavailable
-from fleet.store import InUse, NotFound, StoreError, check_name, references
+from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references
 from ignition.canonical import canonical_json
 
 if TYPE_CHECKING:
@@ -39,10 +39,6 @@ if TYPE_CHECKING:
 CHUNK = 1 << 20        # bytes per chunk: below the 1.5 MiB request limit with the transaction around it
 T = TypeVar("T")
 CLAIM_ATTEMPTS = 200   # lost compare-and-swap rounds before a hand-out gives up (answered 503, the node retries)
-
-
-class NotLeader(StoreError):
-    """A fenced write found that this controller no longer holds the leadership; nothing was written."""
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -74,11 +70,6 @@ class EtcdStore:
         self.mirror = mirror
         self._fence = fence
         self._claims = ClaimGroups(self, CLAIM_ATTEMPTS)
-
-    @classmethod
-    def open(cls, settings: EtcdSettings) -> EtcdStore:
-        """A store with a connection of its own."""
-        return cls(Connection(settings))
 
     def fenced(self, leader_key: bytes, won_revision: int) -> EtcdStore:
         """The same store whose every write also checks that `leader_key` is the one created at `won_revision`."""

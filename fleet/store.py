@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from fleet.errors import FleetError
 from fleet.names import MAX_NAME, valid_name
@@ -31,6 +31,10 @@ class StoreError(FleetError):
 
 class NotFound(StoreError):
     """The named object does not exist."""
+
+
+class NotLeader(StoreError):
+    """A fenced write found that this controller no longer holds the leadership; nothing was written."""
 
 
 class InUse(StoreError):
@@ -103,6 +107,28 @@ class Store(Protocol):
         with respect to every other claim, across threads, processes and replicas sharing the store (the rollout
         hand-out: two nodes asking at once are counted against each other). `decide` may run more than once and
         must not keep the NodeStatuses it is given (it may be the store's own, with per-pool counts kept current)."""
+        ...
+
+
+@runtime_checkable
+class ElectedStore(Store, Protocol):
+    """A store an elected controller renders into (`mco controller`; `EtcdStore` is one): its writes can be fenced
+    by the leadership, it publishes the controller's status, and it keeps content in blobs it can sweep."""
+
+    def fenced(self, leader_key: bytes, won_revision: int) -> ElectedStore:
+        """The same store whose every write also checks that the leadership is the one won at `won_revision`."""
+        ...
+
+    def put_controller_status(self, data: dict[str, Any]) -> None:
+        """Publish the last render's outcome (replicas show its errors)."""
+        ...
+
+    def orphan_blobs(self) -> list[str]:
+        """Blobs no rendered config names (left by an interrupted write)."""
+        ...
+
+    def delete_orphan_blobs(self, name: str) -> None:
+        """Delete the blobs of `name` (an entry of `orphan_blobs`)."""
         ...
 
 

@@ -19,23 +19,22 @@ from typing import Any
 
 from fleet.clock import Clock, system_clock, timestamp
 from fleet.etcd_election import POLL, Election
-from fleet.etcd_store import EtcdStore, NotLeader
-from fleet.store import InUse, NotFound, StoreError, references
+from fleet.store import ElectedStore, InUse, NotFound, NotLeader, StoreError, references
 from server.watch import tree_fingerprint
 
 log = logging.getLogger("mco.controller")
 
-RenderFn = Callable[[Path, EtcdStore], Any]
+RenderFn = Callable[[Path, ElectedStore], Any]
 
 
-def default_render(cluster_dir: Path, store: EtcdStore) -> Any:
+def default_render(cluster_dir: Path, store: ElectedStore) -> Any:
     """The renderer's public entry point."""
     from renderer.render import render_cluster
 
     return render_cluster(cluster_dir, store=store)
 
 
-def collect_garbage(store: EtcdStore) -> list[str]:
+def collect_garbage(store: ElectedStore) -> list[str]:
     """Delete rendered configs nothing references (each delete re-checks in its own transaction) and chunks
     left without a manifest; returns the deleted names."""
     referenced = references((store.get_pool(p) for p in store.list_pools()), store.list_node_status())
@@ -56,7 +55,7 @@ def collect_garbage(store: EtcdStore) -> list[str]:
 class Controller:
     """One candidate: campaign, and while leading, render on change."""
 
-    def __init__(self, cluster_dir: Path, store: EtcdStore, election: Election, *, interval: float = 0.5,
+    def __init__(self, cluster_dir: Path, store: ElectedStore, election: Election, *, interval: float = 0.5,
                  render: RenderFn = default_render, clock: Clock = system_clock) -> None:
         self.cluster_dir = cluster_dir
         self.store = store

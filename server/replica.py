@@ -1,4 +1,5 @@
-"""A stateless replica: `mco serve --store etcd://...` serves from an in-memory mirror of the etcd store.
+"""A stateless replica: `mco serve --store etcd://...` serves from an in-memory mirror of the etcd store
+(opened by fleet/store_open.py with `follow=True`).
 
 The mirror (fleet/etcd_mirror.py) starts from one consistent range read and follows a watch; each applied
 change wakes the reloader, which rebuilds the served snapshot from memory (the request path never reads
@@ -12,25 +13,12 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
-from fleet.etcd_client import Connection, EtcdSettings
-from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import EtcdStore
 from server.handout_wait import follow_mirror
 from server.state import ServerState
 
 WRITERS = 64  # threads for store calls; each mostly waits on etcd
 
-
-def open_replica_store(settings: EtcdSettings) -> EtcdStore:
-    """Connect, read the whole state once (StoreError when etcd cannot answer), and start following it."""
-    conn = Connection(settings)
-    mirror = Mirror(conn)
-    try:
-        mirror.start()
-    except BaseException:
-        conn.close()
-        raise
-    return EtcdStore(conn, mirror=mirror)
 
 
 def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop) -> None:
@@ -59,10 +47,3 @@ def attach(store: EtcdStore, state: ServerState, loop: asyncio.AbstractEventLoop
     mirror.on_change(changed)
     changed()
     follow_mirror(state, mirror, loop)
-
-
-def close(store: EtcdStore) -> None:
-    """Stop following and close the connection."""
-    if store.mirror is not None:
-        store.mirror.stop()
-    store.conn.close()

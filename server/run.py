@@ -24,8 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
-from fleet.directory_store import DirectoryStore
-from fleet.store import MemoryStore, Store
+from fleet.store import Store
+from fleet.store_open import open_store
 from server import accesslog
 from server.app import create_app
 from server.auth import AuthSettingsError
@@ -70,19 +70,11 @@ class Running:
             self.access_log.close()
 
 
-def open_store(settings: ServerSettings) -> Store:
-    """The etcd replica store, the directory store when one is configured, else an in-memory one."""
-    if settings.etcd is not None:
-        from server.replica import open_replica_store
-
-        return open_replica_store(settings.etcd)
-    return DirectoryStore(settings.store_dir) if settings.store_dir else MemoryStore()
-
-
 async def start(settings: ServerSettings, *, store: Store | None = None, leader: bool = True,
                 render: RenderFn = default_render) -> Running:
     """Render (leader) or load (follower), then listen; returns once the listeners are open."""
-    store = store if store is not None else open_store(settings)
+    if store is None:  # a replica of etcd follows its whole state; else the directory store, or one in memory
+        store = open_store(settings.etcd if settings.etcd is not None else settings.store_dir, follow=True)
     state = ServerState()
     if settings.etcd is not None:
         from server.replica import attach
@@ -200,7 +192,7 @@ def run(settings: ServerSettings, *, announce: Callable[[Running], None] | None 
         tmp = tempfile.TemporaryDirectory(prefix="mco-store-")
         settings = replace(settings, store_dir=Path(tmp.name))
     if settings.etcd is None:
-        DirectoryStore(settings.store_dir or ".")  # create the layout before anyone reads it
+        open_store(settings.store_dir or Path("."))  # create the layout before anyone reads it
     ctx = multiprocessing.get_context("spawn")
     children: list[multiprocessing.process.BaseProcess] = []
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from fleet.directory_store import DirectoryStore
-from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 from fleet.store import MemoryStore, Store
+from fleet.store_open import open_store
 from tests.etcd_cluster import EtcdCluster
 
 _prefixes = itertools.count()
@@ -29,7 +29,9 @@ def rendered_config(name: str = "rendered-worker-abc") -> RenderedConfig:
 
 def open_etcd_store(cluster: EtcdCluster) -> EtcdStore:
     """A store on a key prefix no other test uses."""
-    return EtcdStore.open(parse_url(cluster.url(f"test-{next(_prefixes)}")))
+    store = open_store(cluster.url(f"test-{next(_prefixes)}"))
+    assert isinstance(store, EtcdStore)
+    return store
 
 
 @contextmanager

@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 
 from fleet.etcd_claims import ClaimGroups, _Claim, _own_copy
-from fleet.etcd_store import EtcdStore, NotLeader
+from fleet.etcd_store import EtcdStore
 from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses
-from fleet.store import StoreError
+from fleet.store import NotLeader, StoreError
 from tests.etcd_cluster import EtcdCluster
 from tests.fleet.stores import etcd_store
 

@@ -14,10 +14,10 @@ import pytest
 from fleet.etcd_client import Connection
 from fleet.etcd_election import Election
 from fleet.etcd_mirror import Mirror
-from fleet.etcd_store import CHUNK, EtcdStore, NotLeader
+from fleet.etcd_store import CHUNK, EtcdStore
 from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import desired_for, is_unavailable
-from fleet.store import StoreError
+from fleet.store import NotLeader, StoreError
 from tests.etcd_cluster import EtcdCluster
 from tests.fleet.stores import etcd_store, open_etcd_store
 

@@ -14,6 +14,7 @@ from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import PoolRecord
 from fleet.store import StoreError
+from fleet.store_open import open_store
 from tests.etcd_cluster import free_ports
 from tests.tools import real_tool
 
@@ -57,7 +58,7 @@ def tls_etcd(tmp_path: Path) -> Iterator[tuple[Path, int]]:
 def _store(d: Path, port: int, who: str | None) -> EtcdStore:
     cert = (d / f"{who}.crt") if who else None
     key = (d / f"{who}.key") if who else None
-    return EtcdStore.open(parse_url(f"etcd://127.0.0.1:{port}/tls", cacert=d / "ca.crt", cert=cert, key=key))
+    return open_store(parse_url(f"etcd://127.0.0.1:{port}/tls", cacert=d / "ca.crt", cert=cert, key=key))
 
 
 def test_tls_client_certificate_is_required_and_works(tls_etcd: tuple[Path, int]) -> None:

@@ -21,9 +21,9 @@ import pytest
 
 from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
-from fleet.etcd_store import EtcdStore
 from fleet.rendered import RenderedConfig
 from fleet.store import Store
+from fleet.store_open import close_store, open_store
 from server.handout_wait import HandoutWaiters
 from server.run import Running, start
 from server.settings import ServerSettings
@@ -72,7 +72,7 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         settings = replace(settings, store_dir=tmp_path / "store")
     else:
         url = request.getfixturevalue("etcd_cluster").url(f"handout-{next(_prefixes)}")
-        store = EtcdStore.open(parse_url(url))
+        store = open_store(url)
         settings = replace(settings, etcd=parse_url(url))
     _seed(store)
     running = await start(settings)
@@ -82,10 +82,8 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     finally:
         await running.stop()
         if request.param == "etcd":
-            from server.replica import close
-
-            close(running.reloader.store)  # type: ignore[arg-type]
-            store.conn.close()
+            close_store(running.reloader.store)
+            close_store(store)
 
 
 async def _claim(session: aiohttp.ClientSession, base: str, node: str, wait: float | str | None = None) -> Any:

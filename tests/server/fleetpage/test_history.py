@@ -13,12 +13,10 @@ from aiohttp.test_utils import TestClient
 
 from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import parse_url
-from fleet.etcd_store import EtcdStore
 from fleet.store import Store
+from fleet.store_open import close_store, open_store
 from server.app import create_app
 from server.metrics import ServerMetrics
-from server.replica import close as close_replica
-from server.replica import open_replica_store
 from server.settings import ServerSettings
 from server.state import ServerState
 from tests.server.fleetpage.fleet import Rollout, mid_rollout
@@ -61,12 +59,12 @@ async def test_reports_over_time_survive_a_restart(aiohttp_client: Any, tmp_path
 
 async def test_every_replica_shows_the_same_reports(aiohttp_client: Any, etcd_cluster: Any) -> None:
     url = parse_url(etcd_cluster.url(f"fleetpage-history-{os.getpid()}"))
-    writer = EtcdStore.open(url)
+    writer = open_store(url)
     try:
         rollout = mid_rollout(writer)
     finally:
-        writer.conn.close()
-    replicas = [open_replica_store(url) for _ in range(2)]
+        close_store(writer)
+    replicas = [open_store(url, follow=True) for _ in range(2)]
     try:
         a, b = [await _client(aiohttp_client, r) for r in replicas]
         for client, message in ((a, "drained"), (b, "rebooting"), (a, "rebooted"), (b, "")):
@@ -81,4 +79,4 @@ async def test_every_replica_shows_the_same_reports(aiohttp_client: Any, etcd_cl
             assert await _reports(client) == expected
     finally:
         for replica in replicas:
-            close_replica(replica)
+            close_store(replica)

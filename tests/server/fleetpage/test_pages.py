@@ -15,14 +15,12 @@ from markupsafe import escape
 
 from fleet.conditions import ConditionProblem
 from fleet.etcd_client import parse_url
-from fleet.etcd_store import EtcdStore
 from fleet.rendered import Condition
 from fleet.store import Store
+from fleet.store_open import close_store, open_store
 from server.app import create_app
 from server.auth import AccessPolicy, parse_networks
 from server.metrics import ServerMetrics
-from server.replica import close as close_replica
-from server.replica import open_replica_store
 from server.settings import ServerSettings
 from server.state import ServerState
 from tests.fleet.stores import STORE_KINDS, store_of_kind
@@ -275,12 +273,12 @@ async def test_render_degraded_shows_each_problem_with_file_line_and_path(store:
 async def test_a_replica_shows_what_the_writer_stored(etcd_cluster: Any, make_client: MakeClient) -> None:
     """`mco serve --store etcd://` replicas read from their watch-fed mirror: the page shows the same rollout."""
     url = parse_url(etcd_cluster.url(f"fleetpage-replica-{os.getpid()}"))
-    writer = EtcdStore.open(url)
+    writer = open_store(url)
     try:
         rollout = mid_rollout(writer)
     finally:
-        writer.conn.close()
-    replica = open_replica_store(url)  # its first range read sees every write above
+        close_store(writer)
+    replica = open_store(url, follow=True)  # its first range read sees every write above
     try:
         client = await make_client(replica)
         text = await (await client.get("/ui/")).text()
@@ -288,4 +286,4 @@ async def test_a_replica_shows_what_the_writer_stored(etcd_cluster: Any, make_cl
         text = await (await client.get("/ui/pools/worker?state=Degraded")).text()
         assert 'id="node-worker-2"' in text and str(escape(DEGRADED_MESSAGE)) in text
     finally:
-        close_replica(replica)
+        close_store(replica)

@@ -1,0 +1,61 @@
+"""Opening a store from where it lives: the one opener behind every `--store DIR|etcd://...`.
+
+Where it sits: `mco render`, `mco diff`, `mco rollout`, `mco serve` (directory, or a replica of etcd) and
+`mco controller` open their store here. Nothing given: a `MemoryStore`. A path: the `DirectoryStore` there.
+An `etcd://HOST:PORT[,...][/PREFIX]` URL, or `EtcdSettings` already parsed with TLS client files
+(fleet/etcd_client.py): an `EtcdStore` on a connection of its own; `follow=True` adds the mirror a replica
+serves from (one consistent range read, then a watch: fleet/etcd_mirror.py). `close_store` undoes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fleet.store import MemoryStore, Store
+
+if TYPE_CHECKING:
+    from fleet.etcd_client import EtcdSettings
+
+__all__ = ["SCHEME", "close_store", "is_etcd_url", "open_store"]
+
+SCHEME = "etcd://"
+
+
+def is_etcd_url(value: str) -> bool:
+    """Whether a `--store` value names etcd rather than a directory."""
+    return value.startswith(SCHEME)
+
+
+def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False) -> Store:
+    """The store at `where`. ValueError: a malformed etcd URL; StoreError/OSError: it cannot be opened."""
+    if where is None:
+        return MemoryStore()
+    if isinstance(where, Path) or (isinstance(where, str) and not is_etcd_url(where)):
+        from fleet.directory_store import DirectoryStore  # (the etcd client is imported only for etcd)
+
+        return DirectoryStore(Path(where))
+    from fleet.etcd_client import Connection, parse_url
+    from fleet.etcd_mirror import Mirror
+    from fleet.etcd_store import EtcdStore
+
+    conn = Connection(parse_url(where) if isinstance(where, str) else where)
+    if not follow:
+        return EtcdStore(conn)
+    mirror = Mirror(conn)
+    try:
+        mirror.start()
+    except BaseException:
+        conn.close()
+        raise
+    return EtcdStore(conn, mirror=mirror)
+
+
+def close_store(store: Store) -> None:
+    """Stop following etcd and close the connection of an etcd store; nothing to do for the others."""
+    mirror = getattr(store, "mirror", None)
+    if mirror is not None:
+        mirror.stop()
+    conn = getattr(store, "conn", None)
+    if conn is not None:
+        conn.close()
