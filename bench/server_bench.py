@@ -158,7 +158,7 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp / "store"), "--listen",
-             f"127.0.0.1:{mco_port}", "--workers", str(args.workers), "--access-log", "off"],
+             f"127.0.0.1:{mco_port}", "--workers", str(args.workers), "--access-log", str(tmp / "access.log")],
             env=env, stderr=open(tmp / "mco.log", "wb")))
         wait_healthy(f"http://127.0.0.1:{mco_port}/healthz")
         time.sleep(3)  # let the follower workers bind too

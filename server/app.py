@@ -26,7 +26,7 @@ from fleet.rollout_gates import failing_of, rollout_pause
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
-from server.connection import track_requests
+from server.connection import refuse_version, request_done
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
@@ -71,10 +71,14 @@ class Handlers:
     # -- /config/{pool}: the hot path (decided in respond.py) --
     async def config(self, request: web.Request) -> web.StreamResponse:
         """Ignition for a pool, in the negotiated spec version (bytes not built yet: built in a thread first)."""
-        build = self.responder.unbuilt(request.match_info["pool"], request.headers)
-        if build is not None:
-            await asyncio.to_thread(build)
-        answer = self.responder.answer(request.method, request.match_info["pool"], request.headers, request.remote)
+        responder, method, pool, lines = self.responder, request.method, request.match_info["pool"], request.raw_headers
+        answer = responder.recall(method, pool, lines, request.remote)
+        if answer is None:
+            build = responder.unbuilt(pool, request.headers)
+            if build is not None:
+                await asyncio.to_thread(build)
+            answer = responder.answer(method, pool, request.headers, request.remote)
+            responder.remember(method, pool, lines, request.remote, answer)
         request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
 
@@ -198,7 +202,12 @@ class Handlers:
 
 @web.middleware
 async def count_requests(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-    """Count every request by route and status (the `/config` route is counted in detail by its handler)."""
+    """Count every request by route and status (the `/config` route is counted in detail by its handler).
+
+    A request in an HTTP version we do not speak is answered 505 here, before any handler (connection.py).
+    """
+    if (refused := refuse_version(request)) is not None:
+        return refused
     status = 500
     try:
         response = await handler(request)
@@ -220,8 +229,9 @@ async def _server_header(request: web.Request, response: web.StreamResponse) -> 
 def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
                desired_for: DesiredFn | None = None, clock: Clock | None = None) -> web.Application:
     """The aiohttp application with every route (no listeners; run.py adds them)."""
-    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[track_requests, count_requests])
+    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[count_requests])
     app.on_response_prepare.append(_server_header)
+    app.on_response_prepare.append(request_done)
     app[STATE] = state
     app[STORE] = store
     app[METRICS] = metrics

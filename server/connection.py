@@ -2,15 +2,17 @@
 
 aiohttp's parser (llhttp) reads every byte a client sends and its application serves every route; this
 module parses no HTTP and only uses aiohttp's public API (`web.Server` as the protocol factory, its
-`request_factory`, its `logger`, a middleware):
+`request_factory`, its `logger`, `on_response_prepare`):
 
 - A request-read deadline. `Connection` sits between the transport and aiohttp's protocol (it is the
   transport's protocol, so `request.transport.get_protocol()` finds it): bytes arriving while no request
   is being handled start a deadline of `read_timeout` seconds, which the next request's start stops
-  (the `track_requests` middleware), so a client sending one byte a second is cut long before the
-  keep-alive timeout. Bodies are bounded by the handlers' own read deadline (request_body.py).
+  (aiohttp makes the request object once the head is parsed: `request_factory`), so a client sending one
+  byte a second is cut long before the keep-alive timeout. Bytes that arrived while a request was
+  handled restart it once its response begins (`request_done`, an `on_response_prepare` hook). Bodies are bounded by the handlers' own read deadline (request_body.py).
 - HTTP versions other than 1.0/1.1 get 505: the request factory marks such a request (read as 1.1, so
-  the answer never says `HTTP/2.0 200`) and the middleware answers it without running a handler.
+  the answer never says `HTTP/2.0 200`) and app.py's middleware answers it (`refuse_version`) before
+  any handler runs.
 - A head llhttp refused gets a 400 JSON body naming the request head, and one log line without header
   values: never a traceback, never a token echoed from a bad header line. aiohttp reports the refusal
   to the server's logger before answering; `MalformedRequests`, a filter on that logger, writes the
@@ -23,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any
 
@@ -85,7 +87,7 @@ class Connection(asyncio.Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._transport: asyncio.Transport | None = None
         self._on_lost = on_lost
-        self._active = 0  # requests being handled
+        self._active = False  # a request is being handled (aiohttp handles one at a time)
         self._arrived = False  # bytes arrived while a request was being handled (a pipelined head?)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -121,14 +123,14 @@ class Connection(asyncio.Protocol):
     # -- the read deadline ---------------------------------------------------------------------------
     def request_started(self) -> None:
         """A request reached the application: its head arrived in time."""
-        self._active += 1
+        self._active = True
         self._arrived = False
         self._stop()
 
     def request_finished(self, *, had_body: bool) -> None:
         """Bytes that arrived meanwhile (not this request's body) may be a partial next head: time it."""
-        self._active -= 1
-        if not self._active and self._arrived and not had_body and self._deadline is None and self._read_timeout > 0:
+        self._active = False
+        if self._arrived and not had_body and self._deadline is None and self._read_timeout > 0:
             self._deadline = asyncio.get_running_loop().call_later(self._read_timeout, self._too_slow)
         self._arrived = False
 
@@ -144,28 +146,22 @@ class Connection(asyncio.Protocol):
             self._transport.abort()
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+def refuse_version(request: web.BaseRequest) -> web.Response | None:
+    """The 505 answer to a request the factory marked for its HTTP version, else None."""
+    if not request.get(REFUSED_VERSION):
+        return None
+    log.warning("malformed request from %s: %s (HTTP 505)", request.remote, VersionNotSupported.message)
+    response = web.Response(status=505, body=error_body("bad-request", VersionNotSupported.message, "request line"),
+                            content_type=JSON)
+    response.force_close()
+    return response
 
 
-@web.middleware
-async def track_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Tell the connection a request began and ended (the read deadline); answer odd HTTP versions 505."""
+async def request_done(request: web.BaseRequest, response: web.StreamResponse) -> None:
+    """`on_response_prepare`: the handler is done with the request (the read deadline may restart)."""
     transport = request.transport
     connection = transport.get_protocol() if transport is not None else None
-    if not isinstance(connection, Connection):  # a test client without the listeners of run.py
-        connection = None
-    if request.get(REFUSED_VERSION):
-        log.warning("malformed request from %s: %s (HTTP 505)", request.remote, VersionNotSupported.message)
-        response = web.Response(status=505, body=error_body("bad-request", VersionNotSupported.message,
-                                                            "request line"), content_type=JSON)
-        response.force_close()
-        return response
-    if connection is None:
-        return await handler(request)
-    connection.request_started()
-    try:
-        return await handler(request)
-    finally:
+    if isinstance(connection, Connection):  # not so under a test client without run.py's listeners
         connection.request_finished(had_body=request.body_exists)
 
 
@@ -173,7 +169,8 @@ _CURRENT: contextvars.ContextVar[web.BaseRequest | None] = contextvars.ContextVa
 
 
 def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.BaseRequest]:
-    """Wrap `web.Server.request_factory`: remember the request for the log filter, mark odd HTTP versions.
+    """Wrap `web.Server.request_factory`: tell the connection a head arrived, remember the request for the log
+    filter, mark odd HTTP versions.
 
     aiohttp calls the factory right before it starts the task handling that request (a parse error's
     placeholder included), so the task, and `MalformedRequests` running inside it, sees it in `_CURRENT`.
@@ -186,6 +183,10 @@ def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.B
         if refused:
             request[REFUSED_VERSION] = True
         _CURRENT.set(request)
+        transport = request.transport
+        connection = transport.get_protocol() if transport is not None else None
+        if isinstance(connection, Connection):
+            connection.request_started()
         return request
     return factory
 

@@ -113,12 +113,45 @@ class ConfigResponder:
         self.policy = policy
         self.metrics = metrics
         self.default_version = default_version
+        self.limit = 1024
+        self._by_address = bool(policy.allow or policy.deny)
+        self._snapshot: Any = None
+        self._store_error: str | None = None
+        self._recalled: dict[tuple[str, str, tuple[tuple[bytes, bytes], ...], str | None], Answer] = {}
 
     def answer(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
         """Decide, count, return."""
         answer = self.decide(method, pool, headers, remote)
         self.count(answer, method)
         return answer
+
+    def recall(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...],
+               remote: str | None) -> Answer | None:
+        """The counted answer decided before for the same request, or None (then: `answer` and `remember`).
+
+        `header_lines` are the parsed header lines (aiohttp's `raw_headers`) the headers were built from, so
+        equal lines mean an equal decision; the client address counts only when CIDR rules exist. A fleet
+        sends the same few requests (same Ignition build, same pool), so most cost a dict lookup. Entries
+        live for one snapshot and store-error state; the memory is bounded (emptied when full).
+        """
+        state = self.state
+        if state.snapshot is not self._snapshot or state.store_error != self._store_error:
+            self._snapshot, self._store_error = state.snapshot, state.store_error
+            self._recalled.clear()
+        found = self._recalled.get((method, pool, header_lines, remote if self._by_address else None))
+        if found is not None:
+            self.count(found, method)
+        return found
+
+    def remember(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...], remote: str | None,
+                 answer: Answer) -> None:
+        """Keep an answer for `recall` (decided on the snapshot `recall` last saw)."""
+        if self.state.snapshot is not self._snapshot or self.state.store_error != self._store_error:
+            return
+        recalled = self._recalled
+        if len(recalled) >= self.limit:
+            recalled.clear()
+        recalled[(method, pool, header_lines, remote if self._by_address else None)] = answer
 
     def count(self, answer: Answer, method: str) -> None:
         """Count one answer (and its body bytes) in the metrics."""

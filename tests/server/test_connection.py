@@ -208,3 +208,20 @@ def _complete(raw: bytes) -> bool:
     length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
                    if line.lower().startswith(b"content-length:")), 0)
     return len(body) >= length
+
+
+def test_a_repeated_request_gets_the_same_answer_and_is_counted_each_time(live: LiveServer) -> None:
+    request = _request("GET", "/config/worker", {"Accept": ACCEPT_33, "X-Repeat": "1"})
+    before = _served(live)
+    answers = _responses(exchange(live.port(), request * 3))
+    assert [a[0] for a in answers] == [b"200"] * 3 and len({a[2] for a in answers}) == 1
+    assert _served(live) == before + 3
+
+
+def _served(live: LiveServer) -> float:
+    """The worker pool's 200 answers for spec 3.3.0, as /metrics counts them."""
+    raw = exchange(live.port(), _request("GET", "/metrics", {}, close=True))
+    lines = [line for line in raw.decode().splitlines()
+             if line.startswith("mco_config_requests_total{") and 'pool="worker"' in line
+             and 'version="3.3.0"' in line and 'status="200"' in line]
+    return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
