@@ -29,7 +29,7 @@ pool keeps the registries MachineConfig of its last successful sync (renderer/la
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fleet.diff import ContentsError, file_contents
@@ -238,6 +238,13 @@ def _failures(refusals: Sequence[tuple[Owner, Problem]], machine_config: str) ->
             for (kind, name), problems in by_owner.items()]
 
 
+def _origins(image: ImageConfig | None, sets: Sequence[MirrorSet]) -> dict[str, str]:
+    """`mco render --explain`: registries.conf comes from every mirror set and the Image config, the others from
+    the Image config."""
+    where = [str(s.origin) for s in sets] + ([str(image.origin)] if image is not None else [])
+    return {f"storage.files[{REGISTRIES_CONF}]": ", ".join(where)} if where else {}
+
+
 def generate_registries(image: ImageConfig | None, sets: Sequence[MirrorSet], pools: Sequence[MachineConfigPool], *,
                         release_image: str | None, base_files: Callable[[str], Mapping[str, bytes]]) -> Generated:
     """Every built-in pool's `99-<pool>-generated-registries` (module docstring), refusals and warnings."""
@@ -267,6 +274,6 @@ def generate_registries(image: ImageConfig | None, sets: Sequence[MirrorSet], po
         if refusals:
             failures[pool.name] = tuple(_failures(refusals, name))
         elif files:
-            configs[pool.name] = (generated_machine_config(name, pool.name, [file_entry(path, data)
-                                                                          for path, data in files], origin),)
+            mc = generated_machine_config(name, pool.name, [file_entry(path, data) for path, data in files], origin)
+            configs[pool.name] = (replace(mc, entry_origins={**mc.entry_origins, **_origins(image, sets)}),)
     return Generated(configs=configs, problems=problems, failures=failures)

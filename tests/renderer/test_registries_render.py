@@ -74,6 +74,8 @@ def test_built_in_pools_get_the_registries_machine_config_and_custom_pools_the_w
     assert 'location = "quay.io/fedora"' in conf  # the role template's own entry is kept
     assert "blocked = true" in conf
     assert "/etc/containers/policy.json" not in _files(result, "worker")  # nothing allowed or blocked
+    explained = result.pools["worker"].rendered.provenance["storage.files[/etc/containers/registries.conf]"]
+    assert explained.startswith("99-worker-generated-registries (manifests/95-idms.yaml:1)"), explained
 
 
 def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path) -> None:
