@@ -6,6 +6,7 @@ running at the same moment does not undo them.
 
 - `resume`: failures reported before now no longer pause the pool (fleet/rollout_gates.py); a node that fails
   after it pauses the pool again.
+- `auto_revert`: `revert` for each pool that asks for it instead of the automatic pause.
 - `revert`: the pool's target goes back to the newest config of its history that every node of the pool reached
   (`revert_target`); the config left is kept as `reverted_from`: while the manifests still render it, the pool
   stays pinned to the reverted config. Nodes that took the bad config are handed the reverted one like any
@@ -22,7 +23,8 @@ from datetime import datetime
 from fleet.clock import timestamp
 from fleet.errors import FleetError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord
-from fleet.rollout_gates import revert_target
+from fleet.rollout import NodeStatuses
+from fleet.rollout_gates import Pause, failing_of, revert_target, rollout_pause
 from fleet.store import Store
 
 ROLLOUT_PINNED = "RolloutPinned"
@@ -44,6 +46,31 @@ def with_pin(conditions: Mapping[str, Condition], pinned_to: str | None, reverte
 
 class RolloutRefused(FleetError):
     """A rollout command that cannot be carried out; the message says why."""
+
+
+def paused_by(store: Store, record: PoolRecord) -> Pause | None:
+    """The automatic pause in force for the pool, read from the store without a claim."""
+    def read(statuses: NodeStatuses) -> Pause | None:
+        return rollout_pause(record, failing_of(record.name, statuses))
+    return store.read_statuses(read)
+
+
+def auto_revert(store: Store, *, now: datetime) -> dict[str, str]:
+    """Revert every pool that asks for it (`autoRevert`) and that its rollout paused; pool -> the config it went
+    back to. A pool with no config to go back to stays paused (`/pools` shows the pause). The renderer's process calls this as it polls (the
+    elected controller in the etcd layout, through its fenced store)."""
+    done: dict[str, str] = {}
+    for name in store.list_pools():
+        record = store.get_pool(name)
+        if not record.rollout.auto_revert or not record.current:
+            continue
+        if paused_by(store, record) is None:
+            continue
+        try:
+            done[name] = revert(store, name, now=now).current or ""
+        except RolloutRefused:
+            continue
+    return done
 
 
 def resume(store: Store, pool: str, *, now: datetime) -> PoolRecord:

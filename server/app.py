@@ -21,8 +21,7 @@ from aiohttp import web
 from fleet.clock import Clock, system_clock
 from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
-from fleet.rollout import NodeStatuses
-from fleet.rollout_gates import failing_of, rollout_pause
+from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
@@ -159,12 +158,8 @@ class Handlers:
 
     def _rollout_pauses(self) -> list[tuple[str, str]]:
         """(pool, node) of each pool the rollout paused (fleet/rollout_gates.py), read without a claim."""
-        records = [self.store.get_pool(n) for n in self.store.list_pools()]
-
-        def read(statuses: NodeStatuses) -> list[tuple[str, str]]:
-            pauses = ((r.name, rollout_pause(r, failing_of(r.name, statuses))) for r in records)
-            return [(pool, pause.node) for pool, pause in pauses if pause is not None]
-        return self.store.read_statuses(read)
+        pauses = ((name, paused_by(self.store, self.store.get_pool(name))) for name in self.store.list_pools())
+        return [(pool, pause.node) for pool, pause in pauses if pause is not None]
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
         names = [only] if only else self.store.list_pools()

@@ -19,6 +19,7 @@ from typing import Any
 
 from fleet.clock import Clock, system_clock, timestamp
 from fleet.etcd_election import POLL, Election
+from fleet.rollout_control import auto_revert
 from fleet.store import ElectedStore, InUse, NotFound, NotLeader, StoreError, references
 from server.watch import tree_fingerprint
 
@@ -90,7 +91,17 @@ class Controller:
         return won
 
     def step(self) -> None:
-        """Render if the cluster directory changed since the last render (or leadership was just won)."""
+        """Revert the pools that ask for it when their rollout pauses; render if the cluster directory changed since
+        the last render (or leadership was just won)."""
+        fenced = self.store.fenced(self.election.key, self.election.won_revision)
+        try:
+            for pool, config in auto_revert(fenced, now=self.clock()).items():
+                log.warning("pool %s: rollout paused; reverted automatically to %s", pool, config)
+        except NotLeader:
+            self._deposed()
+            return
+        except StoreError as exc:
+            log.error("automatic revert: cannot use the store: %s", exc)
         tree = tree_fingerprint(self.cluster_dir)
         if tree == self._tree:
             return

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.clock import Clock, system_clock, timestamp
+from fleet.rollout_control import auto_revert
 from fleet.store import Store, StoreError
 from server.metrics import ServerMetrics
 from server.snapshot import PayloadCache, load_snapshot, store_fingerprint
@@ -141,7 +142,17 @@ class Reloader:
             await self.refresh()
 
     async def poll_once(self) -> None:
-        """One check for changes: the cluster directory (leader), then the store."""
+        """One check for changes: the cluster directory (leader), then the store; the leader also reverts the pools
+        that ask for it when their rollout pauses (fleet/rollout_control.py `auto_revert`)."""
+        snapshot = self.state.snapshot
+        if self.leader and snapshot is not None and any(e.record.rollout.auto_revert for e in snapshot.pools.values()):
+            try:
+                reverted = await asyncio.to_thread(auto_revert, self.store, now=self.clock())
+            except StoreError as exc:
+                log.error("automatic revert: cannot use the store: %s", exc)
+                reverted = {}
+            for pool, config in reverted.items():
+                log.warning("pool %s: rollout paused; reverted automatically to %s", pool, config)
         if self.leader:
             assert self.cluster_dir is not None
             tree = await asyncio.to_thread(tree_fingerprint, self.cluster_dir)

@@ -136,7 +136,7 @@ class Pages:
         counted = {r.name: self.tallies.of(r.name, nodes) for r in records}
         credential = access.authorization(request)
         visible = [r for r in records if access.may_see(self.policy, r.name, credential)]
-        rows = [pool_row(r, counted[r.name]) for r in visible]
+        rows = [pool_row(r, counted[r.name], self.clock()) for r in visible]
         return page("overview.html.j2", rows=rows, hidden=len(records) - len(visible), **self._common(request))
 
     # -- pool --------------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class Pages:
         except QueryError as exc:
             raise self._error(request, 400, "Bad query", str(exc)) from None
         record, counted, configs = await self._read(request, self._pool_data, name)
-        row = pool_row(record, counted)
+        row = pool_row(record, counted, self.clock())
         chosen = select(counted, query)
         now = self.clock()
         machines = [machine_row(n, row.target, now) for n in chosen.rows]

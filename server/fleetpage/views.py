@@ -139,15 +139,16 @@ def rollout_note(record: PoolRecord, status: Mapping[str, Any], now: datetime | 
     if pause:
         return f"paused by the rollout: node {pause['node']} ({_shown(pause['reason'])}) since {pause['since']}"
     opens = window_closed(record, now or system_clock())
-    if opens is not None and record.current != status["configuration"]["name"]:
+    if opens is not None and status["updatedMachineCount"] < status["machineCount"]:
         return f"outside the maintenance windows; the next opens at {timestamp(opens)}"
     if record.reverted_from:
         return f"pinned by a revert (the manifests still render {record.reverted_from})"
     return ""
 
 
-def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
-    """The row of one pool, from its record and the tally of its machines' reports."""
+def pool_row(record: PoolRecord, counted: PoolTally, now: datetime | None = None) -> PoolRow:
+    """The row of one pool, from its record and the tally of its machines' reports (`now`: for its maintenance
+    windows)."""
     status = pool_summary(record, counted)["status"]
     target = record.current or ""
     updated = status["updatedMachineCount"]
@@ -161,7 +162,7 @@ def pool_row(record: PoolRecord, counted: PoolTally) -> PoolRow:
                    machines=machines, updated=updated, updating=updating, degraded=degraded,
                    unavailable=status["unavailableMachineCount"], waiting=waiting,
                    max_unavailable=str(record.max_unavailable), paused=record.paused, conditions=conditions,
-                   rollout=rollout_note(record, status), bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
+                   rollout=rollout_note(record, status, now), bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
                             ("waiting", waiting))))
 
 
