@@ -294,8 +294,7 @@ class Decoded:
 def decode(doc: Any, version: str) -> Decoded:
     """Type-check and normalize a parsed JSON document against `version`'s schema (see module docstring)."""
     dec = _Decoder(root(version))
-    if version == "3.2.0":
-        dec.pointer_structs = _pointer_structs_3_2()
+    dec.pointer_structs = pointer_structs(version)
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -311,8 +310,11 @@ def decode(doc: Any, version: str) -> Decoded:
     return Decoded(out, None, unused, context)
 
 
-def _pointer_structs_3_2() -> frozenset[Node]:
-    """3.2's `luks[].clevis` and `clevis.custom` nodes, the only struct pointers of specs 3.0-3.6."""
+def pointer_structs(version: str) -> frozenset[Node]:
+    """The schema nodes of `version` that are Go pointers to structs: 3.2's `luks[].clevis` and `clevis.custom`,
+    the only ones of specs 3.0-3.6."""
+    if version != "3.2.0":
+        return frozenset()
     clevis = root("3.2.0").fields["storage"].node.fields["luks"].node.item.fields["clevis"].node  # type: ignore[union-attr]
     return frozenset({clevis, clevis.fields["custom"].node})
 

@@ -1,64 +1,62 @@
-"""Parent/child merge of two Ignition configs, exactly as Ignition's `config/merge/merge.go` does it.
+"""Ignition's parent/child merge (Ignition `config/merge/merge.go`): the one merge engine.
 
-Where it sits: the renderer merges MachineConfig fragments with it, and Ignition itself merges
-`ignition.config.merge[]` children into their parent the same way. Configs are plain JSON dicts of one
-spec version; the walk follows `ignition.schema` (Go's struct types), so it sees what Go sees.
+`mco ignition merge`, `ignition.config.merge[]` references (references.py), Butane and the renderer's fold of
+a pool's MachineConfigs (MCO `MergeMachineConfigs`) all merge with it. `tests/ignition/test_merge_differential.py`
+checks it against the real Ignition binary.
 
 Merge rules (parent P, child C; the one place they are written down):
 
-0. Both configs must be of the same spec version (translate first); the result has the child's
-   `ignition.version`. Merging is structural: it never validates, and two valid configs can merge
-   into an invalid one. Before merging, each side is read as Go's `encoding/json` would: unknown keys
-   are ignored, keys match fields case-insensitively, `null` means "unset".
-1. Non-pointer scalars (`ignition.version`, the list keys `path`/`name`/`device`/`url`, partition
-   `number`, and in specs 3.0-3.2 `links[].target` and `raid[].level`) take C's value, even when C
-   leaves them out (then the result holds the zero value, `""`/`0`).
-2. Pointer scalars (nearly every optional field: `mode`, `overwrite`, `source`, `compression`,
-   `format`, `label`, `enabled`, `contents`, ...) take C's value when C sets it, even to `""`, `false`
-   or `0`; otherwise P's.
-3. Objects merge recursively. Spec 3.2 only: `luks[].clevis` and `clevis.custom` are Go pointers, so
-   when one side lacks them the other side's object is taken whole.
-4. Lists that Ignition does not deduplicate (`files[].append`, `filesystems[].options`,
-   `filesystems[].mountOptions`, `luks[].options`, `raid[].options`) are concatenated, P then C.
-5. Every other list is keyed (files/directories/links by `path`, disks and filesystems by `device`,
-   partitions by `number:N` or else `label:L`, raid/luks/units/dropins/users/groups by `name`,
+0. Both configs are of one spec version (translate first); the result has the child's `ignition.version`.
+   Merging is structural: it never validates, and two valid configs can merge into an invalid one.
+   `merge` reads each side as Go's `encoding/json` does (ignition.decode: unknown keys ignored, keys matched
+   case-insensitively, `null` means unset, a value of the wrong JSON type is a MergeError); `MergedConfig`
+   takes configs already read, dropping unknown keys and nulls the same way.
+1. Non-pointer scalars (`ignition.version`; spec 3.2's `clevis.custom` `config` and `pin`) take C's value,
+   even when C leaves them out (then P's value becomes the zero value `""`, or is dropped if it was zero).
+2. Pointer scalars (nearly every field: `mode`, `overwrite`, `source`, `compression`, `enabled`, ...) take
+   C's value when C sets it, even to `""`, `false` or `0`; otherwise P's.
+3. Objects merge recursively. Spec 3.2 only: `luks[].clevis` and `clevis.custom` are Go pointers, so when one
+   side lacks them the other side's object is taken whole (it matters to the transcript only).
+4. Lists that Ignition does not deduplicate (`files[].append`, `filesystems[].options`, `mountOptions`,
+   `luks[].options`, `raid[].options`) are concatenated, P then C.
+5. Every other list is keyed by `entry_key` (files/directories/links by `path`, disks and filesystems by
+   `device`, partitions by `number:N` or else `label:L`, raid/luks/units/dropins/users/groups by `name`,
    tang by `url`, config.merge and CAs by `source`, httpHeaders by `name`, string lists by value).
-   Walking P's items in order:
-   a. key also in C's *same* list -> one merged item at P's position (recursive for objects, C's
-      value for strings); an `httpHeaders` item whose C side has no `value` is dropped instead;
-   b. key in C but in *another list of the same key space* (files/directories/links share one by
-      path; kernelArguments shouldExist/shouldNotExist share one) -> P's item is dropped;
-   c. key not in C -> P's item is kept.
-   Then C's items whose key is not in P's same list are appended in C's order. When C repeats a
-   key, its last item is the one P's item merges with.
-6. A list that ends up empty is left out of the result.
+   a. C's item whose key P's *same* list holds is merged into P's item, at P's position (C's value for
+      strings); an `httpHeaders` item of C without a `value` removes P's header instead;
+   b. C's item whose key is in *another list of the same key space* (files/directories/links share one by
+      path; kernelArguments shouldExist/shouldNotExist share one) removes P's item there;
+   c. P's other items stay; C's items with a new key are appended in C's order.
+   When C repeats a key (an invalid config), as Ignition does: P's item merges with C's last item of that
+   key, and every repeat of a new key is appended.
+6. Lists and objects left empty are left out of the result (Go's `omitempty`).
 
-`merge_with_transcript` also returns Go's transcript: for every leaf (and every object taken whole)
-of the result, which side and which path it came from. The renderer uses it for provenance.
-Merging many configs left to right is merge_many.py; `ignition.config.replace`/`merge[]` references are
-rendered by references.py.
+`MergedConfig` keeps one mutable result and an index per keyed list, so merging a child costs only the
+child's size: folding hundreds of configs is linear, not quadratic. With `record=True` it also keeps,
+for every leaf, which side and path supplied it, and `transcript()` gives Go's transcript (Butane maps its
+output paths back to the YAML with it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ignition import schema, schema_nodes
-from ignition.decode import decode
+from ignition.decode import decode, pointer_structs
 from ignition.errors import IgnitionError
 from ignition.report import Path, path_str
 from ignition.versions import is_accepted
 
-__all__ = ["CHILD", "PARENT", "MergeError", "Origin", "merge", "merge_with_transcript"]
+__all__ = ["CHILD", "PARENT", "MergeError", "MergedConfig", "Origin", "entry_key", "merge", "merge_with_transcript",
+           "prune_empty"]
 
 PARENT = "parent"
 CHILD = "child"
-
-# Spec 3.2's Go pointer-to-struct fields (ignition issue 1132); every other object is a plain struct.
-_POINTER_STRUCTS = {"3.2.0": frozenset({"storage.luks[].clevis", "storage.luks[].clevis.custom"})}
+_SCALARS = frozenset(("string", "integer", "boolean"))
 _ZERO = {"string": "", "integer": 0, "boolean": False}
+_Tag = tuple[str, Path]  # (side, path in that side's document)
 
 
 class MergeError(IgnitionError):
@@ -82,22 +80,16 @@ def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]
     return _merge(parent, child, record=False)[0]
 
 
-def merge_with_transcript(
-    parent: Mapping[str, Any], child: Mapping[str, Any]
-) -> tuple[dict[str, Any], list[Origin]]:
+def merge_with_transcript(parent: Mapping[str, Any], child: Mapping[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
     """The merge result and, for each leaf of it, which side (and path) supplied it."""
     return _merge(parent, child, record=True)
 
 
-def _merge(
-    parent: Mapping[str, Any], child: Mapping[str, Any], *, record: bool
-) -> tuple[dict[str, Any], list[Origin]]:
+def _merge(parent: Mapping[str, Any], child: Mapping[str, Any], *, record: bool) -> tuple[dict[str, Any], list[Origin]]:
     version = _common_version(parent, child)
-    root = schema.root(version)
-    p, c = _decoded(parent, version), _decoded(child, version)
-    merger = _Merger(_POINTER_STRUCTS.get(version, frozenset()), record=record)
-    result = merger.struct(root, "", p, (), c, (), ())
-    return result, merger.transcript
+    merged = MergedConfig(_decoded(parent, version), version, record=record)
+    merged.merge(_decoded(child, version))
+    return merged.config(), merged.transcript() if record else []
 
 
 def _decoded(config: Mapping[str, Any], version: str) -> dict[str, Any]:
@@ -120,10 +112,8 @@ def _version_of(config: Mapping[str, Any], side: str) -> str | None:
 def _common_version(parent: Mapping[str, Any], child: Mapping[str, Any]) -> str:
     pv, cv = _version_of(parent, PARENT), _version_of(child, CHILD)
     if pv and cv and pv != cv:
-        raise MergeError(
-            f"cannot merge a {cv} child into a {pv} parent: translate both to one spec version first",
-            path=("ignition", "version"),
-        )
+        raise MergeError(f"cannot merge a {cv} child into a {pv} parent: translate both to one spec version first",
+                         path=("ignition", "version"))
     version = cv or pv
     if version is None:
         raise MergeError("neither config has an ignition.version", path=("ignition", "version"))
@@ -132,157 +122,438 @@ def _common_version(parent: Mapping[str, Any], child: Mapping[str, Any]) -> str:
     return version
 
 
-def _item_key(list_node: schema_nodes.Node, item: Any) -> str:
-    """Ignition's Key() of a list item."""
-    key = list_node.key
+def entry_key(entry: Any, node: schema_nodes.Node) -> Any:
+    """Ignition's Key() of one entry of the keyed list `node` (rule 5)."""
+    key = node.key
     if key == schema_nodes.KEY_VALUE:
-        return str(item)
+        return entry
     if key == schema_nodes.KEY_PARTITION:
-        number = item.get("number", 0)
+        number = entry.get("number") or 0
         if number:
             return f"number:{number}"
-        if "label" in item:
-            return f"label:{item['label']}"
-        return ""
-    assert key is not None
-    value = item.get(key)
-    return "" if value is None else str(value)
+        label = entry.get("label")
+        return f"label:{label}" if label is not None else ""
+    value = entry.get(key) if _is_map(entry) else entry
+    return "" if value is None else value
 
 
-class _Merger:
-    def __init__(self, pointer_structs: frozenset[str], *, record: bool) -> None:
-        self.pointer_structs = pointer_structs
-        self.record = record
-        self.transcript: list[Origin] = []
+def _is_map(value: Any) -> bool:
+    """isinstance(value, Mapping), fast for the dicts JSON gives."""
+    return type(value) is dict or isinstance(value, Mapping)
 
-    # transcript -------------------------------------------------------------------------------
-    def transcribe(
-        self, side: str, source: Path, result: Path, node: schema_nodes.Node, value: Any, pointer: bool
-    ) -> bool:
-        """Record every populated leaf of a subtree taken whole from one side (Go's transcribe)."""
-        if not self.record:
-            return False
-        if node.is_scalar:
-            if not pointer and value == _ZERO[node.kind]:
-                return False
-            self.transcript.append(Origin(side, source, result))
-            return True
-        if node.kind == "list":
-            assert node.item is not None
-            done = False
-            for i, item in enumerate(value):
-                done = self.transcribe(side, source + (i,), result + (i,), node.item, item, False) or done
-            return done
-        done = False
-        for name, sub in value.items():
-            f = node.fields[name]
-            done = self.transcribe(side, source + (name,), result + (name,), f.node, sub, f.pointer) or done
-        if done:
-            self.transcript.append(Origin(side, source, result))
-        return done
 
-    # the walk ---------------------------------------------------------------------------------
-    def struct(
-        self,
-        node: schema_nodes.Node,
-        where: str,
-        p: dict[str, Any],
-        pp: Path,
-        c: dict[str, Any],
-        cp: Path,
-        rp: Path,
-    ) -> dict[str, Any]:
-        """Rules 1-6 over one object; `where` is its schema field path (for the 3.2 pointer structs)."""
-        child_index = self.child_index(node, c)
-        out: dict[str, Any] = {}
-        for name in sorted(node.fields):
-            if name not in p and name not in c:
+def copy_known(value: Any, node: schema_nodes.Node) -> Any:
+    """A deep copy of `value` keeping only what the schema knows (nulls, unknown keys and empty objects or
+    lists dropped)."""
+    kind = node.kind
+    if kind == "object":
+        if not _is_map(value):
+            return value
+        fields = node.fields
+        if value.keys() <= fields.keys() and None not in value.values():
+            # every key the schema's own name, no null (nearly every object): copied whole, then its objects
+            # and lists copied in turn (dropped when that leaves them empty)
+            out = dict(value)
+            for key in _containers(node).intersection(out):
+                copied = copy_known(out[key], fields[key].node)
+                if copied or not isinstance(copied, dict | list):
+                    out[key] = copied
+                else:
+                    del out[key]
+            return out
+        out = {}
+        for key, item in value.items():
+            if item is None:
                 continue
-            f = node.fields[name]
+            f = fields.get(key)
+            if f is None:
+                name = node.match(key)
+                if name is None:
+                    continue
+                f, key = fields[name], name
             sub = f.node
-            here = f"{where}.{name}" if where else name
-            pfp, cfp, rfp = pp + (name,), cp + (name,), rp + (name,)
-            if sub.is_scalar:
-                if f.pointer:  # rule 2
-                    side, value, src = (CHILD, c[name], cfp) if name in c else (PARENT, p[name], pfp)
-                    out[name] = value
-                    self.transcribe(side, src, rfp, sub, value, True)
-                elif name in c:  # rule 1
-                    out[name] = c[name]
-                    self.transcribe(CHILD, cfp, rfp, sub, c[name], False)
-                elif p[name] != _ZERO[sub.kind]:
-                    out[name] = _ZERO[sub.kind]
-            elif sub.kind == "object":
-                if here in self.pointer_structs and (name not in p or name not in c):  # rule 3, spec 3.2
-                    side, value, src = (CHILD, c[name], cfp) if name in c else (PARENT, p[name], pfp)
-                    out[name] = value
-                    self.transcribe(side, src, rfp, sub, value, True)
-                else:  # rule 3
-                    out[name] = self.struct(sub, here, p.get(name, {}), pfp, c.get(name, {}), cfp, rfp)
-            else:
-                merged = self.list(
-                    sub, here, name, p.get(name, []), pfp, c.get(name, []), cfp, rfp, child_index
-                )
-                if merged:  # rule 6
-                    out[name] = merged
+            copied = item if sub.kind in _SCALARS else copy_known(item, sub)
+            if copied or not isinstance(copied, dict | list):
+                out[key] = copied
         return out
-
-    def child_index(self, node: schema_nodes.Node, c: dict[str, Any]) -> dict[tuple[str, str], tuple[str, int]]:
-        """(key space, key) -> (child list, index) over the child's keyed lists; the last repeat wins."""
-        index: dict[tuple[str, str], tuple[str, int]] = {}
-        for name in sorted(node.fields):
-            sub = node.fields[name].node
-            if sub.kind != "list" or sub.key is None or name not in c:
-                continue
-            handle = sub.keyspace or name
-            for j, item in enumerate(c[name]):
-                index[(handle, _item_key(sub, item))] = (name, j)
-        return index
-
-    def list(
-        self,
-        node: schema_nodes.Node,
-        where: str,
-        name: str,
-        p: list[Any],
-        pp: Path,
-        c: list[Any],
-        cp: Path,
-        rp: Path,
-        child_index: dict[tuple[str, str], tuple[str, int]],
-    ) -> list[Any]:
-        """Rules 4 and 5 for one list field."""
+    if kind == "list":
+        if not isinstance(value, list):
+            return value
         item_node = node.item
         assert item_node is not None
-        out: list[Any] = []
-        if node.key is None:  # rule 4
-            for side, items, base in ((PARENT, p, pp), (CHILD, c, cp)):
-                for i, item in enumerate(items):
-                    self.transcribe(side, base + (i,), rp + (len(out),), item_node, item, False)
-                    out.append(item)
-            return out
-        handle = node.keyspace or name
-        parent_keys = {_item_key(node, item) for item in p}
-        for i, item in enumerate(p):  # rule 5, parent's items
-            at = rp + (len(out),)
-            found = child_index.get((handle, _item_key(node, item)))
-            if found is None:  # 5c
-                self.transcribe(PARENT, pp + (i,), at, item_node, item, False)
-                out.append(item)
-                continue
-            child_list, j = found
-            if child_list != name:  # 5b
-                continue
-            child_item = c[j]
-            if item_node.kind == "object":
-                if name == "httpHeaders" and "value" not in child_item:
-                    continue  # 5a: a header without value deletes the parent's header
-                out.append(self.struct(item_node, f"{where}[]", item, pp + (i,), child_item, cp + (j,), at))
-            else:
-                self.transcribe(CHILD, cp + (j,), at, item_node, child_item, False)
-                out.append(child_item)
-        for j, child_item in enumerate(c):  # rule 5, the child's new items
-            if _item_key(node, child_item) not in parent_keys:
-                self.transcribe(CHILD, cp + (j,), rp + (len(out),), item_node, child_item, False)
-                out.append(child_item)
+        if item_node.kind in _SCALARS:
+            return list(value)
+        return [copy_known(v, item_node) for v in value]
+    return value
+
+
+# Per schema node (the schema's nodes live as long as the module): its object and list fields, the other
+# lists of each list field's key space, and its non-pointer scalar fields.
+_CONTAINERS: dict[schema_nodes.Node, frozenset[str]] = {}
+_SIBLINGS: dict[schema_nodes.Node, dict[str, tuple[str, ...]]] = {}
+_NON_POINTERS: dict[schema_nodes.Node, tuple[str, ...]] = {}
+
+
+def _containers(node: schema_nodes.Node) -> frozenset[str]:
+    found = _CONTAINERS.get(node)
+    if found is None:
+        found = _CONTAINERS[node] = frozenset(n for n, f in node.fields.items() if f.node.kind not in _SCALARS)
+    return found
+
+
+def _siblings(node: schema_nodes.Node) -> dict[str, tuple[str, ...]]:
+    found = _SIBLINGS.get(node)
+    if found is None:
+        lists = {n: f.node.keyspace for n, f in node.fields.items() if f.node.kind == "list" and f.node.keyspace}
+        found = _SIBLINGS[node] = {n: tuple(k for k, space in lists.items() if k != n and space == keyspace)
+                                   for n, keyspace in lists.items()}
+    return found
+
+
+def _non_pointers(node: schema_nodes.Node) -> tuple[str, ...]:
+    found = _NON_POINTERS.get(node)
+    if found is None:
+        found = _NON_POINTERS[node] = tuple(n for n, f in node.fields.items() if f.node.kind in _SCALARS
+                                            and not f.pointer)
+    return found
+
+
+class MergedConfig:
+    """An Ignition config being merged into, child after child (the module docstring states the rules)."""
+
+    def __init__(self, base: Mapping[str, Any], version: str, *, record: bool = False) -> None:
+        self.version = version
+        self.root = schema.root(version)
+        self.result: dict[str, Any] = copy_known(base, self.root)
+        # id(list) -> (the list, {key: entry}) for keyed lists of objects in the result; holding the list
+        # keeps its id from being reused by another list after it is dropped.
+        self._index: dict[int, tuple[list[Any], dict[Any, Any]]] = {}
+        # True once an entry was removed (key-space drop, header removal): the result may hold an empty
+        # list or object; copies never hold empties.
+        self.may_have_empties = False
+        self._record = _Record(pointer_structs(version)) if record else None
+        if self._record is not None:
+            self._record.tag(self.result, self.root, PARENT, ())
+
+    def merge(self, child: Mapping[str, Any]) -> None:
+        """Merge one child config (already in this config's spec version) into the result."""
+        self._merge_object(self.result, child, self.root, ())
+
+    def config(self) -> dict[str, Any]:
+        """The merged config, empty lists and objects left out (rule 6)."""
+        return prune_empty(self.result) if self.may_have_empties else self.result
+
+    def transcript(self) -> list[Origin]:
+        """Go's transcript of the merges so far (needs record=True)."""
+        assert self._record is not None, "MergedConfig(record=True) keeps the transcript"
+        out: list[Origin] = []
+        self._record.walk(self.result, self.root, (), out)
         return out
+
+    def keys(self, *path: str) -> Collection[Any]:
+        """The keys of the keyed list of objects at `path` in the result (`keys("storage", "files")`: the file
+        paths), which a child's entries are matched against; empty when the result has no such list."""
+        node = self.root
+        value_: Any = self.result
+        for name in path:
+            node = node.fields[name].node
+            value_ = value_.get(name) if _is_map(value_) else None
+        if not isinstance(value_, list) or not value_ or node.item is None or node.item.kind != "object":
+            return ()
+        return self._index_of(value_, node).keys()
+
+    def _index_of(self, items: list[Any], node: schema_nodes.Node) -> dict[Any, Any]:
+        found = self._index.get(id(items))
+        if found is None:
+            found = (items, {entry_key(e, node): e for e in items})
+            self._index[id(items)] = found
+        return found[1]
+
+    def _merge_object(self, parent: dict[str, Any], child: Mapping[str, Any], node: schema_nodes.Node,
+                      cp: Path) -> None:
+        """Rules 1-3 over one object (lists: `_merge_list`); `cp` is the child's path (for the transcript)."""
+        fields = node.fields
+        rec = self._record
+        keyspaces: dict[str, list[tuple[str, schema_nodes.Node, list[Any]]]] | None = None
+        seen: set[str] | None = set() if _non_pointers(node) else None
+        for key, value in child.items():
+            if value is None:
+                continue
+            f = fields.get(key)
+            if f is None:
+                name = node.match(key)
+                if name is None:
+                    continue
+                f, key = fields[name], name
+            if seen is not None:
+                seen.add(key)
+            fnode = f.node
+            if fnode.kind == "object":
+                if not _is_map(value):
+                    parent[key] = value
+                    continue
+                current = parent.get(key)
+                if isinstance(current, dict):
+                    if rec is not None:
+                        rec.whole.pop(id(current), None)
+                    self._merge_object(current, value, fnode, cp + (key,) if rec else cp)
+                elif value:
+                    copied = copy_known(value, fnode)
+                    if copied:
+                        parent[key] = copied
+                        if rec is not None:
+                            rec.tag(copied, fnode, CHILD, cp + (key,))
+            elif fnode.kind == "list":
+                if not isinstance(value, list):
+                    parent[key] = value
+                    continue
+                if fnode.keyspace is not None:  # merged after the object's other fields, as Go does
+                    if keyspaces is None:
+                        keyspaces = {}
+                    keyspaces.setdefault(fnode.keyspace, []).append((key, fnode, value))
+                    continue
+                self._merge_list(parent, key, value, fnode, (), cp)
+            else:
+                parent[key] = value
+                if rec is not None:
+                    rec.leaves[(id(parent), key)] = (CHILD, cp + (key,))
+        if seen is not None:  # rule 1
+            for name in _non_pointers(node):
+                if name not in seen and name in parent:
+                    if parent[name] == _ZERO[fields[name].node.kind]:
+                        del parent[name]
+                    else:
+                        parent[name] = _ZERO[fields[name].node.kind]
+                    if rec is not None:
+                        rec.leaves.pop((id(parent), name), None)
+        if keyspaces:
+            for members in keyspaces.values():
+                for key, fnode, value in members:
+                    self._merge_list(parent, key, value, fnode, _siblings(node)[key], cp)
+
+    def _merge_list(self, parent: dict[str, Any], key: str, child: list[Any], node: schema_nodes.Node,
+                    siblings: tuple[str, ...], cp: Path) -> None:
+        """Rules 4 and 5 for one list field."""
+        item = node.item
+        assert item is not None
+        rec = self._record
+        lp = cp + (key,) if rec is not None else cp
+        current = parent.get(key)
+        if not isinstance(current, list):
+            current = []
+        if node.key is None:  # rule 4
+            copied = child if item.kind != "object" else [copy_known(c, item) for c in child]
+            if current or copied:
+                joined = parent[key] = current + list(copied)
+                if rec is not None:
+                    rec.joined(current, joined, copied, item, lp)
+            return
+        if not child:
+            return
+        scalar = item.kind != "object"
+        if scalar:
+            in_parent = set(current)
+        else:
+            index = self._index_of(current, node)
+            added: set[Any] = set()
+            matched: dict[Any, tuple[int, Any]] = {}  # rule 5a: P's key -> C's last item of that key
+        sibling_lists = [parent[s] for s in siblings if isinstance(parent.get(s), list) and parent[s]]
+        named = node.key not in (schema_nodes.KEY_VALUE, schema_nodes.KEY_PARTITION) and node.key
+        for j, entry in enumerate(child):
+            k = (entry.get(named) if type(entry) is dict else entry_key(entry, node)) if named \
+                else entry_key(entry, node)
+            if k is None:
+                k = ""
+            for slist in sibling_lists:  # rule 5b
+                self._drop(slist, k, node)
+            if scalar:
+                if k in in_parent:
+                    if rec is not None:
+                        rec.replaced_values(current, k, lp + (j,))
+                else:
+                    current.append(entry)
+                    if rec is not None:
+                        rec.appended(current, entry, item, lp + (j,))
+                continue
+            if k in index and k not in added:
+                matched[k] = (j, entry)
+                continue
+            new = copy_known(entry, item)
+            current.append(new)
+            if k not in index:
+                index[k] = new
+            added.add(k)
+            if rec is not None:
+                rec.appended(current, new, item, lp + (j,))
+        if not scalar:
+            is_header = item.go == "HTTPHeader"
+            for k, (j, entry) in matched.items():
+                existing = index[k]
+                if is_header and _is_map(entry) and entry.get("value") is None:
+                    if rec is not None:
+                        rec.removed(current, existing)
+                    current.remove(existing)
+                    del index[k]
+                    self.may_have_empties = True
+                elif _is_map(entry):
+                    if rec is not None:
+                        rec.merged(current, existing)
+                    self._merge_object(existing, entry, item, lp + (j,))
+            self._index[id(current)] = (current, index)
+        parent[key] = current
+
+    def _drop(self, slist: list[Any], k: Any, node: schema_nodes.Node) -> None:
+        """Remove the entry keyed `k` from a sibling list of the same key space (if it has one)."""
+        item = node.item
+        assert item is not None
+        rec = self._record
+        if item.kind != "object":
+            if k in slist:
+                if rec is not None:
+                    rec.filtered(slist, [e != k for e in slist])
+                slist[:] = [e for e in slist if e != k]
+                self.may_have_empties = True
+            return
+        victim = self._index_of(slist, node).pop(k, None)
+        if victim is not None:
+            self.may_have_empties = True
+            if rec is not None:
+                rec.removed(slist, victim)
+            for i, e in enumerate(slist):
+                if e is victim:
+                    del slist[i]
+                    break
+
+
+class _Record:
+    """Where each part of the result came from, kept while merging (record=True), for the transcript.
+
+    `leaves`: (id(object), field) -> the side and path of that scalar; `items`: id(list) -> per position the
+    side and path of the entry and whether it was merged with a child's entry (else it was taken whole);
+    `whole`: id(object) -> side and path of a 3.2 pointer struct taken whole. `alive` holds every tagged
+    container so that no id is reused while the record lives.
+    """
+
+    def __init__(self, pointers: frozenset[schema_nodes.Node]) -> None:
+        self.pointers = pointers
+        self.leaves: dict[tuple[int, str], _Tag] = {}
+        self.items: dict[int, list[tuple[str, Path, bool]]] = {}
+        self.whole: dict[int, _Tag] = {}
+        self.alive: list[Any] = []
+
+    def tag(self, value: Any, node: schema_nodes.Node, side: str, src: Path) -> None:
+        """Mark every part of `value` (a copy of `side`'s document at `src`) as coming from there."""
+        if node.kind == "object" and _is_map(value):
+            self.alive.append(value)
+            if node in self.pointers:
+                self.whole[id(value)] = (side, src)
+            for k, v in value.items():
+                sub = node.fields[k].node
+                if sub.kind in _SCALARS:
+                    self.leaves[(id(value), k)] = (side, src + (k,))
+                else:
+                    self.tag(v, sub, side, src + (k,))
+        elif node.kind == "list" and isinstance(value, list):
+            assert node.item is not None
+            self.alive.append(value)
+            self.items[id(value)] = [(side, src + (i,), False) for i in range(len(value))]
+            if node.item.kind not in _SCALARS:
+                for i, v in enumerate(value):
+                    self.tag(v, node.item, side, src + (i,))
+
+    def _positions(self, items: list[Any]) -> list[tuple[str, Path, bool]]:
+        if id(items) not in self.items:
+            self.alive.append(items)
+        return self.items.setdefault(id(items), [])
+
+    def appended(self, items: list[Any], entry: Any, item: schema_nodes.Node, src: Path) -> None:
+        self._positions(items).append((CHILD, src, False))
+        if item.kind not in _SCALARS:
+            self.tag(entry, item, CHILD, src)
+
+    def joined(self, before: list[Any], joined: list[Any], added: list[Any], item: schema_nodes.Node,
+               src: Path) -> None:
+        self.alive.append(joined)
+        self.items[id(joined)] = [*self.items.get(id(before), []),
+                                  *((CHILD, src + (j,), False) for j in range(len(added)))]
+        if item.kind not in _SCALARS:
+            for j, entry in enumerate(added):
+                self.tag(entry, item, CHILD, src + (j,))
+
+    def replaced_values(self, items: list[Any], value: Any, src: Path) -> None:
+        positions = self._positions(items)
+        for i, e in enumerate(items):
+            if e == value:
+                positions[i] = (CHILD, src, False)
+
+    def merged(self, items: list[Any], entry: Any) -> None:
+        positions = self._positions(items)
+        i = next(i for i, e in enumerate(items) if e is entry)
+        positions[i] = (*positions[i][:2], True)
+
+    def removed(self, items: list[Any], entry: Any) -> None:
+        del self._positions(items)[next(i for i, e in enumerate(items) if e is entry)]
+
+    def filtered(self, items: list[Any], keep: list[bool]) -> None:
+        positions = self._positions(items)
+        positions[:] = [p for p, k in zip(positions, keep, strict=True) if k]
+
+    def walk(self, obj: dict[str, Any], node: schema_nodes.Node, rp: Path, out: list[Origin]) -> None:
+        """Go's transcript of one merged object: its fields in name order, lists item by item."""
+        for name in sorted(node.fields.keys() & obj.keys()):
+            f = node.fields[name]
+            sub, value = f.node, obj[name]
+            if sub.kind in _SCALARS:
+                tag = self.leaves.get((id(obj), name))
+                if tag is not None and (f.pointer or value != _ZERO[sub.kind]):
+                    out.append(Origin(tag[0], tag[1], rp + (name,)))
+            elif sub.kind == "object":
+                whole = self.whole.get(id(value))
+                if whole is not None:
+                    _transcribe(whole[0], whole[1], rp + (name,), sub, value, True, out)
+                else:
+                    self.walk(value, sub, rp + (name,), out)
+            else:
+                assert sub.item is not None
+                for i, (entry, (side, src, merged)) in enumerate(zip(value, self.items[id(value)], strict=True)):
+                    if merged:
+                        self.walk(entry, sub.item, rp + (name, i), out)
+                    else:
+                        _transcribe(side, src, rp + (name, i), sub.item, entry, False, out)
+
+
+def _transcribe(side: str, source: Path, result: Path, node: schema_nodes.Node, value: Any, pointer: bool,
+                out: list[Origin]) -> bool:
+    """Record every populated leaf of a subtree taken whole from one side (Go's transcribe)."""
+    if node.kind in _SCALARS:
+        if not pointer and value == _ZERO[node.kind]:
+            return False
+        out.append(Origin(side, source, result))
+        return True
+    done = False
+    if node.kind == "list":
+        assert node.item is not None
+        for i, item in enumerate(value):
+            done = _transcribe(side, source + (i,), result + (i,), node.item, item, False, out) or done
+        return done
+    for name, sub in value.items():
+        f = node.fields[name]
+        done = _transcribe(side, source + (name,), result + (name,), f.node, sub, f.pointer, out) or done
+    if done:
+        out.append(Origin(side, source, result))
+    return done
+
+
+def prune_empty(value: Any) -> Any:
+    """Drop empty objects and lists, recursively (Go's omitempty on the merged struct)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            v = prune_empty(v)
+            if v is None or (isinstance(v, dict | list) and not v):
+                continue
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        return [prune_empty(v) for v in value]
+    return value

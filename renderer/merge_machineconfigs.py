@@ -6,7 +6,7 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 1. Ignition: every config is brought to the render version (3.5.0, `IGNITION_VERSION`, what the MCO
    renders) with `ignition.translate`. The result starts as the first MachineConfig's config (an absent
    config counts as `{"ignition": {"version": "3.5.0"}}`); each next MachineConfig that has a config is
-   merged into it with Ignition's parent/child merge (ignition/merge_many.py). Before each merge every
+   merged into it with Ignition's parent/child merge (ignition/merge.py). Before each merge every
    file of the child whose `contents.compression` is unset gets `""`, so that a later file without
    compression resets an earlier `gzip` (the MCO's work-around); after the merges every `compression: ""`
    is removed again and every file whose `overwrite` is unset gets `overwrite: true` -- except, unlike the
@@ -29,7 +29,7 @@ from typing import Any
 
 from fleet.rendered import MachineConfigSpec
 from ignition.errors import IgnitionError
-from ignition.merge_many import MergedConfig, prune_empty
+from ignition.merge import MergedConfig, prune_empty
 from ignition.spec2 import is_spec2, to_spec3
 from ignition.translate import translate
 from renderer.errors import RendererError

@@ -227,10 +227,10 @@ RULES = [
         ),
     ),
     (
-        "empty-lists-left-out",
+        "empty-lists-and-objects-left-out",
         cfg(storage={"files": []}),
         cfg(storage={"files": [], "directories": []}),
-        cfg(storage={}),
+        cfg(),
     ),
     (
         "version-from-child-when-parent-empty",

@@ -1,5 +1,5 @@
-"""Merging many configs in one pass (ignition/merge_many.py) gives exactly what Ignition's pairwise merge
-(ignition/merge.py) gives, applied left to right."""
+"""Folding many configs into one `MergedConfig` (as the renderer merges a pool's MachineConfigs, each child
+costing only its own size) gives exactly what Ignition's pairwise `merge` gives, applied left to right."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ignition.merge import merge
-from ignition.merge_many import merge_many, prune_empty
+from ignition.merge import MergedConfig, merge, prune_empty
 
 V = "3.5.0"
 PATHS = st.sampled_from(["/etc/a", "/etc/b", "/etc/c", "/var/d"])
@@ -92,11 +91,18 @@ def config(draw: st.DrawFn) -> dict[str, Any]:
     return cfg
 
 
+def _fold(configs: list[dict[str, Any]]) -> dict[str, Any]:
+    merged = MergedConfig(configs[0], V)
+    for child in configs[1:]:
+        merged.merge(child)
+    return merged.config()
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(config(), min_size=1, max_size=5))
-def test_merge_many_equals_pairwise_merge(configs: list[dict[str, Any]]) -> None:
+def test_fold_equals_pairwise_merge(configs: list[dict[str, Any]]) -> None:
     expected = reduce(merge, configs[1:], configs[0])
-    assert merge_many(configs, V) == prune_empty(expected)
+    assert _fold(configs) == prune_empty(expected)
 
 
 CASES = [
@@ -119,5 +125,5 @@ CASES = [
 
 
 @pytest.mark.parametrize(("configs", "expected"), CASES)
-def test_merge_many_cases(configs: list[dict[str, Any]], expected: dict[str, Any]) -> None:
-    assert merge_many(configs, V) == expected
+def test_fold_cases(configs: list[dict[str, Any]], expected: dict[str, Any]) -> None:
+    assert _fold(configs) == expected
