@@ -21,7 +21,7 @@ from ignition.canonical import canonical_json, pretty_json
 from ignition.errors import IgnitionError
 from ignition.locate import Locator
 from ignition.merge import merge
-from ignition.parse import parse
+from ignition.parse import check
 from ignition.report import Report
 from ignition.spec2 import SPEC2_VERSIONS, is_spec2, to_spec3
 from ignition.translate import translate_with_report
@@ -79,11 +79,11 @@ def _load(name: str) -> _Input:
     """Read and parse one input; config is None when Ignition would refuse it."""
     raw = read_input(name)
     source = "<stdin>" if name == "-" else name
-    typed, report = parse(raw, source=source)
+    checked = check(raw)
     text = raw.decode("utf-8", "replace")
-    if typed is None or report.is_fatal:
-        return _Input(source, text, None, report)
-    return _Input(source, text, json.loads(raw), report)
+    if not checked.ok:
+        return _Input(source, text, None, checked.report)
+    return _Input(source, text, json.loads(raw), checked.report)
 
 
 def _emit_report(report: Report, source: str) -> None:

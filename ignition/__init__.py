@@ -1,31 +1,26 @@
-"""Ignition spec 3.0-3.6: typed parse, validation with JSON paths, merge, translation, canonical JSON, data URLs.
+"""Ignition spec 3.0-3.6: parsing, validation with JSON paths, merge, translation, canonical JSON, data URLs.
 
 The foundation: imports nothing of ours."""
 
 from ignition.canonical import canonical_json
 from ignition.dataurl import DataURLError, decode_data_url, encode_data_url, gzip_contents
-from ignition.errors import IgnitionError, ParseError, TranslationError, ValidationError
+from ignition.errors import IgnitionError, TranslationError
 from ignition.merge import MergeError, merge, merge_with_transcript
-from ignition.parse import check, load, parse
+from ignition.parse import Checked, check
 from ignition.report import Entry, Report
-from ignition.spec_types import Config
 from ignition.translate import translate, translate_with_report
 from ignition.validate import validate_dict
 from ignition.versions import LATEST, SUPPORTED_VERSIONS
 
 __all__ = [
     "LATEST",
-    "Config",
+    "Checked",
     "SUPPORTED_VERSIONS",
     "Entry",
     "IgnitionError",
-    "ParseError",
     "Report",
     "TranslationError",
-    "ValidationError",
     "check",
-    "load",
-    "parse",
     "validate_dict",
     "DataURLError",
     "MergeError",

@@ -14,13 +14,5 @@ class IgnitionError(Exception):
         self.path = path
 
 
-class ParseError(IgnitionError):
-    """Invalid JSON, a bad or unsupported version, or a wrong JSON type: the document cannot be read."""
-
-
-class ValidationError(IgnitionError):
-    """The document was read, and Ignition's rules reject it."""
-
-
 class TranslationError(IgnitionError):
     """A translation cannot be expressed in the target version; the report lists every field path it lacks."""

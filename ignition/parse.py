@@ -8,8 +8,9 @@
 5. validate (ignition/validate.py) — every rule, all entries collected;
 6. line:col attached to every entry (ignition/locate.py), lazily, only for the entries there are.
 
-`check(raw)` runs it all and returns a `Checked` (the normalized dict, the version, the report);
-`parse(raw)` also builds the typed, immutable `Config` (ignition/spec_types.py) when the document is valid.
+`check(raw)` runs it all and returns a `Checked` (the normalized dict, the version, the report). The
+normalized dict is the model every caller works on: plain JSON values in Go's shape (known fields, canonical
+names, null read as unset), walked with ignition/schema.py.
 """
 
 from __future__ import annotations
@@ -23,11 +24,8 @@ from typing import Any
 from ignition import go_json_syntax
 from ignition.config_version import config_version
 from ignition.decode import TypeMismatch, decode, pairs_hook
-from ignition.errors import ParseError, ValidationError
 from ignition.locate import Locator
 from ignition.report import ERROR, Entry, Report
-from ignition.spec_json import to_config
-from ignition.spec_types import Config
 from ignition.validate import validate_decoded
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -186,28 +184,3 @@ def _positioned(report: Report, locator: Locator) -> Report:
         pos = locator.locate(e.path, key=e.code == "unused-key")
         out.entries.append(replace(e, line=pos[0], col=pos[1]) if pos else e)
     return out
-
-
-def parse(raw: bytes | str, *, source: str = "") -> tuple[Config | None, Report]:
-    """Parse and validate a document: (typed immutable Config, or None when it is invalid; the report)."""
-    del source  # (the report's entries are located by line:col; `load` names the source in its message)
-    checked = check(raw)
-    if not checked.ok or checked.doc is None or checked.version is None:
-        return None, checked.report
-    return to_config(checked.doc), checked.report
-
-
-_PARSE_CODES = frozenset({"empty", "json-syntax", "json-type", "version-invalid", "version-unsupported"})
-
-
-def load(raw: bytes | str, *, source: str = "") -> Config:
-    """Parse and validate, raising instead of returning a report: ParseError when the document cannot be read
-    (empty, bad JSON, bad version, wrong JSON type), ValidationError when Ignition's rules reject it."""
-    config, report = parse(raw, source=source)
-    if config is not None:
-        return config
-    first = report.errors[0] if report.errors else None
-    message = first.format(source) if first else "config is not valid"
-    if first is not None and first.code in _PARSE_CODES:
-        raise ParseError(message, report, first.path)
-    raise ValidationError(message, report, first.path if first else ())

@@ -19,7 +19,7 @@ from typing import Any
 
 from ignition.errors import IgnitionError
 from ignition.merge import merge
-from ignition.parse import parse
+from ignition.parse import check
 from ignition.report import Path, Report
 from ignition.resource import Fetch, ResourceError, read_resource
 from ignition.translate import translate
@@ -95,7 +95,8 @@ def _fetch_config(ref: Mapping[str, Any], fetch: Fetch | None, version: str, at:
             raise
         raise ReferencedConfigError(str(exc), report=exc.report, path=at + ("source",)) from exc
     assert raw is not None  # (a source is set)
-    typed, report = parse(raw, source=source)
-    if typed is None:
-        raise ReferencedConfigError(f"referenced config {source} is not valid", report=Report(report.errors), path=at)
+    checked = check(raw)
+    if not checked.ok:
+        raise ReferencedConfigError(f"referenced config {source} is not valid", report=Report(checked.report.errors),
+                                    path=at)
     return translate(json.loads(raw), version)

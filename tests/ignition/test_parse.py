@@ -1,4 +1,5 @@
-"""Parsing: Ignition's pipeline errors, Go's JSON texts, versions, types, unknown keys, positions, typed Config."""
+"""Parsing: Ignition's pipeline errors, Go's JSON texts, versions, types, unknown keys, positions, the normalized
+document."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ import json
 
 import pytest
 
-from ignition import check, parse, validate_dict
-from ignition.spec_json import to_dict
-from ignition.spec_types import Config
+from ignition import check, validate_dict
 
 # (id, document, expected (severity, code, path, message, line, col) of the first entry); the positions and
 # texts below were produced by the real ignition-validate (Debian 2.14) on the same bytes.
@@ -94,26 +93,22 @@ def test_unknown_section_of_older_version_only_warns() -> None:
     assert not report.is_fatal and [e.message for e in report.warnings] == ["unused key kernelArguments"]
 
 
-def test_typed_config_keeps_unset_and_empty_apart() -> None:
+def test_normalized_document_keeps_unset_and_empty_apart() -> None:
     doc = (
         '{"ignition": {"version": "3.6.0"}, "storage": {"files": ['
         '{"path": "/empty", "contents": {"source": ""}}, {"path": "/unset", "contents": {"source": null}}]}}'
     )
-    config, report = parse(doc)
-    assert isinstance(config, Config) and not report.is_fatal
-    assert config.storage is not None and config.storage.files is not None
-    empty, unset = config.storage.files
-    assert empty.contents is not None and empty.contents.source == ""
-    assert unset.contents is not None and unset.contents.source is None
-    assert config.passwd is None
-    assert to_dict(config)["storage"]["files"][1] == {"path": "/unset", "contents": {}}
-    with pytest.raises(AttributeError):
-        empty.path = "/x"  # type: ignore[misc]
+    checked = check(doc)
+    assert checked.ok and checked.doc is not None
+    empty, unset = checked.doc["storage"]["files"]
+    assert empty == {"path": "/empty", "contents": {"source": ""}}
+    assert unset == {"path": "/unset", "contents": {}}  # null: unset, as Go reads it
+    assert "passwd" not in checked.doc
 
 
-def test_invalid_document_gives_no_config() -> None:
-    config, report = parse('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}')
-    assert config is None and report.is_fatal
+def test_invalid_document_is_not_ok() -> None:
+    checked = check('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}')
+    assert not checked.ok and checked.report.is_fatal
 
 
 @pytest.mark.parametrize(
@@ -172,24 +167,22 @@ def test_invalid_utf8_counts_like_go() -> None:
     ]
 
 
+# The document cannot be read (check's pipeline stops before the rules) or the rules reject it.
 @pytest.mark.parametrize(
-    ("doc", "error"),
-    [("", "ParseError"), ("{", "ParseError"), ('{"ignition": {"version": "2.2.0"}}', "ParseError"),
-     ('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}', "ValidationError")],
+    ("doc", "code", "read"),
+    [("", "empty", False), ("{", "json-syntax", False), ('{"ignition": {"version": "2.2.0"}}', "version-unsupported", False),
+     ('{"ignition": {"version": "3.6.0"}, "storage": {"files": [{"path": "x"}]}}', "path-relative", True)],
     ids=["empty", "syntax", "version", "rule"],
 )
-def test_load_raises_typed_errors_with_the_report(doc: str, error: str) -> None:
-    import ignition
-
-    with pytest.raises(ignition.IgnitionError) as exc:
-        ignition.load(doc, source="c.ign")
-    assert type(exc.value).__name__ == error and exc.value.report.is_fatal
+def test_unreadable_and_rejected_documents(doc: str, code: str, read: bool) -> None:
+    checked = check(doc)
+    assert not checked.ok and [e.code for e in checked.report.errors] == [code]
+    assert (checked.doc is not None) is read
 
 
-def test_load_returns_config() -> None:
-    import ignition
-
-    assert ignition.load('{"ignition": {"version": "3.6.0"}}').ignition.version == "3.6.0"  # type: ignore[union-attr]
+def test_a_valid_document_is_read_with_its_version() -> None:
+    checked = check('{"ignition": {"version": "3.6.0"}}')
+    assert checked.ok and checked.version == "3.6.0" and checked.doc == {"ignition": {"version": "3.6.0"}}
 
 
 _ORDINARY_FILES = [{"path": f"/etc/ordinary/{i}", "mode": 420, "overwrite": True, "contents": {"source": f"data:,{i}"}}
