@@ -84,8 +84,11 @@ FILE_CASES = [
       files({"path": "/etc/a", "contents": {"source": "data:;base64,H4sI", "compression": "gzip"}},
             {"path": "/etc/a", "contents": {"source": "data:,two"}})],
      [{"path": "/etc/x", "contents": {"source": "data:,x"}, "overwrite": True},
+      {"path": "/etc/a", "contents": {"source": "data:;base64,H4sI", "compression": "gzip"}, "overwrite": True},
       {"path": "/etc/a", "contents": {"source": "data:,two"}, "overwrite": True}],
-     "gzip-reset-by-a-later-file-of-the-same-config"),
+     # a config repeating a path (Ignition's validator refuses it: `duplicate`): both kept, as Ignition's merge
+     # appends every repeat of a new key; the later one's compression is not left as the earlier one's
+     "a-repeated-path-of-one-config-kept-twice"),
     ([files({"path": "/etc/x", "contents": {"source": "data:,x"}}),
       files({"path": "/etc/b", "contents": {"source": "data:,b", "compression": None}}, {"path": "/etc/c"})],
      [{"path": "/etc/x", "contents": {"source": "data:,x"}, "overwrite": True},
