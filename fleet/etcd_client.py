@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 import threading
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ LAYOUT = "v1"
 RPC_TIMEOUT = 3.0           # seconds per etcd call: without quorum a write fails after this, answered 503
 MAX_MESSAGE = 64 << 20      # gRPC's 4 MiB default is below one range over a few large rendered configs
 
+log = logging.getLogger("mco.etcd")
 T = TypeVar("T")
 
 
@@ -163,7 +165,7 @@ class Connection:
         """Close the channel and stop the loop."""
         try:
             asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result(5)
-        except Exception:  # closing a channel to a dead cluster may fail; the loop stops regardless
-            pass
+        except Exception as exc:  # closing a channel to a dead cluster may fail; the loop stops regardless
+            log.info("closing the etcd channel failed: %s", exc)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)

@@ -267,11 +267,13 @@ class Mirror:
                 return
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:  # etcd away: the mirror keeps its last state (stale on /healthz) and retries
+                log.info("listing state/ again failed (%s); retrying", exc)
                 await asyncio.sleep(0.5)
 
     async def _probe(self) -> None:
         client = self.conn.client
+        probe_failing = False
         while True:
             await asyncio.sleep(PROBE_INTERVAL)
             request = rpc.RangeRequest(key=self.prefix, range_end=self._end, limit=1, keys_only=True,
@@ -281,8 +283,14 @@ class Mirror:
                 response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:  # etcd away: no contact recorded, so /healthz shows the mirror stale
+                if not probe_failing:
+                    log.warning("etcd does not answer the mirror's probe (%s)", exc)
+                probe_failing = True
                 continue
+            if probe_failing:
+                log.warning("etcd answers the mirror's probe again")
+                probe_failing = False
             latest = response.kvs[0].mod_revision if response.kvs else 0
             now = time.monotonic()
             with self._lock:

@@ -166,7 +166,7 @@ def _butane_owner(text: str, path: Path) -> Any:
         labels = data["metadata"]["labels"]
         if isinstance(labels, Mapping) and labels:
             return {str(k): str(v) for k, v in labels.items()}
-    except Exception:  # an unreadable document belongs to every pool
+    except (yaml.YAMLError, KeyError, TypeError):  # unreadable, or no labels: it belongs to every pool
         pass
     m = _FCOS_NAME.match(path.stem)
     return {ROLE_LABEL: m.group(1)} if m else EVERY_POOL

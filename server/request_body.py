@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http import HttpProcessingError
 
 from server.errors import ServerError
 
@@ -30,7 +31,8 @@ async def read_json(request: web.Request, *, timeout: float) -> Any:
         raise BodyError(413, f"body larger than {request.client_max_size} bytes", "body") from None
     except TimeoutError:
         raise BodyError(408, f"body not received within {timeout:g} s", "body") from None
-    except Exception as exc:  # llhttp / the decompressor refused the body (e.g. gzip that is not gzip)
+    except (web.RequestPayloadError, HttpProcessingError, ConnectionError) as exc:  # llhttp / the decompressor
+        # refused the body (gzip that is not gzip, a chunk or length that does not add up), or the client left
         encoding = request.headers.get("Content-Encoding")
         if encoding:
             raise BodyError(400, f"body is not valid {encoding[:20]!r} data ({type(exc).__name__})",
