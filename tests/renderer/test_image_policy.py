@@ -1,7 +1,7 @@
 """policy.json and the MCO's checks of the image config: the cases of MCO
 `pkg/controller/container-runtime-config/helpers_test.go` TestUpdatePolicyJSON (golden files in
 tests/renderer/golden/policy/, MCO_UPDATE_GOLDEN=1 to refresh), TestValidateRegistriesConfScopes and
-TestGetValidBlockAndAllowedRegistries."""
+TestGetValidBlockAndAllowedRegistries, and `container_runtime_config_controller_test.go` TestRegistriesValidation."""
 
 from __future__ import annotations
 
@@ -171,3 +171,35 @@ def test_a_release_image_the_mco_cannot_parse_refuses_the_sync() -> None:
     plan(image(blocked=["quay.io"]), [], "busybox:latest", check)
     assert [p.message for _, p in check.refusals] == ["error parsing reference of release image"]
     assert check.refusals[0][1].source == "cluster.yaml"
+
+
+BLAH = f"blah.io/payload/myimage@{DIGEST}"
+# container_runtime_config_controller_test.go TestRegistriesValidation (release blah.io/payload/myimage):
+# (name, blocked, insecure, digest mirror rules, registries blocked, policy blocked, allowed, refused)
+VALIDATION: list[tuple[str, list[str], list[str], list[Any], list[str], list[str], list[str], bool]] = [
+    ("adding registry used by payload to blocked registries", ["blah.io", "docker.io"], ["test.io"], [],
+     ["docker.io"], ["docker.io"], [], True),
+    ("adding registry used by payload to blocked registries with mirror rules configured for the a different repo "
+     "in the reg", ["blah.io", "docker.io"], ["test.io"],
+     [("blah.io/myuser", ["mirror-1.io/myuser", "mirror-2.io/myuser"])], ["docker.io"], ["docker.io"], [], True),
+    ("adding registry used by payload to insecure registries", ["docker.io"], ["blah.io"], [],
+     ["docker.io"], ["docker.io"], [], False),
+    ("adding registry used by payload to blocked registries with mirror rules configured for the payload reg",
+     ["blah.io", "docker.io"], ["test.io"], [("blah.io/payload", ["mirror-1.io/payload", "mirror-2.io/payload"])],
+     ["blah.io", "docker.io"], ["blah.io", "docker.io"], ["blah.io/payload/myimage"], False),
+    ("adding payload repository to blocked registries with mirror rules configured for the payload registry",
+     ["blah.io/payload", "docker.io"], ["test.io"], [("blah.io", ["mirror-1.io", "mirror-2.io"])],
+     ["blah.io/payload", "docker.io"], ["blah.io/payload", "docker.io"], ["blah.io/payload/myimage"], False),
+]
+
+
+@pytest.mark.parametrize(("name", "blocked", "insecure", "rules", "reg_blocked", "pol_blocked", "allowed", "refused"),
+                         VALIDATION, ids=[c[0] for c in VALIDATION])
+def test_registries_validation(name: str, blocked: list[str], insecure: list[str], rules: list[Any],
+                               reg_blocked: list[str], pol_blocked: list[str], allowed: list[str],
+                               refused: bool) -> None:
+    check = _Check()
+    got = plan(image(blocked=blocked, insecure=insecure), [idms(*rules)] if rules else [], BLAH, check)
+    assert (list(got.registries_blocked), list(got.policy_blocked), list(got.allowed)) == \
+        (reg_blocked, pol_blocked, allowed)
+    assert bool(check.warnings) is refused, check.warnings
