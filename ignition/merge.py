@@ -32,47 +32,30 @@ Merge rules (parent P, child C; the one place they are written down):
 6. Lists and objects left empty are left out of the result (Go's `omitempty`).
 
 `MergedConfig` keeps one mutable result and an index per keyed list, so merging a child costs only the
-child's size: folding hundreds of configs is linear, not quadratic. With `record=True` it also keeps,
-for every leaf, which side and path supplied it, and `transcript()` gives Go's transcript (Butane maps its
-output paths back to the YAML with it).
+child's size: folding hundreds of configs is linear, not quadratic. With `record=True` it also keeps, for
+every leaf, which side and path supplied it (merge_transcript.py), and `transcript()` gives Go's
+transcript (Butane maps its output paths back to the YAML with it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ignition import schema, schema_nodes
 from ignition.decode import decode, pointer_structs
 from ignition.errors import IgnitionError
-from ignition.report import Path, path_str
+from ignition.merge_transcript import CHILD, PARENT, SCALARS, ZERO, Origin, Record, is_map
+from ignition.report import Path
 from ignition.versions import is_accepted
 
 __all__ = ["CHILD", "PARENT", "MergeError", "MergedConfig", "Origin", "entry_key", "merge", "merge_with_transcript",
            "prune_empty"]
 
-PARENT = "parent"
-CHILD = "child"
-_SCALARS = frozenset(("string", "integer", "boolean"))
-_ZERO = {"string": "", "integer": 0, "boolean": False}
-_Tag = tuple[str, Path]  # (side, path in that side's document)
 
 
 class MergeError(IgnitionError):
     """The two documents cannot be merged (different spec versions, or a value of the wrong JSON type)."""
-
-
-@dataclass(frozen=True)
-class Origin:
-    """One transcript line: the result path `result` was taken from `side`'s document at `source`."""
-
-    side: str
-    source: Path
-    result: Path
-
-    def __str__(self) -> str:
-        return f"{self.side}:{path_str(self.source)} -> {path_str(self.result)}"
 
 
 def merge(parent: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,13 +116,8 @@ def entry_key(entry: Any, node: schema_nodes.Node) -> Any:
             return f"number:{number}"
         label = entry.get("label")
         return f"label:{label}" if label is not None else ""
-    value = entry.get(key) if _is_map(entry) else entry
+    value = entry.get(key) if is_map(entry) else entry
     return "" if value is None else value
-
-
-def _is_map(value: Any) -> bool:
-    """isinstance(value, Mapping), fast for the dicts JSON gives."""
-    return type(value) is dict or isinstance(value, Mapping)
 
 
 def copy_known(value: Any, node: schema_nodes.Node) -> Any:
@@ -147,7 +125,7 @@ def copy_known(value: Any, node: schema_nodes.Node) -> Any:
     lists dropped)."""
     kind = node.kind
     if kind == "object":
-        if not _is_map(value):
+        if not is_map(value):
             return value
         fields = node.fields
         if value.keys() <= fields.keys() and None not in value.values():
@@ -172,7 +150,7 @@ def copy_known(value: Any, node: schema_nodes.Node) -> Any:
                     continue
                 f, key = fields[name], name
             sub = f.node
-            copied = item if sub.kind in _SCALARS else copy_known(item, sub)
+            copied = item if sub.kind in SCALARS else copy_known(item, sub)
             if copied or not isinstance(copied, dict | list):
                 out[key] = copied
         return out
@@ -181,7 +159,7 @@ def copy_known(value: Any, node: schema_nodes.Node) -> Any:
             return value
         item_node = node.item
         assert item_node is not None
-        if item_node.kind in _SCALARS:
+        if item_node.kind in SCALARS:
             return list(value)
         return [copy_known(v, item_node) for v in value]
     return value
@@ -197,7 +175,7 @@ _NON_POINTERS: dict[schema_nodes.Node, tuple[str, ...]] = {}
 def _containers(node: schema_nodes.Node) -> frozenset[str]:
     found = _CONTAINERS.get(node)
     if found is None:
-        found = _CONTAINERS[node] = frozenset(n for n, f in node.fields.items() if f.node.kind not in _SCALARS)
+        found = _CONTAINERS[node] = frozenset(n for n, f in node.fields.items() if f.node.kind not in SCALARS)
     return found
 
 
@@ -213,7 +191,7 @@ def _siblings(node: schema_nodes.Node) -> dict[str, tuple[str, ...]]:
 def _non_pointers(node: schema_nodes.Node) -> tuple[str, ...]:
     found = _NON_POINTERS.get(node)
     if found is None:
-        found = _NON_POINTERS[node] = tuple(n for n, f in node.fields.items() if f.node.kind in _SCALARS
+        found = _NON_POINTERS[node] = tuple(n for n, f in node.fields.items() if f.node.kind in SCALARS
                                             and not f.pointer)
     return found
 
@@ -231,7 +209,7 @@ class MergedConfig:
         # True once an entry was removed (key-space drop, header removal): the result may hold an empty
         # list or object; copies never hold empties.
         self.may_have_empties = False
-        self._record = _Record(pointer_structs(version)) if record else None
+        self._record = Record(pointer_structs(version)) if record else None
         if self._record is not None:
             self._record.tag(self.result, self.root, PARENT, ())
 
@@ -257,7 +235,7 @@ class MergedConfig:
         value_: Any = self.result
         for name in path:
             node = node.fields[name].node
-            value_ = value_.get(name) if _is_map(value_) else None
+            value_ = value_.get(name) if is_map(value_) else None
         if not isinstance(value_, list) or not value_ or node.item is None or node.item.kind != "object":
             return ()
         return self._index_of(value_, node).keys()
@@ -289,7 +267,7 @@ class MergedConfig:
                 seen.add(key)
             fnode = f.node
             if fnode.kind == "object":
-                if not _is_map(value):
+                if not is_map(value):
                     parent[key] = value
                     continue
                 current = parent.get(key)
@@ -320,10 +298,10 @@ class MergedConfig:
         if seen is not None:  # rule 1
             for name in _non_pointers(node):
                 if name not in seen and name in parent:
-                    if parent[name] == _ZERO[fields[name].node.kind]:
+                    if parent[name] == ZERO[fields[name].node.kind]:
                         del parent[name]
                     else:
-                        parent[name] = _ZERO[fields[name].node.kind]
+                        parent[name] = ZERO[fields[name].node.kind]
                     if rec is not None:
                         rec.leaves.pop((id(parent), name), None)
         if keyspaces:
@@ -389,13 +367,13 @@ class MergedConfig:
             is_header = item.go == "HTTPHeader"
             for k, (j, entry) in matched.items():
                 existing = index[k]
-                if is_header and _is_map(entry) and entry.get("value") is None:
+                if is_header and is_map(entry) and entry.get("value") is None:
                     if rec is not None:
                         rec.removed(current, existing)
                     current.remove(existing)
                     del index[k]
                     self.may_have_empties = True
-                elif _is_map(entry):
+                elif is_map(entry):
                     if rec is not None:
                         rec.merged(current, existing)
                     self._merge_object(existing, entry, item, lp + (j,))
@@ -423,125 +401,6 @@ class MergedConfig:
                 if e is victim:
                     del slist[i]
                     break
-
-
-class _Record:
-    """Where each part of the result came from, kept while merging (record=True), for the transcript.
-
-    `leaves`: (id(object), field) -> the side and path of that scalar; `items`: id(list) -> per position the
-    side and path of the entry and whether it was merged with a child's entry (else it was taken whole);
-    `whole`: id(object) -> side and path of a 3.2 pointer struct taken whole. `alive` holds every tagged
-    container so that no id is reused while the record lives.
-    """
-
-    def __init__(self, pointers: frozenset[schema_nodes.Node]) -> None:
-        self.pointers = pointers
-        self.leaves: dict[tuple[int, str], _Tag] = {}
-        self.items: dict[int, list[tuple[str, Path, bool]]] = {}
-        self.whole: dict[int, _Tag] = {}
-        self.alive: list[Any] = []
-
-    def tag(self, value: Any, node: schema_nodes.Node, side: str, src: Path) -> None:
-        """Mark every part of `value` (a copy of `side`'s document at `src`) as coming from there."""
-        if node.kind == "object" and _is_map(value):
-            self.alive.append(value)
-            if node in self.pointers:
-                self.whole[id(value)] = (side, src)
-            for k, v in value.items():
-                sub = node.fields[k].node
-                if sub.kind in _SCALARS:
-                    self.leaves[(id(value), k)] = (side, src + (k,))
-                else:
-                    self.tag(v, sub, side, src + (k,))
-        elif node.kind == "list" and isinstance(value, list):
-            assert node.item is not None
-            self.alive.append(value)
-            self.items[id(value)] = [(side, src + (i,), False) for i in range(len(value))]
-            if node.item.kind not in _SCALARS:
-                for i, v in enumerate(value):
-                    self.tag(v, node.item, side, src + (i,))
-
-    def _positions(self, items: list[Any]) -> list[tuple[str, Path, bool]]:
-        if id(items) not in self.items:
-            self.alive.append(items)
-        return self.items.setdefault(id(items), [])
-
-    def appended(self, items: list[Any], entry: Any, item: schema_nodes.Node, src: Path) -> None:
-        self._positions(items).append((CHILD, src, False))
-        if item.kind not in _SCALARS:
-            self.tag(entry, item, CHILD, src)
-
-    def joined(self, before: list[Any], joined: list[Any], added: list[Any], item: schema_nodes.Node,
-               src: Path) -> None:
-        self.alive.append(joined)
-        self.items[id(joined)] = [*self.items.get(id(before), []),
-                                  *((CHILD, src + (j,), False) for j in range(len(added)))]
-        if item.kind not in _SCALARS:
-            for j, entry in enumerate(added):
-                self.tag(entry, item, CHILD, src + (j,))
-
-    def replaced_values(self, items: list[Any], value: Any, src: Path) -> None:
-        positions = self._positions(items)
-        for i, e in enumerate(items):
-            if e == value:
-                positions[i] = (CHILD, src, False)
-
-    def merged(self, items: list[Any], entry: Any) -> None:
-        positions = self._positions(items)
-        i = next(i for i, e in enumerate(items) if e is entry)
-        positions[i] = (*positions[i][:2], True)
-
-    def removed(self, items: list[Any], entry: Any) -> None:
-        del self._positions(items)[next(i for i, e in enumerate(items) if e is entry)]
-
-    def filtered(self, items: list[Any], keep: list[bool]) -> None:
-        positions = self._positions(items)
-        positions[:] = [p for p, k in zip(positions, keep, strict=True) if k]
-
-    def walk(self, obj: dict[str, Any], node: schema_nodes.Node, rp: Path, out: list[Origin]) -> None:
-        """Go's transcript of one merged object: its fields in name order, lists item by item."""
-        for name in sorted(node.fields.keys() & obj.keys()):
-            f = node.fields[name]
-            sub, value = f.node, obj[name]
-            if sub.kind in _SCALARS:
-                tag = self.leaves.get((id(obj), name))
-                if tag is not None and (f.pointer or value != _ZERO[sub.kind]):
-                    out.append(Origin(tag[0], tag[1], rp + (name,)))
-            elif sub.kind == "object":
-                whole = self.whole.get(id(value))
-                if whole is not None:
-                    _transcribe(whole[0], whole[1], rp + (name,), sub, value, True, out)
-                else:
-                    self.walk(value, sub, rp + (name,), out)
-            else:
-                assert sub.item is not None
-                for i, (entry, (side, src, merged)) in enumerate(zip(value, self.items[id(value)], strict=True)):
-                    if merged:
-                        self.walk(entry, sub.item, rp + (name, i), out)
-                    else:
-                        _transcribe(side, src, rp + (name, i), sub.item, entry, False, out)
-
-
-def _transcribe(side: str, source: Path, result: Path, node: schema_nodes.Node, value: Any, pointer: bool,
-                out: list[Origin]) -> bool:
-    """Record every populated leaf of a subtree taken whole from one side (Go's transcribe)."""
-    if node.kind in _SCALARS:
-        if not pointer and value == _ZERO[node.kind]:
-            return False
-        out.append(Origin(side, source, result))
-        return True
-    done = False
-    if node.kind == "list":
-        assert node.item is not None
-        for i, item in enumerate(value):
-            done = _transcribe(side, source + (i,), result + (i,), node.item, item, False, out) or done
-        return done
-    for name, sub in value.items():
-        f = node.fields[name]
-        done = _transcribe(side, source + (name,), result + (name,), f.node, sub, f.pointer, out) or done
-    if done:
-        out.append(Origin(side, source, result))
-    return done
 
 
 def prune_empty(value: Any) -> Any:
