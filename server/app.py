@@ -196,37 +196,26 @@ class Handlers:
 
 
 @web.middleware
-async def count_requests(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
-    """Count every request by route and status (the `/config` route is counted in detail by its handler).
-
-    A request in an HTTP version we do not speak is answered 505 here, before any handler (connection.py).
-    """
-    if (refused := refuse_version(request)) is not None:
-        return refused
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        raise
-    finally:
-        resource = request.match_info.route.resource
-        request.app[METRICS].http_request(resource.canonical if resource is not None else "-", status)
+async def refuse_odd_versions(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
+    """A request in an HTTP version we do not speak is answered 505 before any handler (connection.py)."""
+    refused = refuse_version(request)
+    return refused if refused is not None else await handler(request)
 
 
-async def _server_header(request: web.Request, response: web.StreamResponse) -> None:
-    """Every response names the server as the refusals of connection.py do, no version."""
+async def _prepared(request: web.Request, response: web.StreamResponse) -> None:
+    """Every response: names the server as connection.py's refusals do (no version), is counted by route and
+    status (the `/config` route also in detail by its handler), and ends the request for the read deadline."""
     response.headers["Server"] = SERVER_NAME
+    resource = request.match_info.route.resource
+    request.app[METRICS].http_request(resource.canonical if resource is not None else "-", response.status)
+    request_done(request)
 
 
 def create_app(*, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
                desired_for: DesiredFn | None = None, clock: Clock | None = None) -> web.Application:
     """The aiohttp application with every route (no listeners; run.py adds them)."""
-    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[count_requests])
-    app.on_response_prepare.append(_server_header)
-    app.on_response_prepare.append(request_done)
+    app = web.Application(client_max_size=settings.limits.max_body, middlewares=[refuse_odd_versions])
+    app.on_response_prepare.append(_prepared)
     app[STATE] = state
     app[STORE] = store
     app[METRICS] = metrics

@@ -2,14 +2,15 @@
 
 aiohttp's parser (llhttp) reads every byte a client sends and its application serves every route; this
 module parses no HTTP and only uses aiohttp's public API (`web.Server` as the protocol factory, its
-`request_factory`, its `logger`, `on_response_prepare`):
+`request_factory` and `logger`, `on_response_prepare`):
 
 - A request-read deadline. `Connection` sits between the transport and aiohttp's protocol (it is the
   transport's protocol, so `request.transport.get_protocol()` finds it): bytes arriving while no request
   is being handled start a deadline of `read_timeout` seconds, which the next request's start stops
   (aiohttp makes the request object once the head is parsed: `request_factory`), so a client sending one
   byte a second is cut long before the keep-alive timeout. Bytes that arrived while a request was
-  handled restart it once its response begins (`request_done`, an `on_response_prepare` hook). Bodies are bounded by the handlers' own read deadline (request_body.py).
+  handled restart it once its response begins (`request_done`, from app.py's `on_response_prepare`
+  hook). Bodies are bounded by the handlers' own read deadline (request_body.py).
 - HTTP versions other than 1.0/1.1 get 505: the request factory marks such a request (read as 1.1, so
   the answer never says `HTTP/2.0 200`) and app.py's middleware answers it (`refuse_version`) before
   any handler runs.
@@ -157,8 +158,8 @@ def refuse_version(request: web.BaseRequest) -> web.Response | None:
     return response
 
 
-async def request_done(request: web.BaseRequest, response: web.StreamResponse) -> None:
-    """`on_response_prepare`: the handler is done with the request (the read deadline may restart)."""
+def request_done(request: web.BaseRequest) -> None:
+    """Called as the response is prepared (app.py): the handler is done (the read deadline may restart)."""
     transport = request.transport
     connection = transport.get_protocol() if transport is not None else None
     if isinstance(connection, Connection):  # not so under a test client without run.py's listeners
