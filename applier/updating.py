@@ -112,6 +112,10 @@ class UpdateSteps(RebootSteps):
         self.state.set_pending(Pending(desired, "applying", previous=previous, drop=drop))
         drained = False
         try:
+            if plan.stage_os and plan.diff.os_image:  # pulled before the drain: the drained window is writes + reboot
+                pulled = self.backend.prefetch(plan.new)
+                if pulled:
+                    self._working(current, desired, f"applying {desired.name}: {pulled}")
             if first_run:
                 self._adopt(old_spec)
                 # as the MCD's first run: Ignition's presets would fight later enable/disable decisions

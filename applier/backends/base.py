@@ -34,6 +34,11 @@ class Backend(Protocol):
         """The deployment the node runs now (None when the backend has no notion of one)."""
         ...
 
+    def prefetch(self, new: MachineConfigSpec) -> str:
+        """Pull the OS image `stage` will deploy, before the node drains, so the drained window holds only the
+        writes and the reboot; returns a note for the node's report ("" : nothing to pull)."""
+        ...
+
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Stage the OS changes of `diff` for the next boot; returns what to verify after it (JSON-able)."""
         ...

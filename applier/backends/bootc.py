@@ -99,6 +99,13 @@ class BootcBackend:
                          *[f"--append={a}" for a in split_kernel_args(new.kernel_arguments)]])
         return cmds
 
+    def prefetch(self, new: MachineConfigSpec) -> str:
+        """No download-only step is used with bootc: the image is pulled by `stage`, in the drained window
+        (said in the node's report)."""
+        if not new.os_image_url:
+            return ""
+        return "bootc: the OS image is pulled while drained (no download-only step used)"
+
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Switch (stage) and confirm the staged entry."""
         cmds = self.commands(diff, old, new)

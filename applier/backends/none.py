@@ -21,6 +21,10 @@ class NoBackend:
         """No deployments here."""
         return None
 
+    def prefetch(self, new: MachineConfigSpec) -> str:
+        """Nothing to pull."""
+        return ""
+
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Nothing is staged; the fields that would have been are listed."""
         return {"unmanaged": list(diff.os_changes)}

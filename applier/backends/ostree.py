@@ -195,6 +195,14 @@ class OstreeBackend:
             deployments = self.deployments()
         return deployments
 
+    def prefetch(self, new: MachineConfigSpec) -> str:
+        """Import a container image into the repo (`resolve`); the deploy after the drain then finds it there."""
+        url = new.os_image_url
+        if not url or url.startswith("ostree:") or self._has_ref(url):
+            return ""
+        self.resolve(url)
+        return f"pulled {url} into the ostree repo before the drain"
+
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Deploy the new tree / kernel arguments as the next boot's default."""
         if diff.kernel_type:

@@ -121,6 +121,13 @@ class RpmOstreeBackend:
                              *[f"--uninstall={p}" for p in uninstall]])
         return cmds
 
+    def prefetch(self, new: MachineConfigSpec) -> str:
+        """No download-only step is used with rpm-ostree: the image is pulled by `stage`, in the drained window
+        (said in the node's report)."""
+        if not new.os_image_url:
+            return ""
+        return "rpm-ostree: the OS image is pulled while drained (no download-only step used)"
+
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Run the staging commands and read back the staged deployment."""
         if not diff.os_changes:

@@ -183,3 +183,27 @@ def test_registry_image_by_digest(tmp_path: Path, sysroot: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_container_image_pulled_before_the_drain(tmp_path: Path, sysroot: Path) -> None:
+    """The drain hook runs with the image already in the repo: the drained window holds the writes and the deploy,
+    not the pull; the node's Working report says it pulled first."""
+    import shlex
+
+    from applier.hooks import Hooks
+
+    real_tool("skopeo")
+    layout = make_oci_image(tmp_path, "v4", {"etc/app.conf": "app=4\n"})
+    seen = tmp_path / "refs-at-drain"
+    repo = sysroot / "ostree" / "repo"
+    drain = f"ostree refs --repo={shlex.quote(str(repo))} > {shlex.quote(str(seen))}"
+    agent, source = _agent(tmp_path, sysroot, hooks=Hooks(drain, "", 60))
+    url = f"oci:{layout}:v4"
+    source.config = rendered("v4", [file_entry("/etc/motd", "hi\n")], os_image_url=url)
+    staged = agent.sync()
+    assert staged.rebooting, staged.message
+    image_ref = agent.backend.resolve(url)  # already imported: resolving again pulls nothing
+    assert image_ref in seen.read_text().split()
+    reports = [r.message for r in agent.reporter.reports]  # type: ignore[attr-defined]
+    assert any("before the drain" in m for m in reports), reports
+    assert agent.sync().state == "Done"
