@@ -28,8 +28,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server_bench import ACCEPT, cpu_seconds, run_wrk, write_cluster  # noqa: E402
 
-from fleet.etcd_client import Connection, parse_url  # noqa: E402
+from fleet.etcd_client import Connection  # noqa: E402
 from fleet.etcd_mirror import Mirror  # noqa: E402
+from fleet.etcd_url import parse_url  # noqa: E402
 from tests.etcd_cluster import free_ports  # noqa: E402
 from tests.server.scale_out import ENV, Fleet, bench_deployment, wait_healthy  # noqa: E402
 

@@ -25,7 +25,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fleet.etcd_client import Connection, parse_url  # noqa: E402
+from fleet.etcd_client import Connection  # noqa: E402
+from fleet.etcd_url import parse_url  # noqa: E402
 from tests.etcd_cluster import EtcdCluster, free_ports  # noqa: E402
 from tests.server.helpers import ACCEPT_33  # noqa: E402
 from tests.server.scale_out import Fleet, bench_deployment, start_haproxy  # noqa: E402

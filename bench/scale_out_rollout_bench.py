@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server_bench import cpu_seconds  # noqa: E402
 
-from fleet.etcd_client import Connection, parse_url  # noqa: E402
+from fleet.etcd_client import Connection  # noqa: E402
 from fleet.etcd_mirror import Mirror  # noqa: E402
+from fleet.etcd_url import parse_url  # noqa: E402
 from tests.server.scale_out import ROLLOUT_POOL, Fleet, bench_deployment  # noqa: E402
 
 WORKER = """apiVersion: machineconfiguration.openshift.io/v1

@@ -41,8 +41,9 @@ def run_controller(args: argparse.Namespace) -> int:
     """Campaign and render until interrupted."""
     from fleet.etcd_client import Connection
     from fleet.etcd_election import Election
+    from fleet.etcd_url import is_etcd_url
     from fleet.store import ElectedStore, StoreError
-    from fleet.store_open import close_store, is_etcd_url, open_store
+    from fleet.store_open import close_store, open_store
     from server.controller import Controller
 
     if not args.cluster_dir.is_dir():

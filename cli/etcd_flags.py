@@ -18,7 +18,7 @@ def add_etcd_flags(parser: argparse.ArgumentParser) -> None:
 
 def etcd_settings(url: str, args: argparse.Namespace) -> Any:
     """Parse `--store etcd://...` with the TLS flags; a UsageError names what is wrong."""
-    from fleet.etcd_client import parse_url
+    from fleet.etcd_url import parse_url
 
     for flag in ("etcd_cacert", "etcd_cert", "etcd_key"):
         path = getattr(args, flag)

@@ -24,11 +24,12 @@ from cli.errors import InvalidInput, UsageError
 from cli.etcd_flags import add_etcd_flags, etcd_settings, tls_flags_without_etcd
 from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.etcd_url import is_etcd_url
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import resume, revert
 from fleet.rollout_plan import RolloutPlan, plan_rollout
 from fleet.store import MemoryStore, NotFound, Store
-from fleet.store_open import close_store, is_etcd_url, open_store
+from fleet.store_open import close_store, open_store
 
 
 def register(subparsers: Any) -> None:

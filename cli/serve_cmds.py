@@ -62,7 +62,7 @@ def register(subparsers: Any) -> None:
 
 def build_settings(args: argparse.Namespace) -> Any:
     """Turn the flags into ServerSettings; every problem is a UsageError naming the flag."""
-    from fleet.store_open import is_etcd_url
+    from fleet.etcd_url import is_etcd_url
     from server.added_files import AppendOptions
     from server.auth import AccessPolicy, parse_networks, read_node_secret, read_token_file
     from server.negotiate import SUPPORTED_VERSIONS

@@ -17,15 +17,19 @@ instance, since each is raised in its own thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses, PoolCounts, is_unavailable
 from fleet.store import StoreError, check_name
+from ignition.canonical import canonical_json
 
 if TYPE_CHECKING:
-    from fleet.etcd_store import EtcdStore
+    from fleet.etcd_client import Connection
+    from fleet.etcd_mirror import Mirror
+
+T = TypeVar("T")
 
 Decide = Callable[[NodeStatuses], "NodeStatus | None"]
 _Outcome = tuple["_Claim", "NodeStatus | None", "Exception | None"]  # a claim, its hand-out, its refusal
@@ -94,10 +98,30 @@ class _Claim:
         return self.handed
 
 
+class ClaimingStore(Protocol):
+    """What the claim queue needs of the store that owns it (fleet/etcd_store.py `EtcdStore`, which imports this
+    module: the queue never imports the store)."""
+
+    conn: Connection
+    mirror: Mirror | None
+
+    def key(self, *parts: str) -> bytes:
+        """The full key of a layout path."""
+        ...
+
+    def _decide_at(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
+        """(revision, decision) on the statuses as of one revision."""
+        ...
+
+    def _txn(self, compare: list[Any], success: list[Any], failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
+        """One transaction, fenced like every write of the store."""
+        ...
+
+
 class ClaimGroups:
     """The claim queue of one EtcdStore (rules in the module docstring)."""
 
-    def __init__(self, store: EtcdStore, attempts: int) -> None:
+    def __init__(self, store: ClaimingStore, attempts: int) -> None:
         self.store = store
         self.attempts = attempts
         self._lock = threading.Lock()
@@ -135,8 +159,6 @@ class ClaimGroups:
         return mine.outcome()
 
     def _run(self, group: list[_Claim]) -> None:
-        from fleet.etcd_store import dump
-
         store = self.store
         tx = store.conn.client.transactions
         outcomes: list[_Outcome] = []
@@ -161,7 +183,7 @@ class ClaimGroups:
                 fences = {store.key("state", "rollout", check_name("pools", h.pool)): key
                           for h, key in zip(handed, keys, strict=True)}
                 compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
-                writes = [tx.put(k, dump(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
+                writes = [tx.put(k, canonical_json(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
                 ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
                                            [tx.get(k) for k in [*fences, *keys]])
                 if not ok:  # every outcome was decided on a view that moved: decide them all again

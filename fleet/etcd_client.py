@@ -1,10 +1,9 @@
-"""The connection to an etcd v3 cluster: the `etcd://` URL, TLS client files, the key layout, and one asyncio
+"""The connection to an etcd v3 cluster (where it is: fleet/etcd_url.py): TLS client files, and one asyncio
 loop on a background thread that owns the gRPC client (aetcd), so synchronous callers (the renderer, the
 server's worker threads) and asyncio tasks (the watch, the election) share one channel.
 
-URL: `etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` (PREFIX defaults to `mco`). Every key lives under
-`/<PREFIX>/v1/`, so a new layout can live beside an old one. All members go into one gRPC channel
-(the multi-address `ipv4:` target), which fails over to the next member when one dies.
+All members go into one gRPC channel (the multi-address `ipv4:` target), which fails over to the next
+member when one dies.
 """
 
 from __future__ import annotations
@@ -17,61 +16,20 @@ import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aetcd
 from aetcd import rpc, watcher
 
+from fleet.etcd_url import EtcdSettings
 from fleet.store import StoreError
-from fleet.store_open import SCHEME, is_etcd_url
 
-DEFAULT_PREFIX = "mco"
-LAYOUT = "v1"
 RPC_TIMEOUT = 3.0           # seconds per etcd call: without quorum a write fails after this, answered 503
 MAX_MESSAGE = 64 << 20      # gRPC's 4 MiB default is below one range over a few large rendered configs
 
 log = logging.getLogger("mco.etcd")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class EtcdSettings:
-    """Where the cluster is and how to authenticate to it (the `--etcd-cacert/--etcd-cert/--etcd-key` files)."""
-
-    endpoints: tuple[tuple[str, int], ...]
-    prefix: str = DEFAULT_PREFIX
-    cacert: Path | None = None
-    cert: Path | None = None
-    key: Path | None = None
-
-    @property
-    def root(self) -> bytes:
-        """The versioned key prefix every key starts with."""
-        return f"/{self.prefix}/{LAYOUT}/".encode()
-
-
-def parse_url(url: str, *, cacert: Path | None = None, cert: Path | None = None,
-              key: Path | None = None) -> EtcdSettings:
-    """`etcd://HOST:PORT[,HOST:PORT...][/PREFIX]` -> EtcdSettings; ValueError names what is wrong."""
-    if not is_etcd_url(url):
-        raise ValueError(f"{url}: expected etcd://HOST:PORT[,HOST:PORT...][/PREFIX]")
-    rest = url[len(SCHEME):]
-    hosts, _, prefix = rest.partition("/")
-    prefix = prefix.strip("/") or DEFAULT_PREFIX
-    if any(not part or part in (".", "..") for part in prefix.split("/")):
-        raise ValueError(f"{url}: prefix {prefix!r} has an empty or dot segment")
-    endpoints = []
-    for item in hosts.split(","):
-        host, sep, port = item.rpartition(":")
-        host = host.strip("[]")
-        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"{url}: endpoint {item!r} is not HOST:PORT")
-        endpoints.append((host, int(port)))
-    if (cert is None) != (key is None):
-        raise ValueError("--etcd-cert and --etcd-key go together")
-    return EtcdSettings(tuple(endpoints), prefix, cacert, cert, key)
 
 
 def _ip(host: str) -> str:

@@ -56,10 +56,6 @@ def _json(raw: bytes, what: str) -> dict[str, Any]:
     return data
 
 
-def dump(data: dict[str, Any]) -> bytes:
-    """Canonical JSON bytes of a record."""
-    return canonical_json(data)
-
 
 class EtcdStore:
     """The Store protocol on etcd (layout in the module docstring). Thread-safe; every call blocks its caller."""
@@ -130,7 +126,7 @@ class EtcdStore:
         chunks = [data[i:i + CHUNK] for i in range(0, len(data), CHUNK)] or [b""]
         for i, chunk in enumerate(chunks):
             self._txn([], [tx.put(self.key("blobs", name, digest, f"{i:06d}"), chunk)])
-        manifest = dump({"sha256": digest, "size": len(data), "chunks": len(chunks)})
+        manifest = canonical_json({"sha256": digest, "size": len(data), "chunks": len(chunks)})
         self._txn([tx.create(manifest_key) == 0], [tx.put(manifest_key, manifest)])
 
     def _manifest(self, name: str, *, missing_ok: bool = False) -> dict[str, Any] | None:
@@ -208,7 +204,7 @@ class EtcdStore:
 
     # -- pools ----------------------------------------------------------------------------------------------
     def put_pool(self, record: PoolRecord) -> None:
-        self._put(self.key("state", "pools", check_name("pools", record.name)), dump(record.to_dict()))
+        self._put(self.key("state", "pools", check_name("pools", record.name)), canonical_json(record.to_dict()))
 
     def get_pool(self, pool: str) -> PoolRecord:
         check_name("pools", pool)
@@ -242,7 +238,7 @@ class EtcdStore:
         tx = self.conn.client.transactions
         known, seen = self._node_seen(name) if status.history else (None, None)
         for _ in range(CLAIM_ATTEMPTS):
-            ops = [tx.put(key, dump(status.to_dict()))]
+            ops = [tx.put(key, canonical_json(status.to_dict()))]
             # The fence moves when a node may newly count against maxUnavailable. A node whose record, as compared
             # below, already counts in the same pool (handed out, then reporting Working) changes no count.
             counted = seen is not None and known is not None and known.pool == status.pool and is_unavailable(known)
@@ -307,5 +303,5 @@ class EtcdStore:
     # -- the controller's status ---------------------------------------------------------------------------
     def put_controller_status(self, data: dict[str, Any]) -> None:
         """What the leader last did (shown by replicas under /pools `renderErrors`)."""
-        self._put(self.key("state", "controller"), dump({**data, "at": timestamp(system_clock())}))
+        self._put(self.key("state", "controller"), canonical_json({**data, "at": timestamp(system_clock())}))
 

@@ -3,28 +3,18 @@
 Where it sits: `mco render`, `mco diff`, `mco rollout`, `mco serve` (directory, or a replica of etcd) and
 `mco controller` open their store here. Nothing given: a `MemoryStore`. A path: the `DirectoryStore` there.
 An `etcd://HOST:PORT[,...][/PREFIX]` URL, or `EtcdSettings` already parsed with TLS client files
-(fleet/etcd_client.py): an `EtcdStore` on a connection of its own; `follow=True` adds the mirror a replica
+(fleet/etcd_url.py): an `EtcdStore` on a connection of its own; `follow=True` adds the mirror a replica
 serves from (one consistent range read, then a watch: fleet/etcd_mirror.py). `close_store` undoes it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from fleet.etcd_url import EtcdSettings, is_etcd_url, parse_url
 from fleet.store import MemoryStore, Store
 
-if TYPE_CHECKING:
-    from fleet.etcd_client import EtcdSettings
-
-__all__ = ["SCHEME", "close_store", "is_etcd_url", "open_store"]
-
-SCHEME = "etcd://"
-
-
-def is_etcd_url(value: str) -> bool:
-    """Whether a `--store` value names etcd rather than a directory."""
-    return value.startswith(SCHEME)
+__all__ = ["close_store", "open_store"]
 
 
 def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False) -> Store:
@@ -35,7 +25,7 @@ def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False)
         from fleet.directory_store import DirectoryStore  # (the etcd client is imported only for etcd)
 
         return DirectoryStore(Path(where))
-    from fleet.etcd_client import Connection, parse_url
+    from fleet.etcd_client import Connection
     from fleet.etcd_mirror import Mirror
     from fleet.etcd_store import EtcdStore
 

@@ -12,10 +12,11 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
 - Whatever may free a slot, as this process sees it, wakes at most as many held requests as slots are free
   (`offer`: the free slots, minus requests woken and not yet decided) or were freed (`freed`), oldest first,
   skipping nodes already at the pool's target (a free slot changes nothing for them). An etcd replica's mirror
-  applying any change calls `offer` with the pool's free slots from memory (`follow_mirror`, wired by
-  server/replica.py); on the directory store a report handled here that makes its node available calls
+  applying any change calls `offer` with the pool's free slots from memory (server/handout_follow.py
+  `follow_mirror`, wired by server/replica.py); on the directory store a report handled here that makes its node available calls
   `freed(1)` (server/node_routes.py); a pool record change (target, pause, maxUnavailable) counts the free
-  slots once, and so does every poll interval while the process holds claims (`follow_snapshots`): a report
+  slots once, and so does every poll interval while the process holds claims (`follow_snapshots`, in
+  server/handout_follow.py, which wires the waiters to the server's state): a report
   handled by another worker process of `--workers N`, or a pause set and lifted between two polls, frees
   slots this process does not hear of.
 - A woken request decides again (the store's compare-and-swap or lock); if it loses, it waits again in its
@@ -31,20 +32,12 @@ import heapq
 import itertools
 import logging
 import re
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field, replace
-from functools import partial
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from fleet.rendered import PoolRecord
-from fleet.rollout import MAX_HANDOUT_WAIT, NodeStatuses, PoolCounts, RolloutError, max_unavailable_count
-from fleet.store import Store, StoreError
+from fleet.rollout import MAX_HANDOUT_WAIT, PoolCounts, RolloutError, max_unavailable_count
 from server.errors import ServerError
-
-if TYPE_CHECKING:
-    from fleet.etcd_mirror import Mirror
-    from server.snapshot import Snapshot
-    from server.state import ServerState
 
 log = logging.getLogger("mco.server")
 MAX_WAIT = MAX_HANDOUT_WAIT  # seconds (300): longer holds buy nothing, and every proxy would need its timeout above it
@@ -202,99 +195,3 @@ class HandoutWaiters:
             queue.in_flight += 1
             woken += 1
         return woken
-
-
-def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
-    """Directory (or memory) store: count the free slots of the pools with held claims (`Store.read_statuses`: the
-    counts the store keeps, brought up to date, in a thread) and wake that many, when a new snapshot changes such a
-    pool's target, pause or maxUnavailable, and every `interval` seconds while this process holds claims. Returns
-    what stops the counting (at shutdown)."""
-    waiters = state.handouts
-    seen: dict[str, tuple[object, ...]] = {}
-    tasks: set[asyncio.Task[None]] = set()  # the counts running, and the periodic one: cancelled by `stop`
-    sweeping: list[asyncio.Task[None]] = []
-
-    def rollout(record: PoolRecord) -> tuple[object, ...]:
-        return record.current, record.paused, record.max_unavailable
-
-    def spawn(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.get_running_loop().create_task(work)
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-        return task
-
-    async def offer_counted(pools: list[str]) -> None:
-        def count(statuses: NodeStatuses) -> dict[str, PoolCounts]:
-            return {pool: replace(statuses.counts(pool)) for pool in pools}
-
-        try:
-            counts = await asyncio.to_thread(store.read_statuses, count)
-        except StoreError:
-            return  # the held claims are answered at their deadline, or at the next count
-        snapshot = state.snapshot
-        for pool in pools:
-            entry = snapshot.pools.get(pool) if snapshot is not None else None
-            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, counts[pool]))
-
-    def swapped(snapshot: Snapshot) -> None:
-        changed = []
-        for name, entry in snapshot.pools.items():
-            key = rollout(entry.record)
-            if seen.get(name, key) != key and name in waiters.pools():
-                changed.append(name)
-            seen[name] = key
-        if changed:
-            spawn(offer_counted(changed))
-
-    async def sweep() -> None:
-        try:
-            while not waiters.closing and waiters.pools():
-                await asyncio.sleep(interval)
-                if held := waiters.pools():
-                    try:
-                        await offer_counted(held)
-                    except Exception:  # a bug must not end the counting: held claims would wait for their deadline
-                        log.exception("counting free slots for held claims failed")
-        finally:
-            sweeping.clear()
-
-    def held() -> None:
-        if not sweeping and not waiters.closing:
-            sweeping.append(spawn(sweep()))
-
-    async def stop() -> None:
-        for task in list(tasks):
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    if state.snapshot is not None:
-        seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
-    state.on_swap.append(swapped)
-    waiters.on_held = held
-    return stop
-
-
-def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
-    """etcd replica: after every change the mirror applies (on the etcd thread), offer each pool with held
-    claims its free slots, read from the mirror's memory on the event loop (O(1) per pool)."""
-    waiters = state.handouts
-    scheduled = [False]
-
-    def recheck() -> None:
-        scheduled[0] = False  # before reading: a change applied from here on schedules another pass
-        for pool in waiters.pools():
-            _, counts = mirror.decide(partial(NodeStatuses.counts, pool=pool))
-            waiters.offer(pool, *free_slots(mirror.pool(pool), counts))
-
-    def changed() -> None:  # on the etcd thread
-        if not scheduled[0]:
-            scheduled[0] = True
-            loop.call_soon_threadsafe(recheck)
-
-    def lost() -> None:  # on the event loop: the slots offered while the loser decided may still be free
-        if not scheduled[0]:
-            scheduled[0] = True
-            loop.call_soon(recheck)
-
-    mirror.on_change(changed)
-    waiters.on_lost = lost

@@ -33,7 +33,8 @@ from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
-from server.handout_wait import HandoutWaiters, WaitError, follow_snapshots, parse_wait
+from server.handout_follow import follow_snapshots
+from server.handout_wait import HandoutWaiters, WaitError, parse_wait
 from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body
 from server.state import ServerState

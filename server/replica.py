@@ -14,7 +14,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 from fleet.etcd_store import EtcdStore
-from server.handout_wait import follow_mirror
+from server.handout_follow import follow_mirror
 from server.state import ServerState
 
 WRITERS = 64  # threads for store calls; each mostly waits on etcd

@@ -10,7 +10,7 @@ from server.added_files import AppendOptions
 from server.auth import AccessPolicy
 
 if TYPE_CHECKING:
-    from fleet.etcd_client import EtcdSettings
+    from fleet.etcd_url import EtcdSettings
 
 
 @dataclass(frozen=True)

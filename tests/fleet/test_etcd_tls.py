@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.etcd_client import parse_url
 from fleet.etcd_store import EtcdStore
+from fleet.etcd_url import parse_url
 from fleet.rendered import PoolRecord
 from fleet.store import StoreError
 from fleet.store_open import open_store

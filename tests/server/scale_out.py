@@ -17,8 +17,9 @@ from pathlib import Path
 
 import requests
 
-from fleet.etcd_client import Connection, parse_url
+from fleet.etcd_client import Connection
 from fleet.etcd_election import Election
+from fleet.etcd_url import parse_url
 from tests.etcd_cluster import EtcdCluster, free_ports
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 
 from fleet.directory_store import DirectoryStore
-from fleet.etcd_client import parse_url
+from fleet.etcd_url import parse_url
 from fleet.rendered import RenderedConfig
 from fleet.store import Store
 from fleet.store_open import close_store, open_store

@@ -15,8 +15,9 @@ from typing import Any
 
 import aiohttp
 
-from fleet.etcd_client import Connection, parse_url
+from fleet.etcd_client import Connection
 from fleet.etcd_store import prefix_end
+from fleet.etcd_url import parse_url
 from fleet.rendered import NodeStatus
 from fleet.rollout import is_unavailable
 from tests.etcd_cluster import EtcdCluster

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient
 
 from fleet.directory_store import DirectoryStore
-from fleet.etcd_client import parse_url
+from fleet.etcd_url import parse_url
 from fleet.store import Store
 from fleet.store_open import close_store, open_store
 from server.app import create_app

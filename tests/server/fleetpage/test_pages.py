@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 from markupsafe import escape
 
 from fleet.conditions import ConditionProblem
-from fleet.etcd_client import parse_url
+from fleet.etcd_url import parse_url
 from fleet.rendered import Condition
 from fleet.store import Store
 from fleet.store_open import close_store, open_store

@@ -1,0 +1,123 @@
+"""Waking held hand-outs when slots may have freed: the waiters of server/handout_wait.py wired to what this
+process serves (its `ServerState`: snapshots swapped in) and to the store (directory) or the etcd mirror.
+
+Where it sits: above both server/state.py (which holds the waiters) and server/handout_wait.py (the waiters
+and their rules), so neither imports the other's user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from fleet.rendered import PoolRecord
+from fleet.rollout import NodeStatuses, PoolCounts
+from fleet.store import Store, StoreError
+from server.handout_wait import free_slots
+from server.snapshot import Snapshot
+from server.state import ServerState
+
+if TYPE_CHECKING:
+    from fleet.etcd_mirror import Mirror
+
+log = logging.getLogger("mco.server")
+
+
+def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
+    """Directory (or memory) store: count the free slots of the pools with held claims (`Store.read_statuses`: the
+    counts the store keeps, brought up to date, in a thread) and wake that many, when a new snapshot changes such a
+    pool's target, pause or maxUnavailable, and every `interval` seconds while this process holds claims. Returns
+    what stops the counting (at shutdown)."""
+    waiters = state.handouts
+    seen: dict[str, tuple[object, ...]] = {}
+    tasks: set[asyncio.Task[None]] = set()  # the counts running, and the periodic one: cancelled by `stop`
+    sweeping: list[asyncio.Task[None]] = []
+
+    def rollout(record: PoolRecord) -> tuple[object, ...]:
+        return record.current, record.paused, record.max_unavailable
+
+    def spawn(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    async def offer_counted(pools: list[str]) -> None:
+        def count(statuses: NodeStatuses) -> dict[str, PoolCounts]:
+            return {pool: replace(statuses.counts(pool)) for pool in pools}
+
+        try:
+            counts = await asyncio.to_thread(store.read_statuses, count)
+        except StoreError:
+            return  # the held claims are answered at their deadline, or at the next count
+        snapshot = state.snapshot
+        for pool in pools:
+            entry = snapshot.pools.get(pool) if snapshot is not None else None
+            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, counts[pool]))
+
+    def swapped(snapshot: Snapshot) -> None:
+        changed = []
+        for name, entry in snapshot.pools.items():
+            key = rollout(entry.record)
+            if seen.get(name, key) != key and name in waiters.pools():
+                changed.append(name)
+            seen[name] = key
+        if changed:
+            spawn(offer_counted(changed))
+
+    async def sweep() -> None:
+        try:
+            while not waiters.closing and waiters.pools():
+                await asyncio.sleep(interval)
+                if held := waiters.pools():
+                    try:
+                        await offer_counted(held)
+                    except Exception:  # a bug must not end the counting: held claims would wait for their deadline
+                        log.exception("counting free slots for held claims failed")
+        finally:
+            sweeping.clear()
+
+    def held() -> None:
+        if not sweeping and not waiters.closing:
+            sweeping.append(spawn(sweep()))
+
+    async def stop() -> None:
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    if state.snapshot is not None:
+        seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
+    state.on_swap.append(swapped)
+    waiters.on_held = held
+    return stop
+
+
+def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
+    """etcd replica: after every change the mirror applies (on the etcd thread), offer each pool with held
+    claims its free slots, read from the mirror's memory on the event loop (O(1) per pool)."""
+    waiters = state.handouts
+    scheduled = [False]
+
+    def recheck() -> None:
+        scheduled[0] = False  # before reading: a change applied from here on schedules another pass
+        for pool in waiters.pools():
+            _, counts = mirror.decide(partial(NodeStatuses.counts, pool=pool))
+            waiters.offer(pool, *free_slots(mirror.pool(pool), counts))
+
+    def changed() -> None:  # on the etcd thread
+        if not scheduled[0]:
+            scheduled[0] = True
+            loop.call_soon_threadsafe(recheck)
+
+    def lost() -> None:  # on the event loop: the slots offered while the loser decided may still be free
+        if not scheduled[0]:
+            scheduled[0] = True
+            loop.call_soon(recheck)
+
+    mirror.on_change(changed)
+    waiters.on_lost = lost
