@@ -44,7 +44,7 @@ from renderer.model import (
 from renderer.problems import Problem
 from renderer.provenance import butane_origins
 from renderer.registries_generated import generate_registries, template_files
-from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet
+from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet, registries_manifest
 from renderer.templates import render_role, ssh_machine_config, template_roles
 from renderer.trust_bundles import generate_trust_bundles
 
@@ -66,6 +66,8 @@ class Inputs:
     runtime_configs: list[ContainerRuntimeConfig] = field(default_factory=list)
     machine_configuration: MachineConfiguration | None = None
     mirror_sets: list[MirrorSet] = field(default_factory=list)
+    # image-registry documents that did not parse: (kind, name, errors); they refuse the sync they feed
+    broken_registries: list[tuple[str, str, tuple[Problem, ...]]] = field(default_factory=list)
     image_configs: list[ImageConfig] = field(default_factory=list)
     config_maps: list[ConfigMap] = field(default_factory=list)
     # (owner, problem): owner is a label set (dict) for MachineConfig-like objects, a pool name, or EVERY_POOL.
@@ -98,6 +100,8 @@ def _owner_of_broken(doc: Document) -> Any:
             return labels
         if isinstance(data.get("metadata"), Mapping) and data["metadata"].get("labels") is None:
             return {}  # no labels: only pools selecting with NotIn / DoesNotExist can pick it
+    if registries_manifest(data):
+        return WHOLE_CLUSTER  # refused as a Failure of the sync it feeds (renderer/registries_generated.py)
     if kind in ("KubeletConfig", "ContainerRuntimeConfig"):
         spec: Mapping[str, Any] = data["spec"] if isinstance(data.get("spec"), Mapping) else {}
         sel, problems = parse_selector(spec.get("machineConfigPoolSelector"), ())
@@ -177,6 +181,13 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
     owner: Any
     if obj is None:
         owner = _owner_of_broken(doc)
+        if owner == WHOLE_CLUSTER and any(p.severity == "error" for p in problems):
+            data: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}
+            raw_meta = data.get("metadata")
+            meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+            name = meta["name"] if isinstance(meta.get("name"), str) else ""
+            inputs.broken_registries.append((str(data.get("kind")), name,
+                                             tuple(p for p in problems if p.severity == "error")))
         inputs.problems.extend((owner, p) for p in problems)
         return
     if isinstance(obj, MachineConfig):
@@ -282,9 +293,11 @@ def load_inputs(cluster_dir: Path) -> Inputs:
 
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
     image = _image_config(inputs)
+    broken_maps = [b for b in inputs.broken_registries if b[0] == "ConfigMap"]
     registries = generate_registries(image, inputs.mirror_sets, inputs.pools, release_image=_release_image(cluster),
-                                     base_files=base_files)
-    trusted = generate_trust_bundles(inputs.config_maps, image, inputs.pools)
+                                     base_files=base_files,
+                                     broken=[b for b in inputs.broken_registries if b[0] != "ConfigMap"])
+    trusted = generate_trust_bundles(inputs.config_maps, image, inputs.pools, broken=broken_maps)
     for part in (generated, registries, trusted):
         for pool_name, found in part.problems.items():
             inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)

@@ -246,21 +246,24 @@ def _origins(image: ImageConfig | None, sets: Sequence[MirrorSet]) -> dict[str, 
 
 
 def generate_registries(image: ImageConfig | None, sets: Sequence[MirrorSet], pools: Sequence[MachineConfigPool], *,
-                        release_image: str | None, base_files: Callable[[str], Mapping[str, bytes]]) -> Generated:
-    """Every built-in pool's `99-<pool>-generated-registries` (module docstring), refusals and warnings."""
-    if image is None and not sets:
+                        release_image: str | None, base_files: Callable[[str], Mapping[str, bytes]],
+                        broken: Sequence[tuple[str, str, tuple[Problem, ...]]] = ()) -> Generated:
+    """Every built-in pool's `99-<pool>-generated-registries` (module docstring), refusals and warnings;
+    `broken`: (kind, name, errors) of documents that did not parse, which refuse the sync as the API server
+    would refuse them (their mirrors must not silently disappear from the nodes)."""
+    if image is None and not sets and not broken:
         return Generated(configs={}, problems={})
     check = _Check()
     p = plan(image, sets, release_image, check)
     configs: dict[str, tuple[Any, ...]] = {}
     failures: dict[str, tuple[Failure, ...]] = {}
     problems: dict[str, tuple[Problem, ...]] = {"": tuple(check.warnings)}
-    origin = image.origin if image is not None else sets[0].origin
+    origin = image.origin if image is not None else sets[0].origin if sets else Origin("(image config)")
     for pool in (p_ for p_ in pools if is_built_in(p_) and not p_.broken):
         name = f"99-{pool.name}-generated-registries"
         refusals = list(check.refusals)
         files: list[tuple[str, bytes]] = []
-        if not refusals:
+        if not refusals and not broken:
             try:
                 files, dropped = pool_files(p, sets, base_files(pool.name))
             except (RegistriesConfError, MirrorSetError, PolicyError) as exc:
@@ -271,8 +274,9 @@ def generate_registries(image: ImageConfig | None, sets: Sequence[MirrorSet], po
                         "registries-dropped", "registries.conf of the role's templates: the MCO keeps only "
                         f"the containers-registries.conf v2 fields and drops {', '.join(dropped)}",
                         f"templates/{pool.name}", severity="warning"),)}
-        if refusals:
-            failures[pool.name] = tuple(_failures(refusals, name))
+        if refusals or broken:
+            failures[pool.name] = tuple(_failures(refusals, name)) + tuple(
+                Failure(kind, doc_name, name, errors, condition=CONDITION) for kind, doc_name, errors in broken)
         elif files:
             mc = generated_machine_config(name, pool.name, [file_entry(path, data) for path, data in files], origin)
             configs[pool.name] = (replace(mc, entry_origins={**mc.entry_origins, **_origins(image, sets)}),)

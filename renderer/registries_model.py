@@ -191,3 +191,11 @@ KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], RegistriesMa
     (CONFIG_API, "Image"): image_config,
     ("v1", "ConfigMap"): config_map,
 }
+
+
+def registries_manifest(data: Mapping[str, Any]) -> bool:
+    """Whether a manifest (parsed or not) is one of these kinds; a ConfigMap only in `openshift-config`."""
+    if (data.get("apiVersion"), data.get("kind")) not in KINDS:
+        return False
+    meta = data.get("metadata")
+    return data.get("kind") != "ConfigMap" or (isinstance(meta, Mapping) and meta.get("namespace") == CONFIG_NAMESPACE)

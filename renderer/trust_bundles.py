@@ -124,18 +124,22 @@ def trust_files(config_maps: Sequence[ConfigMap], image: ImageConfig | None) -> 
 
 
 def generate_trust_bundles(config_maps: Sequence[ConfigMap], image: ImageConfig | None,
-                           pools: Sequence[MachineConfigPool]) -> Generated:
-    """Every pool's `99-<pool>-generated-trusted-ca` (module docstring), refusals and warnings."""
+                           pools: Sequence[MachineConfigPool], *,
+                           broken: Sequence[tuple[str, str, tuple[Problem, ...]]] = ()) -> Generated:
+    """Every pool's `99-<pool>-generated-trusted-ca` (module docstring), refusals and warnings; `broken`:
+    ConfigMaps of openshift-config that did not parse (kind, name, errors), refused as the API server would."""
     files, refusals, warnings = trust_files(config_maps, image)
     configs: dict[str, tuple[Any, ...]] = {}
     failures: dict[str, tuple[Failure, ...]] = {}
     origin = next((cm.origin for cm in config_maps if cm.namespace == CONFIG_NAMESPACE), None)
     for pool in (p for p in pools if not p.broken):
         name = f"99-{pool.name}-generated-trusted-ca"
-        if refusals:
+        if refusals or broken:
             by_map: dict[str, list[Problem]] = {}
             for cm, problem in refusals:
                 by_map.setdefault(cm.name, []).append(problem)
+            for _, cm_name, errors in broken:
+                by_map.setdefault(cm_name, []).extend(errors)
             failures[pool.name] = tuple(Failure("ConfigMap", cm_name, name, tuple(found), condition=CONDITION)
                                         for cm_name, found in by_map.items())
         elif files and origin is not None:

@@ -139,3 +139,49 @@ def test_image_config_files(cluster: Path) -> None:
     assert files["/etc/containers/registries.conf.d/01-image-searchRegistries.conf"] == \
         b'unqualified-search-registries = ["reg1.io"]\nshort-name-mode = ""\n'
     assert any("manifests/96-other.yaml" in w and "reads only the Image named 'cluster'" in w for w in result.warnings)
+
+
+def test_a_document_that_does_not_parse_refuses_the_sync_and_keeps_the_mirrors(cluster: Path) -> None:
+    store = MemoryStore()
+    idms = cluster / "manifests/95-idms.yaml"
+    idms.write_text(IDMS.format(mirror="mirror.example.com/ubi", policy="AllowContactingSource"))
+    first = render_cluster(cluster, store=store)
+    idms.write_text(IDMS.format(mirror="mirror.example.com/ubi", policy="AllowContactingSource")
+                    .replace("  - mirrors:\n    - mirror.example.com/ubi\n", "  - mirrors: mirror.example.com/ubi\n"))
+    second = render_cluster(cluster, store=store)
+    assert all(p.errors == () for p in second.pools.values())
+    assert any(e.startswith("manifests/95-idms.yaml:7:") and "expected a list of strings" in e
+               for e in second.errors), second.errors
+    assert _mirrors(second, "worker") == _mirrors(first, "worker")  # not silently dropped from the nodes
+    condition = store.get_pool("master").condition("ImageConfigFailure")
+    assert condition is not None and condition.status == "True" and condition.reason == "ubi9repo"
+
+
+def _entry(render: Any) -> dict[str, Any]:
+    files = render.pools["worker"].rendered.spec.config["storage"]["files"]
+    return next(f for f in files if f["path"] == "/etc/containers/registries.conf")
+
+
+@pytest.mark.parametrize(("change", "safe"), [
+    ("add an ImageDigestMirrorSet", True),
+    ("add an ImageTagMirrorSet", False),
+    ("block a registry", False),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_the_drain_decision_on_what_the_renderer_writes(cluster: Path, change: str, safe: bool) -> None:
+    """fleet/registries_conf.py (MCO isSafeContainerRegistryConfChanges) judging the renderer's own output, as the
+    openshift-docs state it: creating an IDMS does not drain, an ITMS or a blocked registry does."""
+    from fleet.registries_conf import registries_change_is_safe
+
+    store = MemoryStore()
+    (cluster / "manifests/95-idms.yaml").write_text(IDMS.format(mirror="m.example.com/ubi",
+                                                                 policy="AllowContactingSource"))
+    before = _entry(render_cluster(cluster, store=store))
+    extra = {"add an ImageDigestMirrorSet": IDMS.replace("ubi9repo", "other").format(
+                 mirror="m.example.com/other", policy="AllowContactingSource").replace("ubi9/ubi-minimal", "other"),
+             "add an ImageTagMirrorSet": ITMS.replace("ubi9/ubi-minimal", "other"),
+             "block a registry": IMAGE.format(sources="    blockedRegistries: [untrusted.com]")}[change]
+    (cluster / "manifests/96-change.yaml").write_text(extra)
+    after = _entry(render_cluster(cluster, store=store))
+    assert after != before
+    assert registries_change_is_safe(before, after) is safe
+    assert registries_change_is_safe(after, before) is False  # taking it away again always drains
