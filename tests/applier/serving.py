@@ -1,4 +1,5 @@
-"""Run a real `mco serve` subprocess for the applier's multi-node and lifecycle tests."""
+"""Run a real `mco serve` subprocess, and node loops of the real agent against it, for the applier's multi-node
+and lifecycle tests."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import requests
+
+from tests.applier.helpers import reboot_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,3 +74,21 @@ def serving(cluster: Path, store: Path, *, extra: Sequence[str] = (), scheme: st
     finally:
         stop(proc)
         out.close()
+
+
+class NodeLoop(threading.Thread):
+    """`mco apply --once` run again and again on one root: each exit after a reboot is the machine rebooting."""
+
+    def __init__(self, name: str, root: Path, url: str) -> None:
+        super().__init__(daemon=True)
+        self.node, self.root, self.url = name, root, url
+        self.stop = threading.Event()
+        self.runs: list[int] = []
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            proc = subprocess.run(mco("apply", "--once", "--node", self.node, "--server", self.url, "--pool", "worker",
+                                      "--root", str(self.root), "--reboot-command", reboot_command(self.root)),
+                                  env=env(), capture_output=True, text=True)
+            self.runs.append(proc.returncode)
+            time.sleep(0.05)

@@ -5,37 +5,17 @@ stops the rollout from widening."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import requests
 
-from tests.applier.helpers import make_root, reboot_command
-from tests.applier.serving import env, mco, serving
+from tests.applier.helpers import make_root
+from tests.applier.serving import NodeLoop, serving
 from tests.tools import real_tool
 
 NODES = 4
 MAX_UNAVAILABLE = 2
-
-
-class NodeLoop(threading.Thread):
-    """`mco apply --once` run again and again on one root: each exit after a reboot is the machine rebooting."""
-
-    def __init__(self, name: str, root: Path, url: str) -> None:
-        super().__init__(daemon=True)
-        self.node, self.root, self.url = name, root, url
-        self.stop = threading.Event()
-        self.runs: list[int] = []
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            proc = subprocess.run(mco("apply", "--once", "--node", self.node, "--server", self.url, "--pool", "worker",
-                                      "--root", str(self.root), "--reboot-command", reboot_command(self.root)),
-                                  env=env(), capture_output=True, text=True)
-            self.runs.append(proc.returncode)
-            time.sleep(0.05)
 
 
 def _check(status: dict, target: str) -> tuple[int, int]:
