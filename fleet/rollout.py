@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import overload
+from typing import Any, overload
 
 from fleet.clock import system_clock
 from fleet.errors import FleetError
@@ -87,6 +87,13 @@ def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, str, s
 def unavailable(state: str, current_config: str, desired_config: str) -> bool:
     """True when a node reporting these counts against maxUnavailable: anything but Done at its desired config."""
     return state != "Done" or (desired_config != "" and current_config != desired_config)
+
+
+def rollout_rank(status: NodeStatus, pool: PoolRecord) -> tuple[Any, ...]:
+    """Where a node waiting for a slot stands: nodes going back from the config a revert left first (they run the
+    bad config), then the pool's order (`order_key`). Held claims are woken in this order (server/handout_wait.py)."""
+    back = bool(pool.reverted_from) and pool.reverted_from in (status.current_config, status.desired_config)
+    return (not back, *order_key(status, pool.rollout.newest_first))
 
 
 def is_unavailable(status: NodeStatus) -> bool:

@@ -8,10 +8,12 @@ as soon as this process sees it free.
 
 Rules (one `HandoutWaiters` per server process, on its event loop):
 - A claim whose answer is the node's own current config ("stay") is held in its pool's queue, keyed by the
-  config the node runs, in order of first arrival.
+  config the node runs, in the pool's rollout order (fleet/rollout.py `rollout_rank`: nodes going back from a
+  reverted config first, then MCO's node order), then in order of first arrival.
 - Whatever may free a slot, as this process sees it, wakes at most as many held requests as slots are free
   (`offer`: the free slots, minus requests woken and not yet decided) or were freed (`freed`), oldest first,
-  skipping nodes already at the pool's target (a free slot changes nothing for them). An etcd replica's mirror
+  skipping nodes already at the pool's target (a free slot changes nothing for them). So freed slots go to the
+  waiting nodes in the rollout's order; a node that is not waiting (offline) is passed over, not waited for. An etcd replica's mirror
   applying any change calls `offer` with the pool's free slots from memory (server/handout_follow.py
   `follow_mirror`, wired by server/replica.py); on the directory store a report handled here that makes its node available calls
   `freed(1)` (server/node_routes.py); a pool record change (target, pause, maxUnavailable) counts the free
@@ -34,6 +36,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from fleet.rendered import PoolRecord
 from fleet.rollout import MAX_HANDOUT_WAIT, PoolCounts, RolloutError, max_unavailable_count
@@ -79,6 +82,7 @@ class Ticket:
     """One held request: its first-arrival number, and whether it was woken and has not decided since."""
 
     seq: int
+    rank: tuple[Any, ...] = ()  # its place in the rollout order (set by the route before each wait)
     pool: str = ""
     future: asyncio.Future[bool] | None = None
     woken: bool = False
@@ -86,9 +90,9 @@ class Ticket:
 
 @dataclass
 class _PoolQueue:
-    # Heaps by first arrival, one per config the held nodes run. A heap is only ever changed in place: every
+    # Heaps by rollout order then first arrival, one per config the held nodes run. A heap is only ever changed in place: every
     # waiter holds a reference to its own, and a heap replaced by a new list would lose what others pushed since.
-    by_config: dict[str, list[tuple[int, Ticket]]] = field(default_factory=dict)
+    by_config: dict[str, list[tuple[tuple[Any, ...], Ticket]]] = field(default_factory=dict)
     held: int = 0        # tickets waiting now
     in_flight: int = 0   # tickets woken that have not decided again yet
 
@@ -127,7 +131,7 @@ class HandoutWaiters:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         ticket.pool, ticket.future = pool, future
         heap = queue.by_config.setdefault(current, [])
-        heapq.heappush(heap, (ticket.seq, ticket))
+        heapq.heappush(heap, ((ticket.rank, ticket.seq), ticket))
         queue.held += 1
         if self.on_held is not None:
             self.on_held()
@@ -179,7 +183,7 @@ class HandoutWaiters:
         heaps = [h for config, h in queue.by_config.items() if config != target or target is None]
         woken = 0
         while woken < count and queue.held:
-            best: list[tuple[int, Ticket]] | None = None
+            best: list[tuple[tuple[Any, ...], Ticket]] | None = None
             for heap in heaps:
                 while heap and heap[0][1].future is not None and heap[0][1].future.done():
                     heapq.heappop(heap)  # timed out or cancelled

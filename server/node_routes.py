@@ -28,7 +28,7 @@ from aiohttp import web
 from fleet.clock import Clock, timestamp
 from fleet.names import valid_name
 from fleet.rendered import NodeStatus, PoolRecord, with_report
-from fleet.rollout import NodeStatuses, is_unavailable
+from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
@@ -237,12 +237,13 @@ class NodeRoutes:
         ticket = None
         try:
             while True:
-                answer, stay = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
+                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
                     return answer
                 ticket = ticket or self.waiters.ticket()
+                ticket.rank = rank
                 if not await self.waiters.wait(ticket, answer["pool"], stay, remaining) and self.waiters.closing:
                     return answer
                 request[LOG_NOTE]["waited"] = round(wait - max(deadline - loop.time(), 0), 3)
@@ -251,10 +252,12 @@ class NodeRoutes:
                 self.waiters.settle(ticket)
 
     def _decide(self, node: str, pool: str, authorization: Sequence[str],
-                claim: bool) -> tuple[dict[str, Any], str | None]:
-        """(the answer, the node's current config when the answer is "stay": a claim that may be held)."""
+                claim: bool) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
+        """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
+        place in the rollout order)."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
+        rank: list[tuple[Any, ...]] = [()]
 
         def decide(statuses: NodeStatuses) -> NodeStatus | None:
             mine = statuses.get(node)
@@ -279,6 +282,8 @@ class NodeRoutes:
             if gate:  # the pool's health gate: the agent reports Done only once it has passed (applier/health.py)
                 answer["rollout"] = gate
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
+            if stay[0] is not None and mine is not None:
+                rank[0] = rollout_rank(mine, record)
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 now = timestamp(self.clock())
@@ -290,4 +295,4 @@ class NodeRoutes:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
         else:
             self.store.read_statuses(decide)  # what a claim would decide, written nowhere
-        return answer, stay[0]
+        return answer, stay[0], rank[0]

@@ -303,3 +303,27 @@ def test_sigterm_answers_held_claims_and_exits(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("order", ["oldest-first", "newest-first"])
+async def test_freed_slots_go_in_the_rollout_order(served: Served, order: str) -> None:
+    """Held claims wake in MCO's node order (oldest registration first, or newest first when the pool asks), not in
+    the order they arrived: here node-d, the oldest, asks last."""
+    from fleet.rollout_settings import RolloutSettings
+
+    publish(served.store, NEW, max_unavailable=1, rollout=RolloutSettings(order=order))
+    for node, registered in (("b", "2026-01-03T00:00:00Z"), ("c", "2026-01-02T00:00:00Z"), ("d", "2026-01-01T00:00:00Z")):
+        served.store.put_node_status(replace(_status(node, OLD), registered_at=registered))
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name  # node-a takes the one slot
+        held = {}
+        for count, node in enumerate("bcd", start=1):
+            held[node] = asyncio.create_task(_claim(session, served.base, node, wait=300))
+            await _until(lambda n=count: served.held == n)  # type: ignore[misc]
+        await _report(session, served.base, "a", NEW)
+        first = "d" if order == "oldest-first" else "b"
+        assert await asyncio.wait_for(held[first], 60) == NEW.name
+        await _until(lambda: served.held == 2)
+        assert not any(task.done() for node, task in held.items() if node != first)
+        for task in held.values():
+            task.cancel()
