@@ -78,14 +78,21 @@ def _answer(status: int, reason: str, body: bytes) -> bytes:
 
 
 class Connection(asyncio.Protocol):
-    """The transport's protocol: forwards to aiohttp's, adds the read deadline and releases the admission."""
+    """The transport's protocol: forwards to aiohttp's, adds the read deadline and releases the admission.
+
+    The deadline costs a request two attribute writes: `_since` holds when the awaited bytes began to
+    arrive (None: nothing awaited), and one timer per connection, armed when bytes arrive and none is
+    armed, checks it when it fires and re-arms for the remaining time only while something is awaited.
+    """
 
     def __init__(self, inner: asyncio.Protocol, *, read_timeout: float,
                  on_lost: Callable[[], None] | None = None) -> None:
         self.inner = inner
         self.peer: str | None = None
         self._read_timeout = read_timeout
-        self._deadline: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
+        self._since: float | None = None
         self._transport: asyncio.Transport | None = None
         self._on_lost = on_lost
         self._active = False  # a request is being handled (aiohttp handles one at a time)
@@ -101,8 +108,8 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._active:
             self._arrived = True
-        elif self._deadline is None and self._read_timeout > 0:
-            self._deadline = asyncio.get_running_loop().call_later(self._read_timeout, self._too_slow)
+        elif self._since is None:
+            self._await_head()
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -115,7 +122,10 @@ class Connection(asyncio.Protocol):
         self.inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop()
+        self._since = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.inner.connection_lost(exc)
         if self._on_lost is not None:
             on_lost, self._on_lost = self._on_lost, None
@@ -126,22 +136,31 @@ class Connection(asyncio.Protocol):
         """A request reached the application: its head arrived in time."""
         self._active = True
         self._arrived = False
-        self._stop()
+        self._since = None
 
     def request_finished(self, *, had_body: bool) -> None:
         """Bytes that arrived meanwhile (not this request's body) may be a partial next head: time it."""
         self._active = False
-        if self._arrived and not had_body and self._deadline is None and self._read_timeout > 0:
-            self._deadline = asyncio.get_running_loop().call_later(self._read_timeout, self._too_slow)
+        if self._arrived and not had_body and self._since is None:
+            self._await_head()
         self._arrived = False
 
-    def _stop(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+    def _await_head(self) -> None:
+        if self._read_timeout <= 0:
+            return
+        now = self._loop.time()
+        self._since = now
+        if self._timer is None:
+            self._timer = self._loop.call_at(now + self._read_timeout, self._check)
 
-    def _too_slow(self) -> None:
-        self._deadline = None
+    def _check(self) -> None:
+        self._timer = None
+        if self._since is None:
+            return  # nothing awaited: the next bytes arm the timer again
+        due = self._since + self._read_timeout
+        if self._loop.time() < due:
+            self._timer = self._loop.call_at(due, self._check)
+            return
         log.warning("request from %s not received within %g s: connection closed", self.peer, self._read_timeout)
         if self._transport is not None:
             self._transport.abort()
