@@ -13,6 +13,7 @@ import pytest
 
 from fleet.store import MemoryStore
 from renderer.render import render_cluster
+from server.status import pool_status
 from tests.renderer.test_generator_failure import MC
 from tests.renderer.test_generator_failure import _files as rendered_files
 
@@ -98,6 +99,8 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
         assert condition is not None and condition.status == "True"
         assert condition.reason == "tag-mirror" and "manifests/96-itms.yaml:" in condition.message
     assert store.get_pool("worker").condition("RenderDegraded").status == "False"
+    shown = {c["type"]: c for c in pool_status(store.get_pool("worker"), [])["status"]["conditions"]}
+    assert shown["ImageConfigFailure"]["status"] == "True"  # GET /pools carries it
 
     (cluster / "manifests/96-itms.yaml").unlink()
     idms.write_text(IDMS.format(mirror="mirror2.example.com/ubi", policy="NeverContactSource"))
