@@ -4,6 +4,7 @@ replicas while the elected controller and a replica are killed mid-wave."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -69,15 +70,33 @@ def _handed(url: str, v2: str) -> set[str]:
     return {n["name"] for n in _pool(url)["status"]["nodes"] if n["desiredConfig"] == v2}
 
 
-def _roll_out_bad_config(cluster: Path, url: Callable[[], str]) -> tuple[str, str, dict[str, Any]]:
-    """v1 everywhere, then the bad v2: returns (v1, v2, the pool once paused)."""
+def _plan(cluster: Path, store: str) -> dict[str, Any]:
+    """`mco rollout plan worker CLUSTER` with the bad change, before it is made (in a copy of the directory)."""
+    preview = cluster.parent / "preview"
+    shutil.rmtree(preview, ignore_errors=True)
+    shutil.copytree(cluster, preview)
+    manifest = preview / "manifests/10-app.yaml"
+    manifest.write_text(manifest.read_text().replace("version%3D1", "version%3D2"))
+    plan = subprocess.run(mco("rollout", "plan", "worker", str(preview), "--store", store, "-o", "json"), env=env(),
+                          capture_output=True, text=True)
+    assert plan.returncode == 0, plan.stderr
+    return json.loads(plan.stdout)
+
+
+def _roll_out_bad_config(cluster: Path, url: Callable[[], str], store: str) -> tuple[str, str, dict[str, Any]]:
+    """v1 everywhere, then the bad v2 (previewed first: the plan's canaries are the machines that take it, with
+    the action the agents take): returns (v1, v2, the pool once paused)."""
     v1 = _until(url, _all_done_at(), "v1 everywhere")["spec"]["configuration"]["name"]
+    plan = _plan(cluster, store)
+    assert {(m["action"], m["drain"]) for m in plan["machines"]} == {("reboot", True)}
+    canaries = {m["node"] for m in plan["machines"] if m["canary"]}
+    assert len(canaries) == 2 and {m["wave"] for m in plan["machines"] if m["canary"]} == {0}
     manifest = cluster / "manifests/10-app.yaml"
     manifest.write_text(manifest.read_text().replace("version%3D1", "version%3D2"))
     paused = _until(url, lambda p: "rolloutPause" in p["status"], "the automatic pause")
     v2 = paused["spec"]["configuration"]["name"]
-    assert v2 != v1
-    assert paused["status"]["rolloutPause"]["node"] in _handed(url(), v2)
+    assert v2 == plan["target"] != v1
+    assert paused["status"]["rolloutPause"]["node"] in _handed(url(), v2) <= canaries
     assert "health check app" in paused["status"]["rolloutPause"]["reason"]
     updating = next(c for c in paused["status"]["conditions"] if c["type"] == "Updating")
     assert (updating["status"], updating["reason"]) == ("False", "RolloutPaused")
@@ -134,7 +153,7 @@ def test_canaries_fail_pause_and_revert(tmp_path: Path) -> None:
     with serving(cluster, store, log=tmp_path / "serve.log") as url:
         loops = _loops(tmp_path, url)
         try:
-            v1, v2, _ = _roll_out_bad_config(cluster, lambda: url)
+            v1, v2, _ = _roll_out_bad_config(cluster, lambda: url, str(store))
             _only_canaries(url, v2, loops)
             metrics = requests.get(f"{url}/metrics", timeout=5).text
             assert 'mco_pool_rollout_paused{node="' in metrics
@@ -158,7 +177,7 @@ def test_pause_and_revert_survive_killed_controller_and_replica(etcd_cluster: Et
         a, b = fleet.start_replica(), fleet.start_replica()
         reader = [a]
         loops = _loops(tmp_path, b)
-        v1, v2, paused = _roll_out_bad_config(cluster, lambda: reader[0])
+        v1, v2, paused = _roll_out_bad_config(cluster, lambda: reader[0], fleet.store_url)
         leader = current_leader(fleet.store_url)()
         assert leader in fleet.controllers
         fleet.kill(fleet.controllers[leader])
