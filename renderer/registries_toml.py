@@ -3,10 +3,13 @@
 The MCO decodes the template's registries.conf into containers/image `sysregistriesv2.V2RegistriesConf` and
 encodes its edited copy with BurntSushi/toml. Reading keeps only that struct's fields (others are named in a
 warning: the MCO drops them); writing produces the encoder's fixed shape, so the file on a node is the one the
-MCO would write (the same shape as the registries.conf the openshift-docs show from a node):
+MCO would write (the shape of the registries.conf the openshift-docs show from a node, with the
+`additional-layer-store-auth-helper` key that containers/image v5.30 added to the struct and the MCO's
+v5.35.0 writes):
 
     unqualified-search-registries = ["registry.access.redhat.com", "docker.io"]
     short-name-mode = ""
+    additional-layer-store-auth-helper = ""
 
     [[registry]]
       prefix = ""
@@ -79,6 +82,7 @@ class RegistriesConf:
     search: list[str] | None = None
     credential_helpers: list[str] | None = None
     short_name_mode: str = ""
+    additional_layer_store_auth_helper: str = ""
     aliases: dict[str, str] | None = None
 
 
@@ -125,6 +129,8 @@ def read_registries_conf(text: str) -> tuple[RegistriesConf, list[str]]:
     if "credential-helpers" in data:
         conf.credential_helpers = _strings(data["credential-helpers"], "credential-helpers")
     conf.short_name_mode = _typed(data.get("short-name-mode", ""), str, "short-name-mode")
+    conf.additional_layer_store_auth_helper = _typed(data.get("additional-layer-store-auth-helper", ""), str,
+                                                     "additional-layer-store-auth-helper")
     if "aliases" in data:
         aliases = _typed(data["aliases"], dict, "aliases")
         conf.aliases = {str(k): _typed(v, str, f"aliases.{k}") for k, v in aliases.items()}
@@ -170,6 +176,7 @@ def write_registries_conf(conf: RegistriesConf) -> bytes:
     if conf.credential_helpers is not None:
         lines.append(f"credential-helpers = {_list(conf.credential_helpers)}")
     lines.append(f"short-name-mode = {_quote(conf.short_name_mode)}")
+    lines.append(f"additional-layer-store-auth-helper = {_quote(conf.additional_layer_store_auth_helper)}")
     for reg in conf.registries:
         lines += ["", "[[registry]]", f"  prefix = {_quote(reg.prefix)}", *_endpoint_lines(reg, "  ")]
         if reg.blocked:

@@ -172,5 +172,6 @@ def test_template_fields_the_mco_keeps_and_drops() -> None:
     conf, dropped = read_registries_conf(text)
     assert dropped == ["foo", "registry[0].bar"]
     assert write_registries_conf(conf).decode() == (
-        'unqualified-search-registries = ["a.io"]\nshort-name-mode = "enforcing"\n\n[[registry]]\n'
+        'unqualified-search-registries = ["a.io"]\nshort-name-mode = "enforcing"\n'
+        'additional-layer-store-auth-helper = ""\n\n[[registry]]\n'
         '  prefix = "q.io/x"\n  location = "q.io/x"\n\n[aliases]\n  "my app" = "q.io/x/app"\n')

@@ -140,7 +140,7 @@ def test_image_config_files(cluster: Path) -> None:
     files = _files(result, "worker")
     assert b'"untrusted.com": [\n        {\n          "type": "reject"' in files["/etc/containers/policy.json"]
     assert files["/etc/containers/registries.conf.d/01-image-searchRegistries.conf"] == \
-        b'unqualified-search-registries = ["reg1.io"]\nshort-name-mode = ""\n'
+        b'unqualified-search-registries = ["reg1.io"]\nshort-name-mode = ""\nadditional-layer-store-auth-helper = ""\n'
     assert any("manifests/96-other.yaml" in w and "reads only the Image named 'cluster'" in w for w in result.warnings)
 
 
