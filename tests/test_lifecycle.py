@@ -28,9 +28,9 @@ import requests
 from applier.agent import reboot_command_for_ostree
 from applier.backends.ostree import OstreeBackend
 from applier.runner import SubprocessRunner
-from tests.applier.serving import env, mco, serving
 from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
 from tests.server.realignition import run_ignition
+from tests.serving import env, mco, serving
 from tests.tools import ROOT, real_tool
 
 pytestmark = pytest.mark.realtool

@@ -14,7 +14,7 @@ from pathlib import Path
 import requests
 
 from tests.applier.helpers import make_root
-from tests.applier.serving import env, mco, serving, stop
+from tests.serving import env, mco, serving, stop
 
 CLUSTER = Path(__file__).parent / "cluster_drift"
 RULES = "etc/audit/rules.d/99-mco.rules"

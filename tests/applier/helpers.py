@@ -1,4 +1,4 @@
-"""Builders for rendered configs and node roots used by the applier tests."""
+"""Builders for Ignition entries and node roots used by the applier tests (rendered configs: tests/builders.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import urllib.parse
 import uuid
 from pathlib import Path
 from typing import Any
-
-from fleet.rendered import MachineConfigSpec, RenderedConfig
 
 
 def data_url(text: str) -> str:
@@ -33,20 +31,6 @@ def unit(name: str, contents: str | None = None, enabled: bool | None = None, **
 
 SERVICE = "[Unit]\nDescription={name}\n[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n"
 
-
-def rendered(name: str, files: list[dict[str, Any]] | None = None, units: list[dict[str, Any]] | None = None,
-             keys: list[str] | None = None, pool: str = "worker", annotations: dict[str, str] | None = None,
-             **spec: Any) -> RenderedConfig:
-    """A RenderedConfig named rendered-<pool>-<name>."""
-    cfg: dict[str, Any] = {"ignition": {"version": "3.4.0"}}
-    if files:
-        cfg["storage"] = {"files": files}
-    if units:
-        cfg["systemd"] = {"units": units}
-    if keys is not None:
-        cfg["passwd"] = {"users": [{"name": "core", "sshAuthorizedKeys": keys}]}
-    return RenderedConfig(name=f"rendered-{pool}-{name}", pool=pool, spec=MachineConfigSpec(config=cfg, **spec),
-                          annotations=annotations or {})
 
 
 BOOT_ID = "proc/sys/kernel/random/boot_id"  # read under --root when present (applier/boot.py)

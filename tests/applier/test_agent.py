@@ -16,7 +16,8 @@ from applier.hooks import Hooks
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
 from fleet.disruption_policy import DisruptionPolicy
-from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, rendered, unit
+from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, unit
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 POLICY = {"files": [{"path": "/etc/chrony.conf", "actions": [{"type": "Restart",
@@ -25,7 +26,7 @@ ANN = {"machineconfiguration.openshift.io/node-disruption-policy": json.dumps(PO
 
 
 def v1(**kw):
-    return rendered("v1", [file_entry("/etc/chrony.conf", "server a\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+    return rendered_config("v1", [file_entry("/etc/chrony.conf", "server a\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
                     [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
                     annotations=ANN, **kw)
 
@@ -85,7 +86,7 @@ def test_noop_sync_touches_nothing(node: Node) -> None:
 
 
 def test_policy_change_applies_without_reboot(node: Node) -> None:
-    v2 = rendered("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+    v2 = rendered_config("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
                   [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
                   annotations=ANN)
     result = node.sync(v2)
@@ -95,7 +96,7 @@ def test_policy_change_applies_without_reboot(node: Node) -> None:
 
 
 def test_unreconcilable_refused_nothing_changed(node: Node) -> None:
-    bad = rendered("v3", [file_entry("/etc/chrony.conf", "changed\n")], fips=True)
+    bad = rendered_config("v3", [file_entry("/etc/chrony.conf", "changed\n")], fips=True)
     result = node.sync(bad)
     assert result.state == "Degraded"
     assert result.message == ('new machineconfig "rendered-worker-v1" is not reconcilable against "rendered-worker-v3": '
@@ -106,7 +107,7 @@ def test_unreconcilable_refused_nothing_changed(node: Node) -> None:
 
 def test_failure_degrades_naming_the_path_and_reverts(node: Node) -> None:
     (node.root / "etc/blocked").mkdir()
-    bad = rendered("v4", [file_entry("/etc/app.conf", "x=2\n", 0o600), file_entry("/etc/blocked", "y\n"),
+    bad = rendered_config("v4", [file_entry("/etc/app.conf", "x=2\n", 0o600), file_entry("/etc/blocked", "y\n"),
                           file_entry("/etc/chrony.conf", "server a\n")],
                    [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"])
     result = node.sync(bad)
@@ -118,7 +119,7 @@ def test_failure_degrades_naming_the_path_and_reverts(node: Node) -> None:
 
 
 def test_file_leaving_config_restores_original(node: Node) -> None:
-    v5 = rendered("v5", [file_entry("/etc/app.conf", "x=1\n", 0o600)],
+    v5 = rendered_config("v5", [file_entry("/etc/app.conf", "x=1\n", 0o600)],
                   [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"])
     node.sync(v5)
     node.sync()  # after the reboot that removing an unpolicied file needs
@@ -156,7 +157,7 @@ def test_explicit_policy_overrides_annotation(tmp_path: Path) -> None:
     n = Node(tmp_path, policy=DisruptionPolicy.defaults())
     n.sync(v1())
     n.sync()
-    v2 = rendered("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
+    v2 = rendered_config("v2", [file_entry("/etc/chrony.conf", "server b\n"), file_entry("/etc/app.conf", "x=1\n", 0o600)],
                   [unit("app.service", SERVICE.format(name="app"), True)], keys=["ssh-ed25519 AAAA one"],
                   annotations=ANN)
     assert n.sync(v2).rebooting  # default policies have no entry for /etc/chrony.conf

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from cli.main import main
-from tests.applier.helpers import data_url, file_entry, make_root, rendered
-from tests.applier.serving import env, mco
+from tests.applier.helpers import data_url, file_entry, make_root
+from tests.builders import rendered_config
+from tests.serving import env, mco
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -30,7 +31,7 @@ POLICY = json.dumps({"files": [{"path": "/etc/a", "actions": [{"type": "None"}]}
 
 
 def _desired(tmp_path: Path, *, fmt: str = "json", **kw) -> Path:
-    doc = rendered("v1", [file_entry("/etc/a", "a\n")],
+    doc = rendered_config("v1", [file_entry("/etc/a", "a\n")],
                    annotations={"machineconfiguration.openshift.io/node-disruption-policy": POLICY}, **kw).to_dict()
     path = tmp_path / f"desired.{fmt}"
     path.write_text(json.dumps(doc) if fmt == "json" else yaml.safe_dump(doc))
@@ -134,7 +135,7 @@ def test_contents_not_matching_their_hash_are_refused_and_the_node_is_unchanged(
     desired = tmp_path / "v1.json"
     policy = {"machineconfiguration.openshift.io/node-disruption-policy": json.dumps(
         {"files": [{"path": p, "actions": [{"type": "None"}]} for p in ("/etc/a", "/etc/b")]})}
-    desired.write_text(json.dumps(rendered("v1", [file_entry("/etc/a", "a\n")], annotations=policy).to_dict()))
+    desired.write_text(json.dumps(rendered_config("v1", [file_entry("/etc/a", "a\n")], annotations=policy).to_dict()))
     args = ["--once", "--node", "n1", "--root", str(node), "--backend", "none"]
     first = subprocess.run(mco("apply", *args, "--desired", str(desired)), env=env(), capture_output=True, text=True)
     assert (first.returncode, json.loads(first.stdout)["state"]) == (0, "Done"), first.stderr
@@ -142,7 +143,7 @@ def test_contents_not_matching_their_hash_are_refused_and_the_node_is_unchanged(
     wrong = "sha512-" + hashlib.sha512(b"something else").hexdigest()
     files = [file_entry("/etc/b", "b\n"), file_entry("/etc/a", "a2\n", contents={
         "source": data_url("a2\n"), "verification": {"hash": wrong}})]
-    desired.write_text(json.dumps(rendered("v2", files, annotations=policy).to_dict()))
+    desired.write_text(json.dumps(rendered_config("v2", files, annotations=policy).to_dict()))
     second = subprocess.run(mco("apply", *args, "--desired", str(desired)), env=env(), capture_output=True, text=True)
     result = json.loads(second.stdout)
     assert (second.returncode, result["state"], result["current"]) == (1, "Degraded", "rendered-worker-v1")

@@ -12,7 +12,7 @@ from applier.fetch import ServerClient, ServerSource
 from fleet.directory_store import DirectoryStore
 from fleet.disruption_policy import policy_from_annotations
 from renderer.render import render_cluster
-from tests.applier.serving import serving
+from tests.serving import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 

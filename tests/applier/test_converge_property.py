@@ -16,7 +16,8 @@ from applier.backends.none import NoBackend
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import file_entry, make_root
+from tests.builders import rendered_config
 
 POLICY = json.dumps({"files": [{"path": "/etc/h", "actions": [{"type": "None"}]}]})
 PATHS = [f"/etc/h/{d}/{n}" for d in ("a", "b") for n in ("x.conf", "y.conf", "z")] + ["/etc/h/orig.conf"]
@@ -28,7 +29,7 @@ configs = st.dictionaries(st.sampled_from(PATHS),
 
 
 def _rendered(i: int, files: dict) -> object:
-    return rendered(f"c{i}", [file_entry(p, text, mode) for p, (text, mode) in sorted(files.items())],
+    return rendered_config(f"c{i}", [file_entry(p, text, mode) for p, (text, mode) in sorted(files.items())],
                     annotations={"machineconfiguration.openshift.io/node-disruption-policy": POLICY})
 
 

@@ -15,7 +15,8 @@ from applier.fetch import MemorySource
 from applier.repairing import Repair
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner
-from tests.applier.helpers import file_entry, make_root, new_boot, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, new_boot, reboot_command
+from tests.builders import rendered_config
 
 POLICY = {"files": [{"path": "/etc/audit/rules.d", "actions": [{"type": "Restart",
                                                                 "restart": {"serviceName": "auditd.service"}}]},
@@ -30,7 +31,7 @@ FILES = {"/etc/audit/rules.d/99.rules": "-w /etc/shadow\n", "/etc/app/app.conf":
 
 
 def config(name: str = "v1"):
-    return rendered(name, [file_entry(p, t) for p, t in FILES.items()],
+    return rendered_config(name, [file_entry(p, t) for p, t in FILES.items()],
                     annotations={"machineconfiguration.openshift.io/node-disruption-policy": json.dumps(POLICY)})
 
 

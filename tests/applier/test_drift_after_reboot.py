@@ -15,14 +15,15 @@ from applier.backends.none import NoBackend
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner
-from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command
+from tests.builders import rendered_config
 
 KEPT = {"/etc/kept.conf": "kept\n", "/etc/also-kept.conf": "also\n"}
 
 
 def config(name: str, loud: str, **kw):
     """No disruption policy: every file change needs a reboot."""
-    return rendered(name, [file_entry(p, t) for p, t in KEPT.items()] + [file_entry("/etc/loud.conf", loud)], **kw)
+    return rendered_config(name, [file_entry(p, t) for p, t in KEPT.items()] + [file_entry("/etc/loud.conf", loud)], **kw)
 
 
 def node(tmp_path: Path, drift: str, *, reboot: bool = True, wait: float = 3600) -> Agent:

@@ -20,11 +20,12 @@ from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, SubprocessRunner
 from applier.watch import Watcher
-from tests.applier.helpers import SERVICE, file_entry, make_root, rendered, unit
+from tests.applier.helpers import SERVICE, file_entry, make_root, unit
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 POLICY = json.dumps({"files": [{"path": "/etc/w", "actions": [{"type": "None"}]}]})
-CFG = rendered("w1", [file_entry("/etc/w/a.conf", "a\n"), file_entry("/etc/w/b.conf", "b\n")],
+CFG = rendered_config("w1", [file_entry("/etc/w/a.conf", "a\n"), file_entry("/etc/w/b.conf", "b\n")],
                annotations={"machineconfiguration.openshift.io/node-disruption-policy": POLICY})
 
 
@@ -156,7 +157,7 @@ def test_edit_during_a_repair_is_repaired_in_the_next_pass(tmp_path: Path) -> No
     root = make_root(tmp_path / "root")
     policy = json.dumps({"files": [{"path": "/etc/w", "actions": [{"type": "None"}]}],
                          "units": [{"name": "x.service", "actions": [{"type": "None"}]}]})
-    cfg = rendered("w2", [file_entry("/etc/w/a.conf", "a\n")], [unit("x.service", SERVICE.format(name="x"), True)],
+    cfg = rendered_config("w2", [file_entry("/etc/w/a.conf", "a\n")], [unit("x.service", SERVICE.format(name="x"), True)],
                    annotations={"machineconfiguration.openshift.io/node-disruption-policy": policy})
     runner = EditingRunner(root / "etc/w/a.conf")
     agent = Agent(AgentSettings(node="n1", root=root, durable=False), source=MemorySource(cfg),

@@ -17,7 +17,8 @@ from applier.runner import SubprocessRunner
 from applier.state import StateDir
 from applier.units import Systemctl
 from applier.verify import verify_config
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import file_entry, make_root
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 N = 400
@@ -28,7 +29,7 @@ ANN = {"machineconfiguration.openshift.io/node-disruption-policy": POLICY}
 def _config(tag: str, paths: range) -> dict:
     files = [file_entry(f"/etc/kill/{i // 100}/f{i}.conf", f"{tag} {i}\n" * (1 + i % 7)) for i in paths]
     files.append(file_entry("/etc/kill/original.conf", f"{tag} managed\n"))
-    return rendered(tag, files, annotations=ANN).to_dict()
+    return rendered_config(tag, files, annotations=ANN).to_dict()
 
 
 def _mco(root: Path, desired: Path) -> list[str]:
@@ -93,7 +94,7 @@ def test_sigkill_anywhere_then_converge(tmp_path: Path) -> None:
     assert gone and not any(host_path(root, p).exists() for p in gone)
     assert not [p for p in root.rglob("*") if ".mco-tmp" in p.name]
     # and back: the managed original is restored when it leaves the config
-    c = rendered("c", [file_entry("/etc/kill/other.conf", "c\n")], annotations=ANN).to_dict()
+    c = rendered_config("c", [file_entry("/etc/kill/other.conf", "c\n")], annotations=ANN).to_dict()
     (tmp_path / "c.json").write_text(json.dumps(c))
     assert subprocess.run(_mco(root, tmp_path / "c.json"), env=env, capture_output=True).returncode == 0
     assert original.read_text() == "shipped by the OS\n"

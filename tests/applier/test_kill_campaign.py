@@ -1,4 +1,4 @@
-"""The kill campaign in CI (issue 18): 50 trials of bench/kill_campaign.py on a 100-file update, 26 SIGKILLs
+"""The kill campaign in CI: 50 trials of the campaign (tests/applier/kill_lab.py) on a 100-file update, 26 SIGKILLs
 at random moments and 24 aimed at each phase of the journal in both directions, each followed by a normal run
 towards the old or the new target; every check of the campaign must hold after every trial."""
 
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench.kill_campaign import campaign, narrowed, scratch
+from tests.applier.kill_lab import campaign, narrowed, scratch
 
 
 def test_fifty_trials() -> None:

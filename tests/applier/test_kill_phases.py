@@ -1,5 +1,5 @@
 """A pre-existing file's original survives a kill at every step of its journal (issue 18, item 10): a real
-`mco apply` is SIGKILLed right after the Nth step of a phase (bench/killpoint.py), then run towards either
+`mco apply` is SIGKILLed right after the Nth step of a phase (tests/applier/killpoint.py), then run towards either
 target; every managed file holds old or new content, backups are intact, state files parse, the node converges."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from applier.state import StateDir
-from bench.kill_campaign import PHASES, Lab, scratch
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import file_entry, make_root
+from tests.applier.kill_lab import PHASES, Lab, scratch
+from tests.builders import rendered_config
 from tests.tools import ROOT
 
 POLICY = json.dumps({"files": [{"path": "/etc/k", "actions": [{"type": "None"}]}]})
@@ -30,13 +31,13 @@ def _configs(tmp_path: Path) -> dict[str, Path]:
     out = {}
     for name, files in (("a", a), ("b", b)):
         out[name] = tmp_path / f"{name}.json"
-        out[name].write_text(json.dumps(rendered(name, files, annotations=ANN).to_dict()))
+        out[name].write_text(json.dumps(rendered_config(name, files, annotations=ANN).to_dict()))
     return out
 
 
 def _apply(root: Path, desired: Path, *killpoint: str) -> subprocess.CompletedProcess[str]:
     args = ["--once", "--node", "n1", "--desired", str(desired), "--root", str(root), "--backend", "none"]
-    command = [sys.executable, str(ROOT / "bench/killpoint.py"), *killpoint, "--", *args] if killpoint \
+    command = [sys.executable, str(ROOT / "tests/applier/killpoint.py"), *killpoint, "--", *args] if killpoint \
         else [sys.executable, "-m", "cli.main", "apply", *args]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
@@ -72,7 +73,7 @@ def steps() -> Iterator[Counter[str]]:
 @pytest.mark.parametrize("phase", PHASES)
 def test_kill_at_each_phase_then_converge(steps: Counter[str], phase: str) -> None:
     """Killed right after the first step of a phase, then on to B; right after its last step, then back to A
-    (bench/kill_campaign.py's checks, the ones its 1,000-trial campaign runs)."""
+    (tests/applier/kill_lab.py's checks, the ones bench/kill_campaign.py's 1,000-trial campaign runs)."""
     assert steps[phase] >= 1, steps  # the lab's configs exercise every phase
     with scratch() as work:
         lab = Lab.build(work, files=24)

@@ -10,7 +10,8 @@ import pytest
 
 from applier.state import StateDir
 from cli.main import main
-from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command
+from tests.builders import rendered_config
 
 POLICY = json.dumps({"files": [{"path": "/etc/quiet.conf", "actions": [{"type": "None"}]}]})
 ANN = {"machineconfiguration.openshift.io/node-disruption-policy": POLICY}
@@ -29,7 +30,7 @@ def test_once_applies_the_newer_config_after_verifying(tmp_path: Path, capsys: p
     docs = {}
     for name, content in (("a", {"/etc/loud.conf": "a\n", "/etc/quiet.conf": "a\n"}), ("b", files)):
         docs[name] = tmp_path / f"{name}.json"
-        docs[name].write_text(json.dumps(rendered(name, [file_entry(p, t) for p, t in content.items()],
+        docs[name].write_text(json.dumps(rendered_config(name, [file_entry(p, t) for p, t in content.items()],
                                                   annotations=ANN).to_dict()))
 
     def once(name: str) -> tuple[int, dict]:

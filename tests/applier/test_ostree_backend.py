@@ -14,8 +14,9 @@ from applier.backends.ostree import OstreeBackend
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
-from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command
 from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool
@@ -48,7 +49,7 @@ def test_status_parsing(sysroot: Path) -> None:
 def test_image_and_kargs_staged_then_verified(tmp_path: Path, sysroot: Path) -> None:
     agent, source = _agent(tmp_path, sysroot)
     files = [file_entry("/etc/motd", "hi\n")]
-    source.config = rendered("v1", files, kernel_arguments=("nosmt", "mitigations=auto,nosmt"),
+    source.config = rendered_config("v1", files, kernel_arguments=("nosmt", "mitigations=auto,nosmt"),
                              os_image_url="ostree:myos/v2")
     staged = agent.sync()
     assert staged.rebooting, staged.message
@@ -61,7 +62,7 @@ def test_image_and_kargs_staged_then_verified(tmp_path: Path, sysroot: Path) -> 
     assert booted is not None and booted.image == "ostree:myos/v2"
 
     # kernel arguments only: old ones deleted, new ones appended, same tree
-    source.config = rendered("v2", files, kernel_arguments=("quiet",), os_image_url="ostree:myos/v2")
+    source.config = rendered_config("v2", files, kernel_arguments=("quiet",), os_image_url="ostree:myos/v2")
     assert agent.sync().rebooting
     assert boot_entries(sysroot)[0].split()[1:4] == ["root=LABEL=root", "console=ttyS0", "quiet"]
     assert "nosmt" not in boot_entries(sysroot)[0]
@@ -71,7 +72,7 @@ def test_image_and_kargs_staged_then_verified(tmp_path: Path, sysroot: Path) -> 
 def test_missed_reboot_is_retried_then_degrades(tmp_path: Path, sysroot: Path) -> None:
     # a reboot that happens (new boot ID) but boots the old deployment again
     agent, source = _agent(tmp_path, sysroot, reboot=reboot_command(tmp_path / "root"))
-    source.config = rendered("v1", kernel_arguments=("nosmt",))
+    source.config = rendered_config("v1", kernel_arguments=("nosmt",))
     assert agent.sync().rebooting
     for _ in range(MAX_REBOOT_ATTEMPTS - 1):
         assert agent.sync().rebooting  # booted is still the old deployment: reboot once more
@@ -87,7 +88,7 @@ def test_missed_reboot_is_retried_then_degrades(tmp_path: Path, sysroot: Path) -
 
 def test_bad_image_degrades_and_keeps_deployments(tmp_path: Path, sysroot: Path) -> None:
     agent, source = _agent(tmp_path, sysroot)
-    source.config = rendered("v1", [file_entry("/etc/motd", "hi\n")], os_image_url="ostree:myos/nope")
+    source.config = rendered_config("v1", [file_entry("/etc/motd", "hi\n")], os_image_url="ostree:myos/nope")
     result = agent.sync()
     assert result.state == "Degraded"
     assert "spec.osImageURL: cannot resolve 'ostree:myos/nope': no such ref" in result.message
@@ -97,10 +98,10 @@ def test_bad_image_degrades_and_keeps_deployments(tmp_path: Path, sysroot: Path)
 
 def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
     agent, source = _agent(tmp_path, sysroot, rollback=True)
-    source.config = rendered("v0", [file_entry("/etc/motd", "v0\n")])
+    source.config = rendered_config("v0", [file_entry("/etc/motd", "v0\n")])
     assert agent.sync().rebooting and agent.sync().state == "Done"
     first = agent.backend.booted()
-    source.config = rendered("v1", [file_entry("/etc/motd", "v1\n")], kernel_arguments=("nosmt",),
+    source.config = rendered_config("v1", [file_entry("/etc/motd", "v1\n")], kernel_arguments=("nosmt",),
                              os_image_url="ostree:myos/v2")
     assert agent.sync().rebooting
     (sysroot / ".mco-booted").write_text(first.id)  # the node fell back to the old deployment
@@ -111,7 +112,7 @@ def test_rollback_on_failed_verification(tmp_path: Path, sysroot: Path) -> None:
     back = agent.sync()  # after the reboot into the old deployment: healthy at v0, v1 not retried
     assert (back.state, back.current, back.desired) == ("Degraded", "rendered-worker-v0", "rendered-worker-v1")
     assert agent.state.pending() is None and agent.sync().state == "Degraded"
-    source.config = rendered("v2", [file_entry("/etc/motd", "v2\n")])  # the pool moves on: tried again
+    source.config = rendered_config("v2", [file_entry("/etc/motd", "v2\n")])  # the pool moves on: tried again
     assert agent.sync().rebooting and agent.sync().state == "Done"
 
 
@@ -120,7 +121,7 @@ def test_container_image_imported_and_deployed(tmp_path: Path, sysroot: Path) ->
     layout = make_oci_image(tmp_path, "v3", {"etc/app.conf": "app=3\n"})
     agent, source = _agent(tmp_path, sysroot)
     url = f"oci:{layout}:v3"
-    source.config = rendered("v3", [file_entry("/etc/motd", "hi\n")], kernel_arguments=("quiet",), os_image_url=url)
+    source.config = rendered_config("v3", [file_entry("/etc/motd", "hi\n")], kernel_arguments=("quiet",), os_image_url=url)
     staged = agent.sync()
     assert staged.rebooting, staged.message
     done = agent.sync()
@@ -141,7 +142,7 @@ def test_registry_image_by_digest(tmp_path: Path, sysroot: Path) -> None:
 
     import requests
 
-    from tests.applier.serving import free_port
+    from tests.serving import free_port
 
     registry, skopeo = real_tool("docker-registry"), real_tool("skopeo")
     port = free_port()
@@ -167,7 +168,7 @@ def test_registry_image_by_digest(tmp_path: Path, sysroot: Path) -> None:
         digest = json.loads(subprocess.run([str(skopeo), "inspect", "--tls-verify=false", f"docker://{repo}:v4"],
                                            check=True, capture_output=True, text=True).stdout)["Digest"]
         url = f"{repo}@{digest}"
-        source = MemorySource(rendered("v4", os_image_url=url))
+        source = MemorySource(rendered_config("v4", os_image_url=url))
         runner = SubprocessRunner()
         backend = OstreeBackend(runner=runner, sysroot=sysroot, insecure_registries=(f"127.0.0.1:{port}",))
         root = make_root(tmp_path / "root")
@@ -199,7 +200,7 @@ def test_container_image_pulled_before_the_drain(tmp_path: Path, sysroot: Path) 
     drain = f"ostree refs --repo={shlex.quote(str(repo))} > {shlex.quote(str(seen))}"
     agent, source = _agent(tmp_path, sysroot, hooks=Hooks(drain, "", 60))
     url = f"oci:{layout}:v4"
-    source.config = rendered("v4", [file_entry("/etc/motd", "hi\n")], os_image_url=url)
+    source.config = rendered_config("v4", [file_entry("/etc/motd", "hi\n")], os_image_url=url)
     staged = agent.sync()
     assert staged.rebooting, staged.message
     image_ref = agent.backend.resolve(url)  # already imported: resolving again pulls nothing

@@ -6,38 +6,39 @@ import pytest
 
 from applier.plan import make_plan
 from fleet.disruption_policy import DisruptionPolicy
-from tests.applier.helpers import SERVICE, file_entry, rendered, unit
+from tests.applier.helpers import SERVICE, file_entry, unit
+from tests.builders import rendered_config
 
 POLICY = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": {
     "files": [{"path": "/etc/chrony.conf", "actions": [{"type": "Restart", "restart": {"serviceName": "chronyd.service"}}]}],
 }})
-A = rendered("a", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
+A = rendered_config("a", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
              [unit("x.service", SERVICE.format(name="x"), True)])
 
 CASES = [
     # id, old, new, manage_os, expected (write, remove, units, remove_units, verdict, stage)
     ("no-change", A, A, True, ([], [], [], [], "none", False)),
-    ("policy-file-restart", A, rendered("b", [file_entry("/etc/chrony.conf", "2"), file_entry("/etc/b", "b")],
+    ("policy-file-restart", A, rendered_config("b", [file_entry("/etc/chrony.conf", "2"), file_entry("/etc/b", "b")],
                                         [unit("x.service", SERVICE.format(name="x"), True)]), True,
      (["/etc/chrony.conf"], [], [], [], "restart", False)),
-    ("file-removed-reboots", A, rendered("c", [file_entry("/etc/chrony.conf", "1")],
+    ("file-removed-reboots", A, rendered_config("c", [file_entry("/etc/chrony.conf", "1")],
                                          [unit("x.service", SERVICE.format(name="x"), True)]), True,
      ([], ["/etc/b"], [], [], "reboot", False)),
-    ("unit-removed", A, rendered("d", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")]), True,
+    ("unit-removed", A, rendered_config("d", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")]), True,
      ([], [], [], ["x.service"], "reboot", False)),
-    ("karg-stages", A, rendered("e", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
+    ("karg-stages", A, rendered_config("e", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
                                 [unit("x.service", SERVICE.format(name="x"), True)], kernel_arguments=("nosmt",)),
      True, ([], [], [], [], "reboot", True)),
-    ("karg-unmanaged-backend", A, rendered("f", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
+    ("karg-unmanaged-backend", A, rendered_config("f", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
                                            [unit("x.service", SERVICE.format(name="x"), True)],
                                            kernel_arguments=("nosmt",), os_image_url="q/os@sha256:1"),
      False, ([], [], [], [], "none", False)),
-    ("unit-enable-change", A, rendered("g", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
+    ("unit-enable-change", A, rendered_config("g", [file_entry("/etc/chrony.conf", "1"), file_entry("/etc/b", "b")],
                                        [unit("x.service", SERVICE.format(name="x"), False)]), True,
      ([], [], ["x.service"], [], "reboot", False)),
     ("file-becomes-dropin-not-removed",
-     rendered("h", [file_entry("/etc/systemd/system/y.service.d/10.conf", "[Service]\n")]),
-     rendered("i", units=[unit("y.service", dropins=[{"name": "10.conf", "contents": "[Service]\n"}])]), True,
+     rendered_config("h", [file_entry("/etc/systemd/system/y.service.d/10.conf", "[Service]\n")]),
+     rendered_config("i", units=[unit("y.service", dropins=[{"name": "10.conf", "contents": "[Service]\n"}])]), True,
      ([], [], ["y.service"], [], "reboot", False)),
 ]
 
@@ -56,13 +57,13 @@ def test_leftover_paths_of_interrupted_update_are_removed() -> None:
 
 
 def test_unreconcilable_is_reported_not_planned() -> None:
-    new = rendered("j", [file_entry("/etc/chrony.conf", "1")], fips=True)
+    new = rendered_config("j", [file_entry("/etc/chrony.conf", "1")], fips=True)
     plan = make_plan(A.spec, new.spec)
     assert plan.unreconcilable == ("detected change to FIPS flag; refusing to modify FIPS on a running cluster",)
 
 
 def test_interrupted_update_entries_are_rewritten() -> None:
-    half = rendered("half", [file_entry("/etc/chrony.conf", "half-written target"), file_entry("/etc/b", "b"),
+    half = rendered_config("half", [file_entry("/etc/chrony.conf", "half-written target"), file_entry("/etc/b", "b"),
                              file_entry("/etc/only-in-half", "x")])
     plan = make_plan(A.spec, A.spec, interrupted=half.spec)  # back to A after a killed update to `half`
     assert [e["path"] for e in plan.write_files] == ["/etc/chrony.conf"]

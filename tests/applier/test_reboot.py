@@ -14,9 +14,10 @@ from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner
 from cli.main import main
-from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command
+from tests.builders import rendered_config
 
-V1 = rendered("v1", [file_entry("/etc/r.conf", "one\n")])  # no disruption policy: a file change reboots
+V1 = rendered_config("v1", [file_entry("/etc/r.conf", "one\n")])  # no disruption policy: a file change reboots
 
 
 def _agent(tmp_path: Path, reboot: str, wait: float) -> tuple[Agent, MemoryReporter]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import requests
 
 from tests.applier.helpers import make_root, reboot_command
-from tests.applier.serving import env, mco, serving
+from tests.serving import env, mco, serving
 from tests.tools import real_tool
 
 NODE = "worker-0"

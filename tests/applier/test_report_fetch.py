@@ -19,9 +19,10 @@ from applier.hooks import Hooks
 from applier.report import HttpReporter, NodeReport
 from applier.retry import retrying
 from applier.runner import RecordingRunner
-from tests.applier.helpers import file_entry, make_root, rendered
+from tests.applier.helpers import file_entry, make_root
+from tests.builders import rendered_config
 
-V1 = rendered("v1", [file_entry("/etc/a", "a\n")],
+V1 = rendered_config("v1", [file_entry("/etc/a", "a\n")],
               annotations={"machineconfiguration.openshift.io/node-disruption-policy":
                            json.dumps({"files": [{"path": "/etc/a", "actions": [{"type": "None"}]}]})})
 

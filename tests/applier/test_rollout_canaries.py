@@ -15,9 +15,10 @@ from typing import Any
 import requests
 
 from tests.applier.helpers import make_root
-from tests.applier.serving import NodeLoop, env, mco, serving
+from tests.applier.serving import NodeLoop
 from tests.etcd_cluster import EtcdCluster, etcd_cluster  # noqa: F401 - a pytest fixture
 from tests.server.scale_out import Fleet, current_leader
+from tests.serving import env, mco, serving
 from tests.tools import real_tool
 
 NODES = 5

@@ -11,7 +11,8 @@ from pathlib import Path
 import requests
 
 from tests.applier.helpers import make_root
-from tests.applier.serving import NodeLoop, serving
+from tests.applier.serving import NodeLoop
+from tests.serving import serving
 from tests.tools import real_tool
 
 NODES = 4

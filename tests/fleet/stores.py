@@ -12,19 +12,12 @@ import pytest
 
 from fleet.directory_store import DirectoryStore
 from fleet.etcd_store import EtcdStore
-from fleet.rendered import MachineConfigSpec, RenderedConfig
 from fleet.store import MemoryStore, Store
 from fleet.store_open import open_store
 from tests.etcd_cluster import EtcdCluster
 
 _prefixes = itertools.count()
 
-
-def rendered_config(name: str = "rendered-worker-abc") -> RenderedConfig:
-    """A rendered config of pool worker with one kernel argument and one source."""
-    return RenderedConfig(name=name, pool="worker",
-                          spec=MachineConfigSpec(config={"ignition": {"version": "3.5.0"}}, kernel_arguments=("nosmt",)),
-                          sources=("00-worker",))
 
 
 def open_etcd_store(cluster: EtcdCluster) -> EtcdStore:

@@ -15,9 +15,10 @@ from fleet.etcd_client import Connection
 from fleet.etcd_election import Election
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import CHUNK, EtcdStore
-from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import desired_for, is_unavailable
 from fleet.store import NotLeader, StoreError
+from tests.builders import rendered_config
 from tests.etcd_cluster import EtcdCluster
 from tests.fleet.stores import etcd_store, open_etcd_store
 
@@ -32,8 +33,7 @@ def _big(name: str, size: int) -> RenderedConfig:
     rng = random.Random(size)
     files = [{"path": f"/etc/f{i}", "contents": {"source": "data:," + "".join(rng.choices("abcdef0123", k=4000))}}
              for i in range(size // 4000)]
-    return RenderedConfig(name=name, pool="worker",
-                          spec=MachineConfigSpec(config={"ignition": {"version": "3.4.0"}, "storage": {"files": files}}))
+    return rendered_config(name, files)
 
 
 @pytest.mark.parametrize("size", [10, 3 * CHUNK + 17_000], ids=["one-chunk", "four-chunks"])

@@ -6,10 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
 from fleet.rollout_control import RolloutRefused, auto_revert, paused_by, resume, revert
 from fleet.rollout_settings import RolloutSettings
 from fleet.store import MemoryStore
+from tests.builders import rendered_config
 
 GOOD, BAD = "rendered-worker-good", "rendered-worker-bad"
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -18,8 +19,7 @@ NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 def _store(*, auto: bool, nodes: list[NodeStatus]) -> MemoryStore:
     store = MemoryStore()
     for name in (GOOD, BAD):
-        store.put_rendered(RenderedConfig(name, "worker", MachineConfigSpec({"ignition": {"version": "3.4.0"}}),
-                                          sources=(name,)))
+        store.put_rendered(rendered_config(name, sources=(name,)))
     store.put_pool(PoolRecord("worker", current=BAD, history=(HistoryEntry(GOOD, "t1"), HistoryEntry(BAD, "t2")),
                               rollout=RolloutSettings(auto_revert=auto)))
     for node in nodes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,12 +11,15 @@ from fleet.directory_store import DirectoryStore
 from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, Store, StoreError
-from tests.fleet.stores import rendered_config
+from tests.builders import rendered_config
+
+STORED: dict[str, Any] = {"config": {"ignition": {"version": "3.5.0"}}, "kernel_arguments": ("nosmt",),
+                         "sources": ("00-worker",)}
 
 
 def test_rendered_round_trip(store: Store) -> None:
-    store.put_rendered(rendered_config())
-    assert store.get_rendered("rendered-worker-abc") == rendered_config()
+    store.put_rendered(rendered_config("rendered-worker-abc", **STORED))
+    assert store.get_rendered("rendered-worker-abc") == rendered_config("rendered-worker-abc", **STORED)
     assert store.list_rendered() == ["rendered-worker-abc"]
 
 
@@ -33,8 +37,8 @@ def test_names_that_could_escape_are_refused(store: Store, name: str) -> None:
 
 
 def test_referenced_rendered_config_is_never_deleted(store: Store) -> None:
-    store.put_rendered(rendered_config("rendered-worker-old"))
-    store.put_rendered(rendered_config("rendered-worker-new"))
+    store.put_rendered(rendered_config("rendered-worker-old", **STORED))
+    store.put_rendered(rendered_config("rendered-worker-new", **STORED))
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-new",
                               history=(HistoryEntry("rendered-worker-new", "2026-01-01T00:00:00Z"),)))
     store.put_node_status(NodeStatus("node-a", "worker", "rendered-worker-old", "rendered-worker-new", "Working"))
@@ -68,11 +72,11 @@ def test_pools_and_nodes_round_trip_sorted(store: Store) -> None:
 
 
 def test_rendered_configs_are_immutable(store: Store) -> None:
-    store.put_rendered(rendered_config())
+    store.put_rendered(rendered_config("rendered-worker-abc", **STORED))
     changed = RenderedConfig(name="rendered-worker-abc", pool="worker",
                              spec=MachineConfigSpec(config={"ignition": {"version": "3.4.0"}}))
     store.put_rendered(changed)
-    assert store.get_rendered("rendered-worker-abc") == rendered_config()
+    assert store.get_rendered("rendered-worker-abc") == rendered_config("rendered-worker-abc", **STORED)
 
 
 def test_deleting_a_missing_config_is_not_found(store: Store) -> None:

@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from fleet.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import RenderedConfig
+from tests.builders import rendered_config
 from tests.imagebuild.conftest import run
 from tests.imagebuild.trees import Snapshot, enabled_units, ignition_apply, snapshot, systemctl_enable
 from tests.tools import real_tool
@@ -31,8 +32,7 @@ def image_config() -> dict[str, Any]:
 
 def rendered(config: dict[str, Any] | None = None, name: str = "rendered-worker-0123456789abcdef") -> RenderedConfig:
     """A hand-made rendered config (the renderer's output type) with kernel arguments."""
-    return RenderedConfig(name, "worker", MachineConfigSpec(config=config or image_config(),
-                                                            kernel_arguments=KERNEL_ARGUMENTS))
+    return rendered_config(name, config=config or image_config(), kernel_arguments=KERNEL_ARGUMENTS)
 
 
 def unpack_layout(layout: Path, tag: str, dest: Path) -> Path:

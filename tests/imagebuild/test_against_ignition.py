@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fleet.rendered import MachineConfigSpec, RenderedConfig
 from imagebuild.layer import write_layer
 from imagebuild.plan import plan_image
 from imagebuild.plan_builder import FIRST_BOOT
+from tests.builders import rendered_config
 from tests.imagebuild.trees import enabled_units, ignition_apply, snapshot, systemctl_enable
 
 DATA = Path(__file__).parent / "data"
@@ -32,7 +32,7 @@ def reference_tree(config: dict, tmp: Path) -> Path:
 
 def layer_tree(config: dict, tmp: Path) -> Path:
     """Our layer for the same config, extracted with tarfile (numeric owners kept)."""
-    rendered = RenderedConfig("rendered-worker-0", "worker", MachineConfigSpec(config=config))
+    rendered = rendered_config("rendered-worker-0", config=config)
     plan = plan_image(rendered)
     assert not plan.refused, plan.refused
     buf = io.BytesIO()
@@ -76,7 +76,7 @@ def test_layer_tree_matches_real_ignition_and_systemctl(config: dict, tmp_path: 
 
 def test_first_boot_items_are_reported_for_worker_config() -> None:
     config = CASES["worker-config"]
-    plan = plan_image(RenderedConfig("rendered-worker-0", "worker", MachineConfigSpec(config=config)))
+    plan = plan_image(rendered_config("rendered-worker-0", config=config))
     got = sorted((p.code, p.path) for p in plan.problems)
     assert got == [
         ("passwd", "$.spec.config.passwd.users.0"),

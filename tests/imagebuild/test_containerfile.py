@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from fleet.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import RenderedConfig
 from imagebuild.containerfile import render_containerfile, write_context
 from imagebuild.errors import ImageInputError
 from imagebuild.plan import plan_image
 from imagebuild.plan_builder import PlanSettings
+from tests.builders import rendered_config
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = Path(__file__).parent / "data"
@@ -22,8 +23,7 @@ BASE = "quay.io/fedora/fedora-coreos@sha256:" + "3a" * 32
 
 def worker(**spec: object) -> RenderedConfig:
     config = json.loads((DATA / "worker.ign").read_text())
-    return RenderedConfig("rendered-worker-0123456789abcdef", "worker",
-                          MachineConfigSpec(config=config, kernel_arguments=("nosmt",), **spec))  # type: ignore[arg-type]
+    return rendered_config("rendered-worker-0123456789abcdef", config=config, kernel_arguments=("nosmt",), **spec)
 
 
 CASES = {

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from fleet.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import RenderedConfig
 from imagebuild.plan import plan_image
 from imagebuild.plan_builder import FIRST_BOOT, NODE_SPECIFIC_ANNOTATION, REFUSED, PlanSettings
+from tests.builders import rendered_config
 
 
 def rc(config: dict[str, Any], **spec: Any) -> RenderedConfig:
-    return RenderedConfig("rendered-worker-1", "worker",
-                          MachineConfigSpec(config={"ignition": {"version": "3.2.0"}, **config}, **spec))
+    return rendered_config("rendered-worker-1", config={"ignition": {"version": "3.2.0"}, **config}, **spec)
 
 
 def f(path: str, source: str | None = "data:,x", **extra: Any) -> dict[str, Any]:
@@ -93,9 +94,8 @@ def test_all_refusals_are_collected_at_once() -> None:
 
 
 def test_node_specific_annotation_adds_globs() -> None:
-    rendered = RenderedConfig("rendered-worker-1", "worker",
-                              MachineConfigSpec(config={"storage": {"files": [f("/etc/node/id.conf"), f("/etc/ok")]}}),
-                              annotations={NODE_SPECIFIC_ANNOTATION: "/etc/node/*, /etc/other"})
+    rendered = rendered_config("rendered-worker-1", config={"storage": {"files": [f("/etc/node/id.conf"), f("/etc/ok")]}},
+                               annotations={NODE_SPECIFIC_ANNOTATION: "/etc/node/*, /etc/other"})
     plan = plan_image(rendered)
     assert [(p.code, p.path) for p in plan.problems] == [("node-specific", "$.spec.config.storage.files.0.path")]
     assert "/etc/ok" in {e.path for e in plan.entries}
@@ -144,7 +144,7 @@ def test_kernel_arguments_become_kargs_d() -> None:
 
 def test_labels_and_digest_ignore_provenance() -> None:
     a = rc({"storage": {"files": [f("/etc/x")]}})
-    b = RenderedConfig(a.name, a.pool, a.spec, provenance={"storage.files[/etc/x]": "50-x (m.yaml:3)"})
+    b = replace(a, provenance={"storage.files[/etc/x]": "50-x (m.yaml:3)"})
     pa, pb = plan_image(a), plan_image(b)
     assert pa.labels() == pb.labels()
     assert pa.labels()["machineconfig"] == "rendered-worker-1"

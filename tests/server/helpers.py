@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from fleet.rendered import Condition, MachineConfigSpec, PoolRecord, RenderedConfig
+from fleet.rendered import Condition, PoolRecord, RenderedConfig
 from fleet.store import Store
 
 ACCEPT_33 = "application/vnd.coreos.ignition+json;version=3.3.0, */*;q=0.1"  # Ignition 2.14's exact header
@@ -28,11 +26,8 @@ def ignition_config(version: str = "3.4.0", *, files: int = 1, extra: Mapping[st
     return config
 
 
-def make_rendered(pool: str, config: Mapping[str, Any], **spec: Any) -> RenderedConfig:
-    """A RenderedConfig named by the hash of its config, as the renderer names them."""
-    digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:32]
-    return RenderedConfig(name=f"rendered-{pool}-{digest}", pool=pool,
-                          spec=MachineConfigSpec(config=config, **spec), sources=("00-base",))
+
+SOURCES = ("00-base",)  # what the rendered configs of the server tests were merged from
 
 
 def publish(store: Store, rendered: RenderedConfig, *, render_degraded: str = "", **record: Any) -> PoolRecord:

@@ -15,15 +15,16 @@ from typing import Any
 from fleet.store import MemoryStore, Store
 from server.run import Running, start
 from server.settings import ServerSettings
-from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 
 
 def demo_store() -> MemoryStore:
     """Three pools: a small worker config, a ~100 KB one, and a master config."""
     store = MemoryStore()
-    publish(store, make_rendered("worker", ignition_config("3.4.0", files=3)))
-    publish(store, make_rendered("big", ignition_config("3.4.0", files=1500)))
-    publish(store, make_rendered("master", ignition_config("3.3.0")))
+    publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=3)))
+    publish(store, rendered_config(pool="big", sources=SOURCES, config=ignition_config("3.4.0", files=1500)))
+    publish(store, rendered_config(pool="master", sources=SOURCES, config=ignition_config("3.3.0")))
     return store
 
 

@@ -12,7 +12,8 @@ from fleet.store import MemoryStore
 from server.auth import AccessPolicy
 from server.run import start
 from server.settings import ServerSettings
-from tests.server.helpers import ACCEPT_33, ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import ACCEPT_33, SOURCES, ignition_config, publish
 
 HERE = Path(__file__).resolve().parent
 SECRET = "very-secret-token"
@@ -20,7 +21,7 @@ SECRET = "very-secret-token"
 
 async def test_access_log_is_json_without_secrets(tmp_path: Path) -> None:
     store = MemoryStore()
-    publish(store, make_rendered("worker", ignition_config()))
+    publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config()))
     log = tmp_path / "access.log"
     settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=str(log),
                               policy=AccessPolicy(tokens={"worker": (SECRET,)}))

@@ -16,7 +16,8 @@ from server.added_files import (
     with_appended,
 )
 from server.convert import ConversionRefused
-from tests.server.helpers import ignition_config, make_rendered
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config
 
 
 @pytest.mark.parametrize(("data", "url"), [
@@ -38,7 +39,7 @@ def _decoded(config: dict, path: str) -> dict:
 
 
 def test_annotations_and_encapsulated_are_appended_last() -> None:
-    rendered = make_rendered("worker", ignition_config("3.4.0", files=2), kernel_arguments=("nosmt",),
+    rendered = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=2), kernel_arguments=("nosmt",),
                              os_image_url="quay.io/x/os@sha256:1")
     out = with_appended(rendered, "3.4.0", AppendOptions())
     paths = [f["path"] for f in out["storage"]["files"]]
@@ -61,19 +62,19 @@ def test_annotations_and_encapsulated_are_appended_last() -> None:
     (AppendOptions(False, True), [ENCAPSULATED_PATH]),
 ], ids=["none", "annotations-only", "encapsulated-only"])
 def test_append_is_configurable(options: AppendOptions, expected: list[str]) -> None:
-    out = with_appended(make_rendered("worker", ignition_config()), "3.4.0", options)
+    out = with_appended(rendered_config(pool="worker", sources=SOURCES, config=ignition_config()), "3.4.0", options)
     assert [f["path"] for f in out["storage"]["files"]][1:] == expected
 
 
 def test_same_path_is_replaced_not_duplicated() -> None:
     config = ignition_config()
     config["storage"]["files"].append({"path": ANNOTATIONS_PATH, "contents": {"source": "data:,old"}})
-    out = with_appended(make_rendered("worker", config), "3.4.0", AppendOptions())
+    out = with_appended(rendered_config(pool="worker", sources=SOURCES, config=config), "3.4.0", AppendOptions())
     assert [f["path"] for f in out["storage"]["files"]].count(ANNOTATIONS_PATH) == 1
 
 
 def test_pre_built_image_annotations() -> None:
-    rendered = make_rendered("worker", ignition_config())
+    rendered = rendered_config(pool="worker", sources=SOURCES, config=ignition_config())
     rendered = type(rendered)(**{**rendered.__dict__, "annotations": {
         "machineconfiguration.openshift.io/pre-built-image": "registry/os@sha256:2"}})
     annotations = _decoded(with_appended(rendered, "3.4.0", AppendOptions()), ANNOTATIONS_PATH)
@@ -88,7 +89,7 @@ def test_kernel_arguments_move_into_the_mc_below_3_3(version: str, kept: bool) -
     assert ("kernelArguments" in out) is kept
     assert moved == (() if kept else ("quiet",))
     if not kept:
-        rendered = make_rendered("worker", config, kernel_arguments=("nosmt",))
+        rendered = rendered_config(pool="worker", sources=SOURCES, config=config, kernel_arguments=("nosmt",))
         mc = _decoded(with_appended(rendered, version, AppendOptions()), ENCAPSULATED_PATH)
         assert mc["spec"]["kernelArguments"] == ["nosmt", "quiet"]
 

@@ -23,7 +23,8 @@ from server.settings import ServerSettings
 from server.snapshot import PayloadCache
 from server.state import ServerState
 from server.watch import Reloader
-from tests.server.helpers import ACCEPT_33, ACCEPT_36, ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import ACCEPT_33, ACCEPT_36, SOURCES, ignition_config, publish
 
 IGN = "application/vnd.coreos.ignition+json"
 Client = TestClient
@@ -49,8 +50,8 @@ def make_client(aiohttp_client: Any) -> MakeClient:
 @pytest.fixture
 def store() -> MemoryStore:
     s = MemoryStore()
-    publish(s, make_rendered("worker", ignition_config("3.4.0", files=3)))
-    publish(s, make_rendered("master", ignition_config("3.3.0",
+    publish(s, rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=3)))
+    publish(s, rendered_config(pool="master", sources=SOURCES, config=ignition_config("3.3.0",
                                                         extra={"kernelArguments": {"shouldNotExist": ["quiet"]}})))
     return s
 
@@ -179,7 +180,7 @@ async def test_not_ready_is_503(make_client: MakeClient) -> None:
 
 async def test_store_failure_is_503(make_client: MakeClient, tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path / "store")
-    publish(store, make_rendered("worker", ignition_config()))
+    publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config()))
     client = await make_client(store)
     shutil.rmtree(tmp_path / "store" / "pools")
     (tmp_path / "store" / "pools").write_text("not a directory")
@@ -292,7 +293,7 @@ async def test_status_body_is_bounded(make_client: MakeClient, store: MemoryStor
 
 async def test_pool_status_and_persistence(make_client: MakeClient, tmp_path: Path) -> None:
     store = DirectoryStore(tmp_path / "store")
-    target = make_rendered("worker", ignition_config())
+    target = rendered_config(pool="worker", sources=SOURCES, config=ignition_config())
     publish(store, target)
     client = await make_client(store)
     reports = {
@@ -326,7 +327,7 @@ async def test_pool_status_and_persistence(make_client: MakeClient, tmp_path: Pa
 
 async def test_render_degraded_is_visible(make_client: MakeClient) -> None:
     store = MemoryStore()
-    publish(store, make_rendered("worker", ignition_config()), render_degraded="manifests/x.yaml:3:5: path not absolute")
+    publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config()), render_degraded="manifests/x.yaml:3:5: path not absolute")
     client = await make_client(store)
     assert (await client.get("/config/worker", headers={"Accept": ACCEPT_33})).status == 200  # last good render
     pool = await (await client.get("/pools/worker")).json()
@@ -338,8 +339,8 @@ async def test_render_degraded_is_visible(make_client: MakeClient) -> None:
 
 async def test_desired_hands_out_within_max_unavailable(make_client: MakeClient) -> None:
     store = MemoryStore()
-    old = make_rendered("worker", ignition_config(files=1))
-    new = make_rendered("worker", ignition_config(files=2))
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1))
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2))
     publish(store, new, max_unavailable=1)
     client = await make_client(store)
     for node in ("node-a", "node-b"):

@@ -9,8 +9,6 @@ import asyncio
 import itertools
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,12 +25,12 @@ from fleet.store_open import close_store, open_store
 from server.handout_wait import HandoutWaiters
 from server.run import Running, start
 from server.settings import ServerSettings
-from tests.etcd_cluster import free_ports
-from tests.server.helpers import ignition_config, make_rendered, publish
-from tests.server.scale_out import ENV, ROOT, wait_healthy
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
+from tests.serving import mco_serve
 
-OLD = make_rendered("worker", ignition_config(files=1))
-NEW = make_rendered("worker", ignition_config(files=2))
+OLD = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1))
+NEW = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2))
 _prefixes = itertools.count()
 
 
@@ -255,7 +253,7 @@ async def test_a_node_at_the_target_is_held_until_the_target_moves(served: Serve
     async with aiohttp.ClientSession() as session:
         a = asyncio.create_task(_claim(session, served.base, "a", wait=300))
         await _until(lambda: served.held == 1)
-        newer = make_rendered("worker", ignition_config(files=3))
+        newer = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=3))
         served.store.put_rendered(newer)
         served.store.put_pool(replace(served.store.get_pool("worker"), current=newer.name))
         assert await asyncio.wait_for(a, 60) == newer.name  # woken, not answered at its deadline
@@ -275,13 +273,8 @@ def test_sigterm_answers_held_claims_and_exits(tmp_path: Path) -> None:
     """`mco serve` (a process) holding a claim: SIGTERM answers it and the process exits 0."""
     cluster = tmp_path / "cluster"
     shutil.copytree(Path(__file__).resolve().parent / "cluster", cluster)
-    port = free_ports(1)[0]
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp_path / "store"),
-                             "--listen", f"127.0.0.1:{port}", "--access-log", "off"], env=ENV, cwd=ROOT,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_healthy(base, proc)
+    with mco_serve(str(cluster), "--store", str(tmp_path / "store")) as served:
+        base, proc = served.url, served.proc
 
         async def hold_then_stop() -> Any:
             async with aiohttp.ClientSession() as session:
@@ -299,10 +292,6 @@ def test_sigterm_answers_held_claims_and_exits(tmp_path: Path) -> None:
         target, answer = asyncio.run(hold_then_stop())
         assert answer == target
         assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.parametrize("order", ["oldest-first", "newest-first"])

@@ -14,7 +14,8 @@ from fleet.store import MemoryStore
 from server.certs import init_certs
 from server.run import Running, start
 from server.settings import ServerSettings
-from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[Running, Path]]:
     certs = tmp_path / "certs"
     init_certs(certs, ips=["127.0.0.1"])
     store = MemoryStore()
-    publish(store, make_rendered("worker", ignition_config()))
+    publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config()))
     settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), tls_listen=("127.0.0.1", 0),
                               cert_file=certs / "tls.crt", key_file=certs / "tls.key", access_log=None,
                               poll_interval=0.05)

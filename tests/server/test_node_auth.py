@@ -20,7 +20,8 @@ from server.settings import ServerSettings
 from server.snapshot import PayloadCache
 from server.state import ServerState
 from server.watch import Reloader
-from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 
 SECRET = b"0123456789abcdef-node-secret"
 MakeClient = Callable[..., Awaitable[TestClient]]
@@ -41,8 +42,8 @@ def make_client(aiohttp_client: Any) -> MakeClient:
 @pytest.fixture
 def store() -> MemoryStore:
     s = MemoryStore()
-    publish(s, make_rendered("worker", ignition_config("3.4.0", files=2)))
-    publish(s, make_rendered("infra", ignition_config("3.4.0", files=1)))
+    publish(s, rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=2)))
+    publish(s, rendered_config(pool="infra", sources=SOURCES, config=ignition_config("3.4.0", files=1)))
     return s
 
 

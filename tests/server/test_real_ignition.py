@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 import requests
 
 from tests.server.realignition import check_root, run_ignition
+from tests.serving import mco_serve
 from tests.tools import real_tool
 
 HERE = Path(__file__).resolve().parent
@@ -48,18 +48,6 @@ def _mco(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
                           env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
 
 
-def _wait_for_addresses(proc: subprocess.Popen[str], deadline: float) -> dict[str, str]:
-    found: dict[str, str] = {}
-    assert proc.stderr is not None
-    while time.monotonic() < deadline and len(found) < 2:
-        line = proc.stderr.readline()
-        if not line:
-            raise AssertionError(f"mco serve exited ({proc.poll()})")
-        if "serving " in line:
-            url = line.split("serving ", 1)[1].split(" ", 1)[0]
-            found[url.split(":", 1)[0]] = url
-    return found
-
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
@@ -73,17 +61,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     token_file = base / "worker.token"
     token_file.write_text(TOKEN + "\n")
     log = base / "access.log"
-    proc = subprocess.Popen(
-        [*MCO, "serve", str(cluster), "--store", str(base / "store"), "--listen", "127.0.0.1:0",
-         "--tls-listen", "127.0.0.1:0", "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key"),
-         "--token", f"worker={token_file}", "--access-log", str(log)],
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
-    try:
-        urls = _wait_for_addresses(proc, time.monotonic() + 60)
-        yield Served(urls["http"], urls["https"], certs / "ca.crt", token_file, log)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with mco_serve(str(cluster), "--store", str(base / "store"), "--tls-listen", "127.0.0.1:0",
+                   "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key"), "--token", f"worker={token_file}",
+                   "--access-log", str(log)) as serve:
+        yield Served(serve.urls["http"], serve.urls["https"], certs / "ca.crt", token_file, log)
 
 
 def _rendered_config(served: Served, pool: str) -> dict[str, Any]:
@@ -134,20 +115,8 @@ def test_real_ignition_without_the_token_is_refused(served: Served, tmp_path: Pa
 def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`mco serve examples/cluster` (the README's example), plain HTTP, no tokens."""
     base = tmp_path_factory.mktemp("example")
-    proc = subprocess.Popen(
-        [*MCO, "serve", str(HERE.parent.parent / "examples" / "cluster"), "--store", str(base / "store"),
-         "--listen", "127.0.0.1:0", "--access-log", "off"],
-        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent.parent)})
-    try:
-        assert proc.stderr is not None
-        line = ""
-        while "serving " not in line:
-            line = proc.stderr.readline()
-            assert line, f"mco serve exited ({proc.poll()})"
-        yield line.split("serving ", 1)[1].split(" ", 1)[0]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with mco_serve(str(HERE.parent.parent / "examples" / "cluster"), "--store", str(base / "store")) as serve:
+        yield serve.url
 
 
 @pytest.mark.parametrize("pool", ["worker", "master"])

@@ -17,7 +17,8 @@ from server.settings import ServerSettings
 from server.snapshot import PayloadCache
 from server.state import ServerState
 from server.watch import Reloader
-from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 
 # Saturdays 22:00-02:00 Berlin; 2026-12-05 is a Saturday (CET, UTC+1)
 WINDOW = parse_window({"days": ["Sat"], "start": "22:00", "duration": "4h", "timeZone": "Europe/Berlin"})
@@ -26,8 +27,8 @@ OPEN = datetime(2026, 12, 5, 21, 30, tzinfo=UTC)  # 22:30 in Berlin
 
 async def test_window_closes_mid_rollout(aiohttp_client: Any) -> None:
     store = MemoryStore()
-    old = make_rendered("worker", ignition_config("3.4.0", files=1))
-    new = make_rendered("worker", ignition_config("3.4.0", files=2))
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=1))
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=2))
     store.put_rendered(old)
     publish(store, new, max_unavailable=1, rollout=RolloutSettings(windows=(WINDOW,)))
     for name in ("node-a", "node-b"):

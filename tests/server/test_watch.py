@@ -140,11 +140,12 @@ async def _true_if(value: bool) -> bool:
 async def test_new_target_is_served_once_a_node_runs_it(tmp_path: Path) -> None:
     """The MCS rule: booting nodes get the config the pool's nodes are at until one is updated to the target."""
     from fleet.rendered import HistoryEntry
-    from tests.server.helpers import ignition_config, make_rendered, publish
+    from tests.builders import rendered_config
+    from tests.server.helpers import SOURCES, ignition_config, publish
 
     store = DirectoryStore(tmp_path / "store")
-    old = make_rendered("worker", ignition_config(files=1))
-    new = make_rendered("worker", ignition_config(files=2))
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1))
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2))
     store.put_rendered(old)
     publish(store, new, history=(HistoryEntry(old.name, "t0"), HistoryEntry(new.name, "t1")))
     settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log=None, poll_interval=5)

@@ -10,7 +10,8 @@ import html5lib
 
 from fleet.rendered import HistoryEntry, NodeStatus, RenderedConfig
 from fleet.store import Store
-from tests.server.helpers import ignition_config, make_rendered, publish
+from tests.builders import rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 
 DEGRADED_MESSAGE = 'failed to apply: unit "demo.service" failed <script>alert(1)</script> & rolled back'
 SECRET_CONTENT = "content%201"  # the percent-encoded contents of /etc/demo/file1.conf: never on a page
@@ -28,13 +29,13 @@ class Rollout:
 
 def mid_rollout(store: Store, *, done_old: int = 3, stamp: str = "2026-12-03T11:00:00Z") -> Rollout:
     """worker moves old -> new (kernel argument + a file): one updated, one working, one degraded, some waiting."""
-    old = make_rendered("worker", ignition_config(files=1))
-    new = make_rendered("worker", ignition_config(files=2), kernel_arguments=("nosmt",))
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1))
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), kernel_arguments=("nosmt",))
     store.put_rendered(old)
     record = publish(store, new, max_unavailable=2)
     store.put_pool(replace(record, history=(HistoryEntry(old.name, "2026-12-01T09:00:00Z"),
                                             HistoryEntry(new.name, "2026-12-03T10:00:00Z"))))
-    publish(store, make_rendered("master", ignition_config(files=1, extra={"passwd": {}})))
+    publish(store, rendered_config(pool="master", sources=SOURCES, config=ignition_config(files=1, extra={"passwd": {}})))
     nodes = [NodeStatus("worker-0", "worker", new.name, new.name, "Done", "", stamp),
              NodeStatus("worker-1", "worker", old.name, new.name, "Working", "draining", stamp),
              NodeStatus("worker-2", "worker", old.name, new.name, "Degraded", DEGRADED_MESSAGE, stamp)]

@@ -22,6 +22,7 @@ import pytest
 from fleet.directory_store import DirectoryStore
 from tests.server.fleetpage.cdp import chromium
 from tests.server.fleetpage.fleet import DEGRADED_MESSAGE
+from tests.serving import mco_serve
 from tests.tools import real_tool
 
 HERE = Path(__file__).resolve().parent
@@ -52,22 +53,10 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     old = DirectoryStore(store).get_pool("worker").current
     assert old
     (cluster / "manifests/20-worker-nosmt.yaml").write_text(NEW_MANIFEST)
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(store), "--listen",
-                             "127.0.0.1:0", "--access-log", "off", "--poll-interval", "0.2"],
-                            env=ENV, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        line = ""
-        while "serving " not in line:
-            line = proc.stderr.readline()
-            assert line, "mco serve exited"
-        base = line.split("serving ", 1)[1].split(" ", 1)[0]
+    with mco_serve(str(cluster), "--store", str(store), "--poll-interval", "0.2") as served:
         new = DirectoryStore(store).get_pool("worker").current
         assert new and new != old
-        yield base, old, new
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        yield served.url, old, new
 
 
 async def _report(http: aiohttp.ClientSession, base: str, node: str, current: str, desired: str, state: str,

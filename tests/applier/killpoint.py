@@ -1,6 +1,6 @@
 """Run `mco apply` and SIGKILL it at the Nth step of one phase of its journal (the kill campaign's aimed kills).
 
-    python bench/killpoint.py PHASE N -- ARGS...     (ARGS as for `mco apply`; N = 0 counts, never kills)
+    python tests/applier/killpoint.py PHASE N -- ARGS...     (ARGS as for `mco apply`; N = 0 counts, never kills)
 
 The real command runs in this process; the seams below only watch it, and at the Nth step of PHASE the
 process kills itself with SIGKILL, exactly as an outside kill landing there would. With N = 0 it runs to the
@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 PHASES = ("backup", "restore", "remove", "marker", "temp", "state")
 

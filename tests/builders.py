@@ -1,0 +1,38 @@
+"""The one builder of rendered configs for every package's tests (the renderer's output type, made by hand)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fleet.rendered import MachineConfigSpec, RenderedConfig
+from renderer.naming import rendered_name
+
+VERSION = "3.4.0"  # the Ignition version of configs built from files, units and keys
+
+
+def rendered_config(name: str | None = None, files: Sequence[Mapping[str, Any]] | None = None,
+                    units: Sequence[Mapping[str, Any]] | None = None, keys: Sequence[str] | None = None, *,
+                    config: Mapping[str, Any] | None = None, pool: str = "worker",
+                    annotations: Mapping[str, str] | None = None, sources: Sequence[str] = (),
+                    provenance: Mapping[str, str] | None = None, **spec: Any) -> RenderedConfig:
+    """A RenderedConfig of `pool` holding `config`, or the config `files`, `units` and `keys` (core's SSH keys)
+    make; `spec` holds the other MachineConfigSpec fields. Named `name` when it is a whole `rendered-...`
+    name, `rendered-<pool>-<name>` for a short one, and from the spec's hash as the renderer names them when
+    no name is given."""
+    if config is None:
+        built: dict[str, Any] = {"ignition": {"version": VERSION}}
+        if files:
+            built["storage"] = {"files": [dict(f) for f in files]}
+        if units:
+            built["systemd"] = {"units": [dict(u) for u in units]}
+        if keys is not None:
+            built["passwd"] = {"users": [{"name": "core", "sshAuthorizedKeys": list(keys)}]}
+        config = built
+    machine_config = MachineConfigSpec(config=dict(config), **spec)
+    if name is None:
+        name = rendered_name(pool, machine_config)
+    elif not name.startswith("rendered-"):
+        name = f"rendered-{pool}-{name}"
+    return RenderedConfig(name=name, pool=pool, spec=machine_config, sources=tuple(sources),
+                          annotations=dict(annotations or {}), provenance=dict(provenance or {}))
