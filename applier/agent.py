@@ -9,12 +9,11 @@ Flow of a sync (MCO `pkg/daemon/daemon.go`, `update.go`):
   3. Otherwise update (applier/updating.py).
 A kill at any point leaves pending (never a currentconfig ahead of the disk); the next sync redoes the update
 idempotently. The parts: applier/agentbase.py (settings, reporting, shared steps), repairing.py, rebooting.py,
-updating.py, drift_steps.py.
+updating.py, drift_steps.py, watching.py.
 
-The loop (`run`): the desired config is asked for on a thread of its own (the server may hold a "stay" answer
-for the whole interval), while the main thread watches the config's paths (applier/watch.py) and repairs what
-changes at once (applier/repairing.py `check_changed`); then, until `interval` seconds after the sync started,
-it goes on watching. All disk work stays on the main thread.
+The loop (`run`): the desired config is asked for while the node's paths are watched and what changes is
+repaired at once (applier/watching.py); then, until `interval` seconds after the sync started, it goes on
+watching.
 """
 
 from __future__ import annotations
@@ -27,24 +26,16 @@ from pathlib import Path
 from typing import Any
 
 from applier.agentbase import AgentSettings, SyncResult, pool_of
-from applier.background import Background
-from applier.drift import watch_map
-from applier.drift_steps import DriftSteps
 from applier.errors import PermanentError, TemporaryError
 from applier.rebooting import MAX_REBOOT_ATTEMPTS
 from applier.retry import Backoff
-from applier.watch import Watcher
-from fleet.rendered import RenderedConfig
+from applier.watching import WatchSteps
 
 __all__ = ["MAX_REBOOT_ATTEMPTS", "Agent", "AgentSettings", "SyncResult", "pool_of", "reboot_command_for_ostree"]
 
 
-class Agent(DriftSteps):
+class Agent(WatchSteps):
     """One node's applier (composition: settings, a desired-config source, a reporter, a backend, a runner)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._watching: tuple[str, Watcher] | None = None  # the current config's name and the watch over it
 
     # --- the sync and the loop ------------------------------------------------------------------------------
 
@@ -120,64 +111,8 @@ class Agent(DriftSteps):
                     break  # a requested reboot ends the process; if it does not come, a later sync asks again
                 self._watch(self.state.current(), deadline=started + self.settings.interval)
         finally:
-            self._close_watcher()
+            self._close_watchers()
         return result
-
-    # --- watching -------------------------------------------------------------------------------------------
-
-    def _fetch(self, current: RenderedConfig | None, *, watch: bool) -> RenderedConfig | None:
-        """The desired config; with `watch`, asked for on a thread while `current`'s drift is repaired here."""
-        def ask() -> RenderedConfig | None:
-            return self.source.desired(self.settings.node, self._pool(current), current)
-
-        if not watch:
-            return ask()
-        poll = Background(ask)
-        self._watch(current, poll=poll)
-        if not poll.done:  # stopped while the server holds the answer: the thread is left to end with us
-            raise TemporaryError("desired", "the agent is stopping")
-        return poll.result()
-
-    def _watch(self, current: RenderedConfig | None, *, deadline: float | None = None,
-               poll: Background[Any] | None = None) -> None:
-        """Repair `current`'s drift the watch sees, until `deadline` or until `poll` is over (or a stop request)."""
-        step = 0.5  # a stop request (SIGTERM) is seen within this
-        while not self._stop and not (poll is not None and poll.done):
-            remaining = deadline - time.monotonic() if deadline is not None else step
-            if remaining <= 0:
-                return
-            watcher = self._watcher(current)
-            also = [poll.fileno()] if poll is not None else []
-            if current is None or watcher is None or not watcher.active:
-                if also:
-                    Watcher.idle(min(remaining, step), also)
-                else:
-                    time.sleep(min(remaining, step))
-                continue
-            # a watch set up just now missed what changed before it: everything it covers is checked once
-            changed = watcher.wait(min(remaining, step), also=also) if watcher.checked else watcher.paths
-            watcher.checked = True
-            if changed:
-                result = self.check_changed(current, changed, repair=self.settings.drift == "repair")
-                if result is not None:
-                    self.log(f"{result.state}: {result.message}")
-
-    def _watcher(self, current: RenderedConfig | None) -> Watcher | None:
-        """The watch over `current`'s paths, set up again when the config changes or a directory moved."""
-        held = self._watching
-        if held is not None and current is not None and held[0] == current.name and not held[1].stale:
-            return held[1]
-        self._close_watcher()
-        if current is None:
-            return None
-        watcher = Watcher(self.root, watch_map(self.root, current.spec.config or {}))
-        self._watching = (current.name, watcher)
-        return watcher
-
-    def _close_watcher(self) -> None:
-        if self._watching is not None:
-            self._watching[1].close()
-            self._watching = None
 
 
 def reboot_command_for_ostree(sysroot: Path, python: str, root: Path) -> str:

@@ -11,22 +11,91 @@ post-reboot check of the same config).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
+from typing import Any
 
 from applier.agentbase import SyncResult
 from applier.drift import watch_map
 from applier.errors import ApplyError
+from applier.live import booted_kargs, fips_problems, next_boot_kargs, stopped_units
 from applier.repairing import Repair
 from applier.state import Pending
 from applier.updating import UpdateSteps
 from applier.verify import on_disk_message
-from fleet.diff import ConfigDiff, SetChange
+from fleet.diff import ConfigDiff, ListChange, SetChange
 from fleet.disruption import Disruption, disruption
-from fleet.rendered import RenderedConfig
+from fleet.rendered import MachineConfigSpec, RenderedConfig
+
+RESTART_BUDGET = 3  # starts of one unit the agent makes per window before it leaves the node Degraded
+RESTART_WINDOW = 600.0
 
 
 class DriftSteps(UpdateSteps):
     """Checking the settled node for drift, repairing it, and running what the policy asks for the repair."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._starts: dict[str, list[float]] = {}  # unit -> when the agent started it again (the restart budget)
+
+    # --- live state -----------------------------------------------------------------------------------------
+
+    def _restage(self, spec: MachineConfigSpec) -> str:
+        """Stage the booted deployment again with the config's kernel arguments; the new deployment's ID."""
+        staged = self.backend.stage(ConfigDiff(kernel_arguments=ListChange((), spec.kernel_arguments)), spec, spec)
+        return str(staged.get("id", ""))
+
+    def check_boot(self, current: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
+        """Kernel arguments and FIPS (applier/live.py): (what was put right, the mismatches left).
+
+        A next boot without the config's kernel arguments is staged again (repair); a booted command line
+        without them is reported, and a reboot into the (re-)staged deployment puts it right."""
+        if self.backend.name == "none":
+            return [], fips_problems(self.root, current.spec)
+        spec, repaired, left = current.spec, [], []
+        try:
+            wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
+            if wrong_next and repair:
+                staged = self._restage(spec)
+                wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
+                if not wrong_next:
+                    repaired.append(f"kernel arguments of the next boot (staged again: {staged})")
+        except ApplyError as exc:
+            wrong_next = f"next boot's kernel arguments: {exc}"
+        if wrong_next:
+            left.append(wrong_next)
+        wrong_booted = booted_kargs(self.root, spec)
+        if wrong_booted:
+            left.append(wrong_booted + ("" if wrong_next else "; the next boot's deployment has them: a reboot "
+                                        "puts them right"))
+        return repaired, left + fips_problems(self.root, spec)
+
+    def check_running(self, current: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
+        """Units the config enables that are not running (live systems): started again, RESTART_BUDGET times per
+        RESTART_WINDOW seconds each, then left naming the unit."""
+        repaired, left = [], []
+        now = time.monotonic()
+        for name, state in stopped_units(self.systemctl, current.spec.config or {}).items():
+            starts = [t for t in self._starts.get(name, []) if now - t < RESTART_WINDOW]
+            if not repair or len(starts) >= RESTART_BUDGET:
+                spent = f" after {len(starts)} starts in {RESTART_WINDOW:.0f} s" if starts else ""
+                left.append(f'unit "{name}" is {state}{spent}')
+                self._starts[name] = starts
+                continue
+            self._starts[name] = [*starts, now]
+            try:
+                self.systemctl.live_action("start", name)
+            except ApplyError as exc:
+                left.append(f'unit "{name}" is {state}: {exc}')
+                continue
+            repaired.append(f"unit {name} started (was {state})")
+        return repaired, left
+
+    def _live(self, current: RenderedConfig, found: Repair, *, repair: bool) -> Repair:
+        """`found` with the live state's checks added."""
+        boot_fixed, boot_left = self.check_boot(current, repair=repair)
+        run_fixed, run_left = self.check_running(current, repair=repair)
+        return found._replace(left=found.left + boot_left + run_left, live=(*boot_fixed, *run_fixed))
 
     def repair_disruption(self, config: RenderedConfig, repair: Repair) -> Disruption:
         """What the policy asks for the repaired paths and units (those no policy names ask nothing)."""
@@ -42,7 +111,9 @@ class DriftSteps(UpdateSteps):
         """The result of a check that found drift: Degraded naming what is left, or Done naming the repair and the
         actions run for it (or the reboot a policy asks for)."""
         if found.left:
-            return self._result("Degraded", on_disk_message(current.name, found.left), current, current.name)
+            note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
+            return self._result("Degraded", on_disk_message(current.name, found.left) + note, current,
+                                current.name)
         message = f"repaired drift: {', '.join(found.names)}"
         decided = self.repair_disruption(current, found)
         if decided.reboot:
@@ -60,10 +131,19 @@ class DriftSteps(UpdateSteps):
 
     def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
         """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
-        found = self._check_drift(current, repair=repair)
+        found = self._live(current, self._check_drift(current, repair=repair), repair=repair)
         if found.left or found.names:
             return self._repaired(current, found)
         return self._result("Done", "", current, current.name)
+
+    def check_next_boot(self, current: RenderedConfig, *, repair: bool) -> SyncResult | None:
+        """The watch saw the next boot's entries change: check the kernel arguments (None when they are right)."""
+        last = self.state.last_report() or {}
+        if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
+            return self.check_drift(current, repair=repair)
+        fixed, left = self.check_boot(current, repair=True)
+        found = Repair([], [], left, tuple(fixed))
+        return self._repaired(current, found) if found.left or found.names else None
 
     def check_changed(self, current: RenderedConfig, changed: Iterable[str], *, repair: bool) -> SyncResult | None:
         """The watch saw `changed` (config paths) move: check what they belong to, and repair it.

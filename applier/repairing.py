@@ -25,11 +25,12 @@ class Repair(NamedTuple):
     files: list[str]
     units: list[str]
     left: list[str]
+    live: tuple[str, ...] = ()  # live state put right (applier/drift_steps.py), named
 
     @property
     def names(self) -> list[str]:
-        """What was repaired, as `file P` / `unit U`."""
-        return [f"file {p}" for p in self.files] + [f"unit {u}" for u in self.units]
+        """What was repaired, as `file P` / `unit U` / the live state's own name."""
+        return [f"file {p}" for p in self.files] + [f"unit {u}" for u in self.units] + list(self.live)
 
 
 class RepairSteps(AgentBase):

@@ -72,6 +72,14 @@ class Systemctl:
             return out[-1].strip()
         return "not-found" if "No such file" in result.stderr else result.stderr.strip() or "unknown"
 
+    def show(self, unit: str, properties: Iterable[str]) -> dict[str, str]:
+        """`systemctl show -p P ... unit` as a mapping (live systems only; {} under a directory root)."""
+        if not self.live:
+            return {}
+        args = ["show", *[f"--property={p}" for p in properties], unit]
+        result = check(self.runner.run(self._cmd(*args), timeout=60), f"systemctl show {unit}")
+        return dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+
     def live_action(self, verb: str, unit: str = "") -> bool:
         """Run a live action (daemon-reload, reload, restart); under a directory root there is no live system."""
         if not self.live:

@@ -16,6 +16,7 @@ import ctypes.util
 import os
 import select
 import struct
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class Watcher:
     """inotify on the parents and ancestors of `paths` (config paths under `root`)."""
 
     def __init__(self, root: Path, paths: Iterable[str]) -> None:
+        """Watch `paths` (config paths under `root`) through their parents and ancestors up to `root`."""
         self.root = Path(root)
         self.fd = -1
         self.stale = False
@@ -86,9 +88,16 @@ class Watcher:
         return self.fd
 
     @staticmethod
-    def idle(timeout: float, fds: Sequence[int]) -> None:
-        """Block up to `timeout` s or until a descriptor of `fds` is readable (no watch in use)."""
-        select.select(list(fds), [], [], max(timeout, 0))
+    def ready(watchers: Sequence[Watcher], timeout: float, also: Sequence[int] = ()) -> list[Watcher]:
+        """Block up to `timeout` s, until an active watcher of `watchers` has events or a descriptor of `also` is
+        readable; the watchers with events."""
+        active = [w for w in watchers if w.active]
+        fds = [w.fd for w in active] + list(also)
+        if not fds:
+            time.sleep(max(timeout, 0))
+            return []
+        readable, _, _ = select.select(fds, [], [], max(timeout, 0))
+        return [w for w in active if w.fd in readable]
 
     def wait(self, timeout: float, *, also: Sequence[int] = ()) -> set[str]:
         """Block up to `timeout` s (or until a descriptor of `also` is readable); the watched paths that changed."""

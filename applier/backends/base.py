@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from fleet.diff import ConfigDiff, split_kernel_args
@@ -49,6 +50,15 @@ class Backend(Protocol):
 
     def rollback(self) -> None:
         """Make the previous deployment the default for the next boot."""
+        ...
+
+    def next_boot(self) -> Deployment | None:
+        """The deployment the next boot starts, with its kernel arguments (None when the backend cannot say)."""
+        ...
+
+    def boot_watch(self) -> tuple[Path, list[Path]]:
+        """(the directory a watch of them stops at, the files whose change changes what the next boot starts);
+        no files when none are known."""
         ...
 
 

@@ -9,6 +9,7 @@ are baked into bootc images and refused here. After the reboot `status.booted` m
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -138,3 +139,12 @@ class BootcBackend:
     def rollback(self) -> None:
         """`bootc rollback`."""
         check(self.runner.run(["bootc", "rollback"], timeout=600), "bootc rollback")
+
+    def next_boot(self) -> Deployment | None:
+        """`bootc status` gives no kernel arguments per deployment: only the booted command line is
+        checked."""
+        return None
+
+    def boot_watch(self) -> tuple[Path, list[Path]]:
+        """Nothing to watch."""
+        return Path("/"), []

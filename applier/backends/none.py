@@ -5,6 +5,7 @@ Such changes are recorded as not applied and are not verified; files, units and 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from applier.backends.base import Deployment
@@ -35,3 +36,11 @@ class NoBackend:
 
     def rollback(self) -> None:
         """Nothing to roll back."""
+
+    def next_boot(self) -> Deployment | None:
+        """No deployments here."""
+        return None
+
+    def boot_watch(self) -> tuple[Path, list[Path]]:
+        """Nothing to watch."""
+        return Path("/"), []

@@ -31,6 +31,7 @@ from typing import Any
 from applier.backends.base import Deployment, image_mismatch, kargs_after, missing_kargs
 from applier.boot import BOOT_ID
 from applier.errors import PermanentError
+from applier.live import CMDLINE
 from applier.runner import CommandRunner, SubprocessRunner, check
 from fleet.atomic import write_atomic
 from fleet.diff import ConfigDiff
@@ -256,14 +257,31 @@ class OstreeBackend:
             raise PermanentError(str(self.sysroot), "no previous deployment to roll back to")
         check(self.runner.run(self._admin("undeploy", "0"), timeout=300), "ostree admin undeploy")
 
+    def next_boot(self) -> Deployment | None:
+        """The default deployment (the first `ostree admin status` lists), kernel arguments from its boot entry."""
+        deployments = self.deployments()
+        return deployments[0] if deployments else None
+
+    def boot_watch(self) -> tuple[Path, list[Path]]:
+        """The boot loader entries, watched up to `boot/` (a new deployment swaps `boot/loader` to a new directory
+        of them)."""
+        boot = self.sysroot / "boot"
+        try:
+            return boot, sorted((boot / "loader" / "entries").glob("*.conf"))
+        except OSError:
+            return boot, []
+
 
 def simulate_reboot(sysroot: Path, runner: CommandRunner | None = None, root: Path | None = None) -> str:
     """What a reboot does to a directory sysroot: the next boot's default deployment becomes the booted one,
-    and the node root (when given) gets a new boot ID (applier/boot.py)."""
+    and the node root (when given) gets a new boot ID (applier/boot.py) and the kernel command line that
+    deployment boots with (applier/live.py reads `<root>/proc/cmdline`)."""
     backend = OstreeBackend(runner=runner or SubprocessRunner(), sysroot=sysroot)
     first = backend.deployments()[0]
     write_atomic(Path(sysroot) / BOOTED_MARK, f"{first.id}\n".encode())
     if root is not None:
+        (Path(root) / CMDLINE).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(Path(root) / CMDLINE, (" ".join((f"ostree={first.id}", *first.kargs)) + "\n").encode())
         write_atomic(Path(root) / BOOT_ID, f"{uuid.uuid4()}\n".encode())
     return first.id
 

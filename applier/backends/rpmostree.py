@@ -14,6 +14,7 @@ reboot the booted one must be it, carry the image, and `rpm-ostree kargs` must l
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from applier.backends.base import Deployment, go_list, image_mismatch, missing_kargs, strip_transport
@@ -163,3 +164,12 @@ class RpmOstreeBackend:
     def rollback(self) -> None:
         """`rpm-ostree rollback`."""
         check(self.runner.run(["rpm-ostree", "rollback"], timeout=600), "rpm-ostree rollback")
+
+    def next_boot(self) -> Deployment | None:
+        """`rpm-ostree status --json` gives no kernel arguments per deployment: only the booted
+        command line is checked."""
+        return None
+
+    def boot_watch(self) -> tuple[Path, list[Path]]:
+        """Nothing to watch."""
+        return Path("/"), []
