@@ -13,7 +13,7 @@ The parse and the choice follow the OpenShift machine-config server (`api.go: pa
    our newest -> our newest; 2.x >= 2.2.0 -> 2.2.0; anything else (1.x, 2.0, 2.1, 4.x, ...) -> 400.
 5. No element carrying an Ignition version (curl's `*/*`, no header, garbage) -> the default.
 
-Where we differ from the MCS, on purpose (the issue's status-code rules):
+Where we differ from the MCS, on purpose (a client error is a 4xx naming the field, never a blanket one):
 - The MCS's one error (step 4) stays **400**. A header with control or non-ASCII characters is also 400.
 - What the MCS would serve but we cannot is **406**: spec 2.2.0 (this project has no spec-2 translator),
   and, later in payload.py, a config that the requested version cannot express.

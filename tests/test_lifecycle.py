@@ -1,4 +1,4 @@
-"""The whole lifecycle with the real parts (issue 6).
+"""The whole lifecycle with the real parts.
 
 render examples/cluster -> `mco serve` over TLS (CA from `mco certs init`, a bearer token for the worker pool, node
 authentication: the agent sends its node token on its reports and claims and the pool token for the configs)

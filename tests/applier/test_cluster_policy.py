@@ -1,4 +1,4 @@
-"""The cluster's node disruption policy reaches the agent (issue 16, item 6): the renderer keeps
+"""The cluster's node disruption policy reaches the agent: the renderer keeps
 MachineConfiguration `cluster`'s `spec.nodeDisruptionPolicy` beside each pool's target, the server hands
 it in the desired-config answer, and the agent's ServerSource carries it into the config it plans with;
 a policy-only change moves no rendered name and so starts no rollout. Against a real `mco serve`."""

@@ -1,4 +1,4 @@
-"""Drift found at the post-reboot check (issue 18, item 9): a file the update did not change, edited by hand
+"""Drift found at the post-reboot check: a file the update did not change, edited by hand
 before the reboot, is restored and reported by path (`--drift repair`), or leaves the node Degraded naming each
 path (`--drift report`); an explicit repair (`--once --repair`) fixes drift in every state where the config the
 disk should match is known."""

@@ -1,4 +1,4 @@
-"""A pre-existing file's original survives a kill at every step of its journal (issue 18, item 10): a real
+"""A pre-existing file's original survives a kill at every step of its journal: a real
 `mco apply` is SIGKILLed right after the Nth step of a phase (tests/applier/killpoint.py), then run towards either
 target; every managed file holds old or new content, backups are intact, state files parse, the node converges."""
 
@@ -44,7 +44,7 @@ def _apply(root: Path, desired: Path, *killpoint: str) -> subprocess.CompletedPr
 
 
 def test_original_kept_when_a_restore_is_killed_and_the_old_target_returns(tmp_path: Path) -> None:
-    """The issue's sequence: A, kill A->B right after the original was put back, A again, then A->B."""
+    """The sequence that lost an original: A, kill A->B right after the original was put back, A again, then A->B."""
     root = make_root(tmp_path / "root")
     (root / "etc/k").mkdir()
     (root / KEEP.lstrip("/")).write_text(ORIGINAL)

@@ -1,4 +1,4 @@
-"""`mco apply --once` goes on after a verified reboot (issue 18, item 8): when the desired config is newer than
+"""`mco apply --once` goes on after a verified reboot: when the desired config is newer than
 the one just verified, the same invocation applies it, and exits 0 only with it applied or pending its reboot."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A reboot is claimed only when the boot ID changed (issue 18, item 7): the same boot means waiting, the reboot
+"""A reboot is claimed only when the boot ID changed: the same boot means waiting, the reboot
 is requested again after the wait, and the node turns Degraded after a bounded number of attempts."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_new_boot_is_verified(tmp_path: Path) -> None:
 ], ids=["reboot-that-did-not-happen", "simulated-reboot"])
 def test_cli_second_sync(tmp_path: Path, capsys: pytest.CaptureFixture[str], reboot: str,
                          expected: tuple[str, str]) -> None:
-    """The issue's reproduction: `--backend none`, a reboot command that does nothing, a second `--once`."""
+    """The failure this guards against: `--backend none`, a reboot command that does nothing, a second `--once`."""
     root = make_root(tmp_path / "root")
     desired = tmp_path / "v1.json"
     desired.write_text(json.dumps(V1.to_dict()))

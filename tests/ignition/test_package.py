@@ -1,4 +1,4 @@
-"""The package's shape (issue 15): one exception base, no import cycles between its modules."""
+"""The package's shape: one exception base, no import cycles between its modules."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ def test_pool_selector_problems(cluster: Path, spec: str, message: str) -> None:
 
 
 def test_kubelet_config_forbidden_field_fails_only_that_object(cluster: Path) -> None:
-    """MCO: the KubeletConfig gets a Failure condition; its pool still renders (issue 16, item 5)."""
+    """MCO: the KubeletConfig gets a Failure condition; its pool still renders (pkg/controller/kubelet-config)."""
     path = cluster / "manifests" / "80-kubelet-infra.yaml"
     path.write_text(path.read_text().replace("    maxPods: 110\n", "    maxPods: 110\n    clusterDNS: [1.2.3.4]\n"))
     store = MemoryStore()

@@ -236,7 +236,7 @@ async def test_cidr(make_client: MakeClient, store: MemoryStore, allow: tuple[st
     policy = AccessPolicy(allow=parse_networks(allow, option="--allow"), deny=parse_networks(deny, option="--deny"))
     client = await make_client(store, policy=policy)
     for path in ("/config/worker", "/pools", f"/rendered/{store.get_pool('worker').current}", "/healthz",
-                 "/metrics", "/pools/worker", "/nodes/n1/desired?pool=worker"):  # issue 18 item 6: all of them
+                 "/metrics", "/pools/worker", "/nodes/n1/desired?pool=worker"):  # every route, not only /config
         response = await client.get(path, headers={"Accept": ACCEPT_33})
         assert response.status == status, path
         if status == 403:

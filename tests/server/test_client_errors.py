@@ -1,4 +1,4 @@
-"""Issue 18 items 4 and 6: every client mistake is a 4xx naming the field, with no server path in the
+"""Every client mistake is a 4xx naming the field, with no server path in the
 answer or the log; the smaller rules (protected /pools details, names ending in a newline, duplicate
 Authorization headers, Accept-Encoding) hold on every route. Raw sockets against a real server."""
 

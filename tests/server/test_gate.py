@@ -1,4 +1,4 @@
-"""Issue 18 item 3, with real sockets: connections capped per listener and per client address, CIDR rules
+"""With real sockets: connections capped per listener and per client address, CIDR rules
 applied before the TLS handshake, a handshake deadline, and the caps released when connections end."""
 
 from __future__ import annotations

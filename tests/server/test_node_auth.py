@@ -1,4 +1,4 @@
-"""Issue 18 item 2: GET/HEAD never write, only a node may speak for itself, and a node's own report never
+"""GET/HEAD never write, only a node may speak for itself, and a node's own report never
 moves it to another pool. (That node listings do not re-read unchanged records: tests/fleet/test_node_journal.py.)"""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def test_port_in_use_exits_2(tmp_path: Path, node_secret: bool) -> None:
                               text=True, timeout=60)
     assert done.returncode == 2
     assert "cannot listen" in done.stderr
-    warned = "any client may report status for any node" in done.stderr  # issue 18 item 2
+    warned = "any client may report status for any node" in done.stderr  # without --node-secret-file
     assert warned is not node_secret
 
 
