@@ -134,7 +134,8 @@ def _text(plan: RolloutPlan) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     defaults = [f"{a} {plan.durations[a]:.0f}s" for a in plan.durations if a not in plan.recorded]
     lines.append(f"pool {plan.pool} -> {plan.target}: {sum(m.wave is not None for m in plan.machines)} of "
-                 f"{len(plan.machines)} machines move; expected total {plan.total:.0f}s")
+                 f"{len(plan.machines)} machines move; expected total {plan.total:.0f}s from {plan.begins} "
+                 "(maintenance windows included)")
     if defaults:
         lines.append(f"durations not recorded by the fleet, defaults used: {', '.join(defaults)}")
     return "\n".join(lines)
@@ -153,7 +154,7 @@ def run_plan(args: argparse.Namespace) -> int:
             policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": record.disruption_policy}
                                                 if record.disruption_policy else None)
         statuses = [s for s in store.list_node_status() if s.pool == args.pool]
-        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy)
+        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock())
     if args.output == "json":
         print(json.dumps(plan.to_dict(), indent=2, sort_keys=True))
     else:

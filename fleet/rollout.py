@@ -72,16 +72,17 @@ def max_unavailable_count(value: int | str, pool_size: int) -> int:
 ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
-def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, str, str]:
+def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, bool, str, str]:
     """Where a node comes in its pool's rollout (MCO `pkg/controller/node/node_controller.go` `sortNodeList`): by
     zone label alphabetically, nodes without a zone last, then oldest registration first (newest first when the
-    pool asks), then by name. Nodes whose records carry no labels have no zone."""
+    pool asks; a node whose registration is unknown after those whose is known), then by name. Nodes whose records
+    carry no labels have no zone."""
     labels = getattr(status, "labels", None) or {}
     zone = labels.get(ZONE_LABEL, "")
     registered = status.registered_at or status.reported_at
     if newest_first:  # RFC 3339 UTC times: the character-wise complement sorts them newest first
         registered = "".join(chr(0x10FFFF - ord(c)) for c in registered)
-    return (not zone, zone, registered, status.name)
+    return (not zone, zone, not registered, registered, status.name)
 
 
 def unavailable(state: str, current_config: str, desired_config: str) -> bool:

@@ -6,7 +6,9 @@ under the cluster's disruption policy); the order is `fleet/rollout.py` `order_k
 `fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
 rest starts when the last canary has ended and soaked. A machine already at the target has action `none` and no
 wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
-recorded none), and each machine takes the first free slot, in order.
+recorded none), and each machine takes the first free slot, in order. With maintenance windows and `now` (when
+the rollout would begin), a machine whose slot frees outside every window starts when the next one opens; one
+already started finishes.
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from fleet.clock import timestamp
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy
+from fleet.maintenance_windows import is_open, next_opening
 from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses, max_unavailable_count
 from fleet.rollout_gates import canaries
@@ -61,10 +66,12 @@ class RolloutPlan:
     total: float
     durations: Mapping[str, float]
     recorded: tuple[str, ...]  # actions whose duration was recorded by the fleet (the others are defaults)
+    begins: str = ""           # when the rollout was taken to begin (RFC 3339; "" : times are only relative)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"pool": self.pool, "target": self.target, "machines": [m.to_dict() for m in self.machines],
+        return {"pool": self.pool, "target": self.target, "begins": self.begins,
+                "machines": [m.to_dict() for m in self.machines],
                 "total": self.total, "durations": {a: {"seconds": self.durations[a], "source": "recorded"
                                                        if a in self.recorded else "default"} for a in ACTIONS}}
 
@@ -83,9 +90,20 @@ def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy
     return ("files" if changes.files or changes.units or changes.passwd else "none"), (), verdict.drain, False
 
 
+def in_window(record: PoolRecord, offset: float, now: datetime | None) -> float:
+    """`offset` seconds after `now`, or the opening of the pool's next window when none is open then."""
+    if now is None or not record.rollout.windows:
+        return offset
+    at = now + timedelta(seconds=offset)
+    if is_open(record.rollout.windows, at):
+        return offset
+    opens = next_opening(record.rollout.windows, at)
+    return offset if opens is None else (opens - now).total_seconds()
+
+
 def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[NodeStatus], *,
                  rendered: Callable[[str], RenderedConfig], policy: DisruptionPolicy | None = None,
-                 durations: Mapping[str, float] | None = None) -> RolloutPlan:
+                 durations: Mapping[str, float] | None = None, now: datetime | None = None) -> RolloutPlan:
     """The preview of moving the pool's machines to `target` (rules in the module docstring). `record` carries the
     pool's settings (maxUnavailable, canaries, soak) as they will be when the rollout runs."""
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
@@ -119,7 +137,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
         heapq.heapify(free)
         end_of_group = start_at
         for i, machine in enumerate(group):
-            begin = heapq.heappop(free)
+            begin = in_window(record, heapq.heappop(free), now)
             end = begin + float(took[machine.action])
             heapq.heappush(free, end)
             planned[machine.node] = MachinePlan(machine.node, machine.current, machine.action, machine.units,
@@ -131,4 +149,4 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
             start_at = end_of_group + (record.rollout.soak_seconds if group[0].canary else 0)
     machines = tuple(planned.get(m.node, m) for m, _ in pending)
     total = max((m.end for m in machines), default=0.0)
-    return RolloutPlan(record.name, target.name, machines, total, took, recorded)
+    return RolloutPlan(record.name, target.name, machines, total, took, recorded, timestamp(now) if now else "")

@@ -1,0 +1,54 @@
+"""fleet/rollout_plan.py: actions as the applier decides them, waves in the rollout order with canaries first,
+starts held to maintenance windows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from fleet.maintenance_windows import parse_window
+from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rollout_plan import DEFAULT_DURATIONS, plan_rollout
+from fleet.rollout_settings import RolloutSettings
+
+
+def _config(name: str, *, image: str = "", motd: str = "a") -> RenderedConfig:
+    """A config with one file that MCO's default policies let change without a reboot."""
+    config = {"ignition": {"version": "3.4.0"},
+              "storage": {"files": [{"path": "/var/lib/kubelet/config.json", "contents": {"source": f"data:,{motd}"}}]}}
+    return RenderedConfig(name, "worker", MachineConfigSpec(config, os_image_url=image))
+
+
+OLD, FILES, IMAGE = _config("rendered-worker-old"), _config("rendered-worker-files", motd="b"), \
+    _config("rendered-worker-image", image="quay.io/example/os@sha256:" + "1" * 64)
+BY_NAME = {c.name: c for c in (OLD, FILES, IMAGE)}
+
+
+def _nodes(n: int) -> list[NodeStatus]:
+    return [NodeStatus(f"n{i}", "worker", OLD.name, OLD.name, "Done", "", "2026-01-01T00:00:00Z",
+                       registered_at=f"2026-01-{i + 1:02d}T00:00:00Z") for i in range(n)]
+
+
+def test_waves_canaries_and_actions() -> None:
+    record = PoolRecord("worker", current=IMAGE.name, max_unavailable=2,
+                        rollout=RolloutSettings(canaries="1", soak_seconds=60))
+    plan = plan_rollout(record, IMAGE, [*_nodes(5), NodeStatus("at", "worker", IMAGE.name, IMAGE.name, "Done")],
+                        rendered=BY_NAME.__getitem__)
+    moving = [m for m in plan.machines if m.wave is not None]
+    assert [m.node for m in moving] == ["n0", "n1", "n2", "n3", "n4"]  # oldest first
+    assert {m.action for m in moving} == {"os-image"} and all(m.reboot and m.drain for m in moving)
+    assert [(m.node, m.wave, m.canary) for m in moving[:3]] == [("n0", 0, True), ("n1", 1, False), ("n2", 1, False)]
+    pull = DEFAULT_DURATIONS["os-image"]
+    assert moving[1].start == pull + 60  # after the canary ended and soaked
+    assert plan.total == pull + 60 + 2 * pull  # two waves of two after it
+    assert next(m for m in plan.machines if m.node == "at").action == "none"
+
+
+def test_starts_wait_for_the_window() -> None:
+    window = parse_window({"days": ["Sat"], "start": "22:00", "duration": "1h", "timeZone": "UTC"})
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1, rollout=RolloutSettings(windows=(window,)))
+    now = datetime(2026, 12, 5, 22, 59, 50, tzinfo=UTC)  # ten seconds before the window closes
+    plan = plan_rollout(record, FILES, _nodes(2), rendered=BY_NAME.__getitem__, now=now)
+    first, second = plan.machines
+    assert (first.action, first.start, first.end) == ("files", 0, DEFAULT_DURATIONS["files"])
+    assert second.start == 7 * 24 * 3600 - 3590  # the next Saturday 22:00; the first machine finished past 23:00
+    assert plan.begins == "2026-12-05T22:59:50Z"
