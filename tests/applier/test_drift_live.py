@@ -22,8 +22,9 @@ from applier.drift_steps import RESTART_BUDGET
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, Result, SubprocessRunner
-from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, rendered, unit
+from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, unit
 from tests.applier.sysroot import boot_entries, make_sysroot, unlock
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 KARGS = ("fips=1", "audit=1")
@@ -52,7 +53,7 @@ def ostree_node(tmp_path: Path, sysroot: Path) -> Agent:
     runner = SubprocessRunner()
     agent = Agent(AgentSettings(node="n1", root=root, durable=False, interval=60.0,
                                 reboot_command=reboot_command_for_ostree(sysroot, sys.executable, root)),
-                  source=MemorySource(rendered("v1", [file_entry("/etc/motd", "hi\n")], kernel_arguments=KARGS,
+                  source=MemorySource(rendered_config("v1", [file_entry("/etc/motd", "hi\n")], kernel_arguments=KARGS,
                                                fips=True)),
                   reporter=MemoryReporter(), backend=OstreeBackend(runner=runner, sysroot=sysroot), runner=runner)
     assert agent.sync().rebooting
@@ -115,7 +116,7 @@ FIPS_CASES = [
 @pytest.mark.parametrize(("state", "expected"), [c[1:] for c in FIPS_CASES], ids=[c[0] for c in FIPS_CASES])
 def test_fips_mode_checked(tmp_path: Path, state: dict, expected: str) -> None:
     root = fips_root(tmp_path / "root")
-    source = MemorySource(rendered("v1", [file_entry("/etc/motd", "hi\n")], fips=True))
+    source = MemorySource(rendered_config("v1", [file_entry("/etc/motd", "hi\n")], fips=True))
     agent = Agent(AgentSettings(node="n1", root=root, durable=False, reboot_command=reboot_command(root)),
                   source=source, reporter=MemoryReporter(), backend=NoBackend(), runner=RecordingRunner())
     assert agent.sync().rebooting and agent.sync().state == "Done"
@@ -152,7 +153,7 @@ UNIT_CASES = [
 
 def live_agent(tmp_path: Path, runner: RecordingRunner) -> Agent:
     policy = '{"units": [{"name": "a.service", "actions": [{"type": "None"}]}]}'
-    cfg = rendered("v1", units=[unit("a.service", SERVICE.format(name="a"), True)],
+    cfg = rendered_config("v1", units=[unit("a.service", SERVICE.format(name="a"), True)],
                    annotations={"machineconfiguration.openshift.io/node-disruption-policy": policy})
     agent = Agent(AgentSettings(node="n1", root=make_root(tmp_path / "root"), durable=False),
                   source=MemorySource(cfg), reporter=MemoryReporter(), backend=NoBackend(), runner=runner)
