@@ -34,10 +34,11 @@ DIGEST_ONLY, TAG_ONLY = "digest-only", "tag-only"
 
 
 class MirrorSetError(RendererError):
-    """EditRegistriesConfig's own refusal (a wildcard source with nested entries)."""
+    """EditRegistriesConfig's own refusal (a wildcard source with nested entries); `scope` is the source."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, scope: str = "") -> None:
         super().__init__("", message)
+        self.scope = scope
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def edit(conf: RegistriesConf, insecure: Sequence[str], blocked: Sequence[str], 
             if reg.scope != source.scope and nested(reg.scope, source.scope) and not reg.mirrors:
                 if source.scope.startswith("*."):
                     raise MirrorSetError(f"internal error: mirrorsAdjustedForNestedScope for a wildcard scope "
-                                         f'"{source.scope}"')
+                                         f'"{source.scope}"', source.scope)
                 extra = reg.scope[len(source.scope):]
                 reg.mirrors = [replace(m, location=m.location + extra) for m in source.mirrors]
 

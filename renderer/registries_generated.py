@@ -266,7 +266,11 @@ def generate_registries(image: ImageConfig | None, sets: Sequence[MirrorSet], po
         if not refusals and not broken:
             try:
                 files, dropped = pool_files(p, sets, base_files(pool.name))
-            except (RegistriesConfError, MirrorSetError, PolicyError) as exc:
+            except MirrorSetError as exc:  # a wildcard source with a more precise entry under it
+                found = [(s, r.path) for s in sets for r in s.rules if r.source == exc.scope][:1]
+                owner, where = found[0] if found else (image, ())
+                refusals.append((owner, _problem(owner, (*where, "source"), str(exc), "registries-wildcard")))
+            except (RegistriesConfError, PolicyError) as exc:
                 refusals.append((image, Problem("registries-template", str(exc), f"templates/{pool.name}")))
             else:
                 if dropped:

@@ -188,3 +188,12 @@ def test_the_drain_decision_on_what_the_renderer_writes(cluster: Path, change: s
     assert after != before
     assert registries_change_is_safe(before, after) is safe
     assert registries_change_is_safe(after, before) is False  # taking it away again always drains
+
+
+def test_a_wildcard_source_over_a_more_precise_entry_is_the_mcos_internal_error(cluster: Path) -> None:
+    (cluster / "manifests/95-doc.yaml").write_text(IDMS.format(mirror="mirror.example.com", policy="AllowContactingSource")
+                                                   .replace("registry.access.redhat.com/ubi9/ubi-minimal", "'*.example.org'")
+                                                   + "---\n" + IMAGE.format(sources="    blockedRegistries: [a.example.org/x]"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any(e.startswith("manifests/95-doc.yaml:9:") and "internal error: mirrorsAdjustedForNestedScope for a "
+               'wildcard scope "*.example.org"' in e for e in result.errors), result.errors
