@@ -4,8 +4,8 @@ Degraded, which pauses the pool's rollout (fleet/rollout_gates.py).
 
 The pool's gate comes with the desired config (`rollout` in the server's answer, kept on the config in the
 `HEALTH_ANNOTATION`, applier/fetch.py). A pool without one reports Done at once, as before. The checks:
-- the default: `systemctl is-system-running` answers `running` (run only on the live system, `--root /`: a
-  node root elsewhere has no running systemd to ask);
+- the default: `systemctl is-system-running` answers `running`, or `degraded` with only units the pool allows
+  failed (run only on the live system, `--root /`: a node root elsewhere has no running systemd to ask);
 - each check the pool names: a command (exit status 0 passes; run with `MCO_ROOT` set to the agent's root and a
   30 s limit) or an HTTP URL that must answer the expected status.
 While soaking, and once failed, the node reports the config it came from as its currentConfig, with the new one
@@ -22,7 +22,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ class HealthGate:
 
     soak_seconds: int
     checks: tuple[HealthCheck, ...]
+    allowed_failed_units: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, config: RenderedConfig) -> HealthGate | None:
@@ -59,7 +60,8 @@ class HealthGate:
         checks = tuple(HealthCheck(str(c.get("name", "")), command=tuple(str(a) for a in c.get("command") or ()),
                                    url=str(c.get("url", "")), status=int(c.get("status", 200)))
                        for c in data.get("healthChecks") or () if isinstance(c, Mapping))
-        return cls(int(data.get("soakSeconds", 0) or 0), checks)
+        allowed = tuple(str(u) for u in data.get("allowedFailedUnits") or ())
+        return cls(int(data.get("soakSeconds", 0) or 0), checks, allowed)
 
 
 def check_failure(check: HealthCheck, *, root: Path) -> str | None:
@@ -85,16 +87,37 @@ def check_failure(check: HealthCheck, *, root: Path) -> str | None:
                                                 f"expected {check.status}"
 
 
+def systemd_failure(state: str, failed: Sequence[str], allowed: Collection[str]) -> str | None:
+    """The default check's verdict: systemd `running`, or `degraded` with only allowed units failed (None: passes)."""
+    if state == "running":
+        return None
+    if state == "degraded":
+        others = [u for u in failed if u not in allowed]
+        if failed and not others:
+            return None
+        if others:
+            return f"health check systemd: the system is degraded: {', '.join(others)} failed"
+    return f"health check systemd: the system is {state or 'unknown'}, not running"
+
+
+def _systemctl(*args: str) -> str:
+    return subprocess.run(["systemctl", *args], capture_output=True, timeout=CHECK_TIMEOUT,
+                          check=False).stdout.decode(errors="replace")
+
+
 def gate_failure(gate: HealthGate, *, root: Path) -> str | None:
     """The first failing check of the gate, the default check first on the live system (None: all pass)."""
     if root == Path("/"):
         try:
-            state = subprocess.run(["systemctl", "is-system-running"], capture_output=True, timeout=CHECK_TIMEOUT,
-                                   check=False).stdout.decode(errors="replace").strip()
+            state = _systemctl("is-system-running").strip()
+            failed = [line.split()[0] for line in _systemctl("list-units", "--state=failed", "--plain",
+                                                             "--no-legend").splitlines() if line.split()] \
+                if state == "degraded" else []
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"health check systemd: {exc}"
-        if state != "running":
-            return f"health check systemd: the system is {state or 'unknown'}, not running"
+        problem = systemd_failure(state, failed, gate.allowed_failed_units)
+        if problem:
+            return problem
     for check in gate.checks:
         failure = check_failure(check, root=root)
         if failure:

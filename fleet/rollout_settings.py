@@ -14,6 +14,7 @@ MachineConfigPool; a pool without them gets `RolloutSettings()`, stored as no fi
 | `auto-revert` | `true`/`false`: revert instead of pausing | false |
 | `maintenance-windows` | JSON list of `{"days": ["Mon", ...], "start": "HH:MM", "duration": "3h", "timeZone": "UTC"}` | always open |
 | `health-checks` | JSON list of `{"name", "command": [argv]}` or `{"name", "url", "status"}` | none |
+| `allowed-failed-units` | units that may have failed when systemd says `degraded` (comma-separated) | none |
 | `max-concurrent-pulls` | at most this many nodes of the pool stage an OS image at once (0: no limit) | 0 |
 
 Parsing never raises: `parse_settings` returns the settings and `(annotation key, message)` problems, which the
@@ -36,7 +37,8 @@ ORDERS = ("oldest-first", "newest-first")
 _COUNT_RE = re.compile(r"(\d{1,6})(%?)\Z")
 _BOOLS = {"true": True, "false": False}
 KEYS = ("order", "canaries", "canary-selector", "soak", "auto-pause", "auto-revert", "maintenance-windows",
-        "health-checks", "max-concurrent-pulls")
+        "health-checks", "allowed-failed-units", "max-concurrent-pulls")
+_UNIT_RE = re.compile(r"[A-Za-z0-9:_.@\\-]{1,255}\.(?:service|socket|target|mount|timer|path|slice|scope|swap|device)\Z")
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class RolloutSettings:
     auto_revert: bool = False
     windows: tuple[Window, ...] = ()
     health_checks: tuple[HealthCheck, ...] = ()
+    allowed_failed_units: tuple[str, ...] = ()
     max_concurrent_pulls: int = 0
 
     @property
@@ -87,7 +90,8 @@ class RolloutSettings:
         """What the agent needs of these settings, handed with its desired config ({}: no gate)."""
         if not self.health_checks and not self.soak_seconds:
             return {}
-        return {"soakSeconds": self.soak_seconds, "healthChecks": [c.to_dict() for c in self.health_checks]}
+        return {"soakSeconds": self.soak_seconds, "healthChecks": [c.to_dict() for c in self.health_checks],
+                "allowedFailedUnits": list(self.allowed_failed_units)}
 
     def to_dict(self) -> dict[str, Any]:
         """The stored form: only the fields that differ from the defaults (a pool without settings stores none)."""
@@ -109,6 +113,8 @@ class RolloutSettings:
             out["maintenanceWindows"] = [w.to_dict() for w in self.windows]
         if self.health_checks:
             out["healthChecks"] = [c.to_dict() for c in self.health_checks]
+        if self.allowed_failed_units:
+            out["allowedFailedUnits"] = list(self.allowed_failed_units)
         if self.max_concurrent_pulls:
             out["maxConcurrentPulls"] = self.max_concurrent_pulls
         return out
@@ -133,6 +139,7 @@ class RolloutSettings:
             auto_revert=bool(data.get("autoRevert", False)),
             windows=tuple(windows),
             health_checks=tuple(_check_of(c) for c in data.get("healthChecks") or () if isinstance(c, Mapping)),
+            allowed_failed_units=tuple(str(u) for u in data.get("allowedFailedUnits") or ()),
             max_concurrent_pulls=int(data.get("maxConcurrentPulls", 0)),
         )
 
@@ -248,6 +255,13 @@ def parse_settings(annotations: Mapping[str, str]) -> tuple[RolloutSettings, lis
                 bad(key, problem)
             else:
                 values["health_checks"] = checks
+        elif key == "allowed-failed-units":
+            units = tuple(u.strip() for u in text.split(",") if u.strip())
+            wrong = [u for u in units if not _UNIT_RE.match(u)]
+            if not units or wrong:
+                bad(key, f"must be a comma-separated list of unit names, got {(wrong or [text])[0]!r}")
+            else:
+                values["allowed_failed_units"] = units
         elif key == "max-concurrent-pulls":
             if not text.isdigit() or len(text) > 6:
                 bad(key, f"must be a non-negative integer, got {text!r}")

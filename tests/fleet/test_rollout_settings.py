@@ -66,3 +66,12 @@ def test_refused_naming_the_annotation(key: str, value: str) -> None:
 def test_canaries_and_selector_exclusive() -> None:
     _, problems = parse_settings({PREFIX + "canaries": "1", PREFIX + "canary-selector": '{"matchLabels": {"a": "b"}}'})
     assert [k for k, _ in problems] == [PREFIX + "canaries"]
+
+
+def test_allowed_failed_units() -> None:
+    parsed, problems = parse_settings({PREFIX + "allowed-failed-units": "kdump.service, nfs-idmapd.service",
+                                       PREFIX + "soak": "5m"})
+    assert problems == [] and parsed.allowed_failed_units == ("kdump.service", "nfs-idmapd.service")
+    assert parsed.health_gate()["allowedFailedUnits"] == ["kdump.service", "nfs-idmapd.service"]
+    _, problems = parse_settings({PREFIX + "allowed-failed-units": "kdump.service,../x"})
+    assert [k for k, _ in problems] == [PREFIX + "allowed-failed-units"]

@@ -1,0 +1,60 @@
+"""applier/health.py: the default check's verdict on systemd's state, and the pool's checks against real commands
+and a real HTTP server."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from applier.health import check_failure, systemd_failure
+from fleet.rollout_settings import HealthCheck
+
+SYSTEMD = [
+    ("running", "running", [], (), True),
+    ("degraded-allowed", "degraded", ["kdump.service"], ("kdump.service",), True),
+    ("degraded-other", "degraded", ["kdump.service", "app.service"], ("kdump.service",), False),
+    ("degraded-nothing-allowed", "degraded", ["kdump.service"], (), False),
+    ("starting", "starting", [], ("kdump.service",), False),
+    ("unknown", "", [], (), False),
+]
+
+
+@pytest.mark.parametrize("state,failed,allowed,passes", [c[1:] for c in SYSTEMD], ids=[c[0] for c in SYSTEMD])
+def test_systemd_verdict(state: str, failed: list[str], allowed: tuple[str, ...], passes: bool) -> None:
+    verdict = systemd_failure(state, failed, allowed)
+    assert (verdict is None) is passes
+    if state == "degraded" and not passes:  # names the failed units the pool does not allow, and only those
+        assert [u for u in failed if u in str(verdict)] == [u for u in failed if u not in allowed]
+
+
+@pytest.fixture
+def web() -> Iterator[str]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            self.send_response(204 if self.path == "/healthz" else 503)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_checks(tmp_path: Path, web: str) -> None:
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "ok").write_text("")
+    look = ["/bin/sh", "-c", 'test -e "$MCO_ROOT/etc/ok"']
+    assert check_failure(HealthCheck("file", command=tuple(look)), root=tmp_path) is None
+    assert "exit status 1" in str(check_failure(HealthCheck("file", command=tuple(look)), root=tmp_path / "etc"))
+    assert check_failure(HealthCheck("web", url=f"{web}/healthz", status=204), root=tmp_path) is None
+    assert "answered 503, expected 200" in str(check_failure(HealthCheck("web", url=f"{web}/other"), root=tmp_path))
+    assert "FileNotFoundError" in str(check_failure(HealthCheck("x", command=("/nonexistent",)), root=tmp_path))
