@@ -13,7 +13,6 @@ Exit codes: 0 done; 1 refused (nothing to revert to, an unknown pool, a plan tha
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from fleet.rollout_control import resume, revert
 from fleet.rollout_plan import RolloutPlan, plan_rollout
 from fleet.store import MemoryStore, NotFound, Store
 from fleet.store_open import close_store, open_store
+from ignition.canonical import pretty_json
 
 
 def register(subparsers: Any) -> None:
@@ -156,7 +156,7 @@ def run_plan(args: argparse.Namespace) -> int:
         statuses = [s for s in store.list_node_status() if s.pool == args.pool]
         plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock())
     if args.output == "json":
-        print(json.dumps(plan.to_dict(), indent=2, sort_keys=True))
+        print(pretty_json(plan.to_dict()), end="")
     else:
         print(_text(plan))
     flagged = [m.node for m in plan.machines if m.wave is not None

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.maintenance_windows import Window, WindowError, parse_duration, parse_window
+from ignition.canonical import canonical_json
 
 PREFIX = "rollout.machine-config.io/"
 HEALTH_ANNOTATION = PREFIX + "health"  # on a rendered config the agent keeps, never on a pool
@@ -147,7 +148,7 @@ class RolloutSettings:
 def gate_annotation(gate: Mapping[str, Any]) -> dict[str, str]:
     """The annotation that carries a desired-config answer's health gate (`health_gate`) on the config the agent
     keeps (applier/fetch.py, applier/health.py)."""
-    return {HEALTH_ANNOTATION: json.dumps(dict(gate), sort_keys=True)}
+    return {HEALTH_ANNOTATION: canonical_json(dict(gate)).decode()}
 
 
 def _check_of(data: Mapping[str, Any]) -> HealthCheck:
