@@ -132,7 +132,7 @@ def copy_known(value: Any, node: schema_nodes.Node) -> Any:
             # every key the schema's own name, no null (nearly every object): copied whole, then its objects
             # and lists copied in turn (dropped when that leaves them empty)
             out = dict(value)
-            for key in _containers(node).intersection(out):
+            for key in (_CONTAINERS.get(node) or _containers(node)).intersection(out):
                 copied = copy_known(out[key], fields[key].node)
                 if copied or not isinstance(copied, dict | list):
                     out[key] = copied
@@ -196,6 +196,11 @@ def _non_pointers(node: schema_nodes.Node) -> tuple[str, ...]:
     return found
 
 
+def _set_by_other_case(child: Mapping[str, Any], node: schema_nodes.Node, name: str) -> bool:
+    """True when `child` sets field `name` under another spelling Go's case-insensitive matching accepts."""
+    return any(k != name and v is not None and node.match(k) == name for k, v in child.items())
+
+
 class MergedConfig:
     """An Ignition config being merged into, child after child (the module docstring states the rules)."""
 
@@ -253,7 +258,6 @@ class MergedConfig:
         fields = node.fields
         rec = self._record
         keyspaces: dict[str, list[tuple[str, schema_nodes.Node, list[Any]]]] | None = None
-        seen: set[str] | None = set() if _non_pointers(node) else None
         for key, value in child.items():
             if value is None:
                 continue
@@ -263,8 +267,6 @@ class MergedConfig:
                 if name is None:
                     continue
                 f, key = fields[name], name
-            if seen is not None:
-                seen.add(key)
             fnode = f.node
             if fnode.kind == "object":
                 if not is_map(value):
@@ -295,15 +297,17 @@ class MergedConfig:
                 parent[key] = value
                 if rec is not None:
                     rec.leaves[(id(parent), key)] = (CHILD, cp + (key,))
-        if seen is not None:  # rule 1
-            for name in _non_pointers(node):
-                if name not in seen and name in parent:
-                    if parent[name] == ZERO[fields[name].node.kind]:
-                        del parent[name]
-                    else:
-                        parent[name] = ZERO[fields[name].node.kind]
-                    if rec is not None:
-                        rec.leaves.pop((id(parent), name), None)
+        non_pointers = _NON_POINTERS.get(node)
+        if non_pointers is None:
+            non_pointers = _non_pointers(node)
+        for name in non_pointers:  # rule 1
+            if name in parent and child.get(name) is None and not _set_by_other_case(child, node, name):
+                if parent[name] == ZERO[fields[name].node.kind]:
+                    del parent[name]
+                else:
+                    parent[name] = ZERO[fields[name].node.kind]
+                if rec is not None:
+                    rec.leaves.pop((id(parent), name), None)
         if keyspaces:
             for members in keyspaces.values():
                 for key, fnode, value in members:
@@ -332,9 +336,9 @@ class MergedConfig:
         if scalar:
             in_parent = set(current)
         else:
-            index = self._index_of(current, node)
-            added: set[Any] = set()
+            index = self._index_of(current, node)  # P's items only, until the loop ends
             matched: dict[Any, tuple[int, Any]] = {}  # rule 5a: P's key -> C's last item of that key
+            fresh: dict[Any, Any] = {}  # rule 5c: C's new keys -> the first item appended for each
         sibling_lists = [parent[s] for s in siblings if isinstance(parent.get(s), list) and parent[s]]
         named = node.key not in (schema_nodes.KEY_VALUE, schema_nodes.KEY_PARTITION) and node.key
         for j, entry in enumerate(child):
@@ -353,17 +357,17 @@ class MergedConfig:
                     if rec is not None:
                         rec.appended(current, entry, item, lp + (j,))
                 continue
-            if k in index and k not in added:
+            if k in index:
                 matched[k] = (j, entry)
                 continue
             new = copy_known(entry, item)
             current.append(new)
-            if k not in index:
-                index[k] = new
-            added.add(k)
+            if k not in fresh:
+                fresh[k] = new
             if rec is not None:
                 rec.appended(current, new, item, lp + (j,))
         if not scalar:
+            index.update(fresh)
             is_header = item.go == "HTTPHeader"
             for k, (j, entry) in matched.items():
                 existing = index[k]
