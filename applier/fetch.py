@@ -143,10 +143,13 @@ class ServerSource:
     base_delay: float = 0.5
     max_delay: float = 8.0
     wait: float = 0.0  # seconds the server may hold a "stay" answer (the agent's interval; 0: answer at once)
+    labels: str = ""  # `--node-labels k=v,...`: the labels the node registers with (kept by the server only then)
 
     def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
         """Claim `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
         params = {"pool": pool} if pool else {}
+        if self.labels:
+            params["labels"] = self.labels
         held = min(max(self.wait, 0.0), MAX_HANDOUT_WAIT)
         if held:
             params["wait"] = f"{held:.3f}"

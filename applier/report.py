@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
@@ -77,12 +78,14 @@ class HttpReporter:
     base_delay: float = 0.5
     max_delay: float = 8.0
     errors: list[str] = field(default_factory=list)
+    labels: Mapping[str, str] = field(default_factory=dict)  # `--node-labels`: the server keeps them only at registration
 
     def send(self, report: NodeReport) -> bool:
         """POST; False (and the error remembered) when the server stayed away."""
+        body: dict[str, Any] = {**report.body(), "labels": dict(self.labels)} if self.labels else report.body()
 
         def post() -> Any:
-            return self.client.request("POST", f"/nodes/{report.node}/status", json=report.body())
+            return self.client.request("POST", f"/nodes/{report.node}/status", json=body)
 
         try:
             retrying(post, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)

@@ -3,7 +3,7 @@
     mco apply [--once] --node NAME (--server URL [--ca F] [--token-file F] [--node-token-file F] | --desired FILE)
               [--root DIR] [--state-dir DIR] [--backend ostree|rpm-ostree|bootc|none] [--reboot-command CMD]
               [--reboot-wait S] [--interval S] [--drift repair|report] [--repair]
-Extra options: --pool, --sysroot/--osname/--insecure-registry (ostree backend), --policy FILE (a MachineConfiguration),
+Extra options: --pool, --node-labels K=V,... (with --server), --sysroot/--osname/--insecure-registry (ostree backend), --policy FILE (a MachineConfiguration),
 --drain-command/--uncordon-command/--hook-timeout, --rollback, --retries.
 A reboot is claimed only in a new boot (the boot ID, /proc/sys/kernel/random/boot_id, or ROOT/proc/... when
 that file exists): in the same boot a sync reports Working "waiting for reboot into X", requests the reboot
@@ -45,6 +45,10 @@ def register(subparsers: Any) -> None:
                         "update-slot claims (/nodes/NAME/...) when the server has --node-secret-file; "
                         "--token-file's token then goes only to the config routes")
     p.add_argument("--pool", help="the node's pool (default: from the state or node-annotations.json)")
+    p.add_argument("--node-labels", default="", metavar="K=V[,K=V...]",
+                   help="the labels this node registers with, as the kubelet's --node-labels (default: the role label "
+                        "of its pool, node-role.kubernetes.io/POOL=); only its first report sets them: after that "
+                        "`mco nodes label` changes them")
     p.add_argument("--root", type=Path, default=Path("/"), help="the node's root filesystem (default /)")
     p.add_argument("--state-dir", type=Path, help="state directory (default ROOT/etc/machine-config-daemon)")
     p.add_argument("--backend", choices=("ostree", "rpm-ostree", "bootc", "none"),
@@ -110,6 +114,15 @@ def _policy(path: Path | None) -> tuple[Any, tuple[str, ...]]:
     return policy, tuple(str(s) for s in storage) if isinstance(storage, list) else ()
 
 
+def _labels(text: str) -> dict[str, str]:
+    from fleet.node_labels import LabelError, parse_label_list
+
+    try:
+        return parse_label_list(text)
+    except LabelError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the agent (the composition root) and run it."""
     from applier.agent import Agent, AgentSettings
@@ -132,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--root {args.root}: not a directory")
     runner = SubprocessRunner()
     policy, overrides = _policy(args.policy)
+    labels = _labels(args.node_labels)
+    if labels and not args.server:
+        raise UsageError("--node-labels needs --server (the server keeps a node's labels)")
     if args.server:
         def client() -> ServerClient:
             return ServerClient(args.server, ca=args.ca, token=_read_token(args.token_file, "--token-file"),
@@ -139,8 +155,9 @@ def run(args: argparse.Namespace) -> int:
 
         # In the loop, each claim may be held up to the interval: a freed update slot is taken at once. Reports
         # (drift repaired while a claim is held) go out on a connection of their own.
-        source: Any = ServerSource(client(), attempts=args.retries, wait=0.0 if args.once else args.interval)
-        reporter: Any = HttpReporter(client(), attempts=args.retries)
+        source: Any = ServerSource(client(), attempts=args.retries, wait=0.0 if args.once else args.interval,
+                                   labels=",".join(f"{k}={v}" for k, v in labels.items()))
+        reporter: Any = HttpReporter(client(), attempts=args.retries, labels=labels)
     else:
         source = FileSource(args.desired)
         reporter = StreamReporter(sys.stderr)

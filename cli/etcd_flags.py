@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,3 +35,25 @@ def etcd_settings(url: str, args: argparse.Namespace) -> Any:
 def tls_flags_without_etcd(args: argparse.Namespace) -> bool:
     """Whether an --etcd-* flag was given although the store is not etcd."""
     return any(getattr(args, f) is not None for f in ("etcd_cacert", "etcd_cert", "etcd_key"))
+
+
+@contextmanager
+def store_of_flag(value: str, args: argparse.Namespace) -> Iterator[Any]:
+    """The store a `--store DIR|etcd://...` flag names (with the TLS flags), closed afterwards; a UsageError names
+    what is wrong (fleet/store_open.py opens it)."""
+    from fleet.etcd_url import is_etcd_url
+    from fleet.store_open import close_store, open_store
+
+    if is_etcd_url(value):
+        where: Any = etcd_settings(value, args)
+    elif tls_flags_without_etcd(args):
+        raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
+    else:
+        where = Path(value)
+        if not where.is_dir():
+            raise UsageError(f"--store {where}: not a directory")
+    store = open_store(where)
+    try:
+        yield store
+    finally:
+        close_store(store)

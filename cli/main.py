@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "image": "cli.image_cmds",
     "apply": "cli.apply_cmds",
     "rollout": "cli.rollout_cmds",
+    "nodes": "cli.nodes_cmds",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

@@ -19,16 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cli.errors import InvalidInput, UsageError
-from cli.etcd_flags import add_etcd_flags, etcd_settings, tls_flags_without_etcd
+from cli.errors import InvalidInput
+from cli.etcd_flags import add_etcd_flags, store_of_flag
 from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
-from fleet.etcd_url import is_etcd_url
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import resume, revert
 from fleet.rollout_plan import RolloutPlan, plan_rollout
 from fleet.store import MemoryStore, NotFound, Store
-from fleet.store_open import close_store, open_store
 from ignition.canonical import pretty_json
 
 
@@ -58,19 +56,8 @@ def register(subparsers: Any) -> None:
 
 @contextmanager
 def _store(args: argparse.Namespace) -> Iterator[Store]:
-    if is_etcd_url(args.store):
-        where: Any = etcd_settings(args.store, args)
-    elif tls_flags_without_etcd(args):
-        raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
-    else:
-        where = Path(args.store)
-        if not where.is_dir():
-            raise UsageError(f"--store {where}: not a directory")
-    store = open_store(where)
-    try:
+    with store_of_flag(args.store, args) as store:
         yield store
-    finally:
-        close_store(store)
 
 
 def _pool(store: Store, pool: str) -> PoolRecord:

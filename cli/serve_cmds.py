@@ -39,6 +39,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--node-secret-file", type=Path, metavar="FILE",
                    help="turn node authentication on: a node's report or update claim must carry its own token "
                         "(`mco certs node-token --secret-file FILE NODE`)")
+    p.add_argument("--admin-token-file", type=Path, metavar="FILE",
+                   help="tokens (one per line) of the node administration routes (`mco nodes --server`): "
+                        "accepted there only, and the only credential accepted there")
     p.add_argument("--max-connections", type=int, default=4096, metavar="N",
                    help="open connections per listener; more are closed at once (default 4096)")
     p.add_argument("--max-connections-per-client", type=int, default=256, metavar="N",
@@ -112,7 +115,9 @@ def build_settings(args: argparse.Namespace) -> Any:
     policy = AccessPolicy(allow=parse_networks(args.allow, option="--allow"),
                           deny=parse_networks(args.deny, option="--deny"),
                           tokens=tokens, all_pools_tokens=all_tokens,
-                          node_secret=read_node_secret(args.node_secret_file) if args.node_secret_file else None)
+                          node_secret=read_node_secret(args.node_secret_file) if args.node_secret_file else None,
+                          admin_tokens=read_token_file(args.admin_token_file, option="--admin-token-file")
+                          if args.admin_token_file else ())
     return ServerSettings(
         cluster_dir=args.cluster_dir, store_dir=store_dir, etcd=etcd, listen=listen, tls_listen=tls_listen,
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,

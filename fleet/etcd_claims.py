@@ -180,8 +180,8 @@ class ClaimGroups:
             handed = [status for _, status, _ in outcomes if status is not None]
             if handed:
                 keys = [store.key("state", "nodes", check_name("nodes", h.name)) for h in handed]
-                fences = {store.key("state", "rollout", check_name("pools", h.pool)): key
-                          for h, key in zip(handed, keys, strict=True)}
+                fences = {store.key("state", "rollout", check_name("pools", h.pool)): key  # (unpooled: no fence)
+                          for h, key in zip(handed, keys, strict=True) if h.pool}
                 compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
                 writes = [tx.put(k, canonical_json(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
                 ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
+from fleet.label_selector import LabelSelector, parse_selector, role_labels, role_selector
 from fleet.rollout_settings import RolloutSettings
 from ignition.canonical import canonical_json
 
@@ -290,7 +291,8 @@ class PoolRecord:
     """What the store keeps per pool: the current target, its sources, conditions and history.
 
     `max_unavailable` is the pool's `spec.maxUnavailable` (an int or a percentage string such as "10%"),
-    `node_selector` its `spec.nodeSelector.matchLabels`, `paused` its `spec.paused`. `rollout` holds the settings
+    `node_selector` its `spec.nodeSelector` (None: the pool's role label `node-role.kubernetes.io/<name>`, as the
+    MCO's built-in pools have it; an empty selector matches no node), `paused` its `spec.paused`. `rollout` holds the settings
     of its `rollout.machine-config.io/` annotations (fleet/rollout_settings.py). The operator's rollout state:
     `resumed_at` (RFC 3339; failures reported before it no longer pause the pool, `mco rollout resume`) and
     `reverted_from` (the target `mco rollout revert` left: while a render still yields it, the pool stays pinned
@@ -303,7 +305,7 @@ class PoolRecord:
     conditions: tuple[Condition, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     max_unavailable: int | str = 1
-    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_selector: LabelSelector | None = None
     paused: bool = False
     # the cluster's MachineConfiguration `spec.nodeDisruptionPolicy` as written (None: none given); beside
     # the target, not in it, so a policy-only change moves no rendered name (MCO: the daemon reads it live)
@@ -313,6 +315,10 @@ class PoolRecord:
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
     resumed_at: str = ""
     reverted_from: str = ""
+
+    def __post_init__(self) -> None:
+        if self.node_selector is None:  # so a record read back equals the one written
+            object.__setattr__(self, "node_selector", role_selector(self.name))
 
     def condition(self, type_: str) -> Condition | None:
         """The condition of this type, if any."""
@@ -326,6 +332,11 @@ class PoolRecord:
                 return machine.rendered
         return self.current
 
+    @property
+    def selector(self) -> LabelSelector:
+        """The nodeSelector that decides which nodes are this pool's (fleet/membership.py)."""
+        return self.node_selector if self.node_selector is not None else role_selector(self.name)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in `pools/<name>.json`."""
         return {
@@ -335,7 +346,7 @@ class PoolRecord:
             "conditions": [c.to_dict() for c in self.conditions],
             "history": [h.to_dict() for h in self.history],
             "maxUnavailable": self.max_unavailable,
-            "nodeSelector": dict(self.node_selector),
+            "nodeSelector": self.selector.to_dict(),
             "paused": self.paused,
             **({"nodeDisruptionPolicy": self.disruption_policy} if self.disruption_policy is not None else {}),
             **({"machines": [m.to_dict() for m in self.machines]} if self.machines else {}),
@@ -354,7 +365,7 @@ class PoolRecord:
             conditions=tuple(Condition.from_dict(c) for c in data.get("conditions") or ()),
             history=tuple(HistoryEntry(str(h["name"]), str(h["time"])) for h in data.get("history") or ()),
             max_unavailable=data.get("maxUnavailable", 1),
-            node_selector=dict(data.get("nodeSelector") or {}),
+            node_selector=_node_selector(data.get("nodeSelector")),
             paused=bool(data.get("paused", False)),
             disruption_policy=data.get("nodeDisruptionPolicy"),
             machines=tuple(MachineEntry.from_dict(m) for m in data.get("machines") or () if isinstance(m, Mapping)),
@@ -362,6 +373,19 @@ class PoolRecord:
             resumed_at=str(data.get("resumedAt") or ""),
             reverted_from=str(data.get("revertedFrom") or ""),
         )
+
+
+def _node_selector(data: Any) -> LabelSelector | None:
+    """A stored `nodeSelector`: the `metav1.LabelSelector` object, or (records written before it) a flat map of
+    labels; absent: None (the pool's role label)."""
+    if data is None:
+        return None
+    if isinstance(data, Mapping) and not {"matchLabels", "matchExpressions"} & data.keys():
+        data = {"matchLabels": data}
+    selector, problems = parse_selector(data, ("nodeSelector",))
+    if problems or selector is None:
+        raise ModelError("$.nodeSelector", problems[0][2] if problems else "must be an object")
+    return selector
 
 
 NODE_STATES = ("Done", "Working", "Degraded")
@@ -413,7 +437,9 @@ class NodeStatus:
     `history` is the node's last HISTORY_LIMIT distinct reports, newest first, the first being this one
     (`with_report` builds it; empty in a record written before histories, or by a writer that keeps none).
     `registered_at` is when the node first reported or claimed (`with_report` keeps it): the rollout order's
-    age (MCO `sortNodeList` uses the Node's creation time).
+    age (MCO `sortNodeList` uses the Node's creation time). `labels` are the node's labels (fleet/node_labels.py):
+    set when it registers, changed only by an administrator; `pool` is the pool they put it in
+    (fleet/membership.py; "" for none).
     """
 
     name: str
@@ -425,6 +451,11 @@ class NodeStatus:
     reported_at: str = ""
     history: tuple[Transition, ...] = ()
     registered_at: str = ""
+    labels: Mapping[str, str] = None  # type: ignore[assignment]  # None: its pool's role label (__post_init__)
+
+    def __post_init__(self) -> None:
+        if self.labels is None:  # a record made before labels: the role label it registered with
+            object.__setattr__(self, "labels", role_labels(self.pool))
 
     def transitions(self) -> tuple[Transition, ...]:
         """The history, newest first; a record without one has its own report as its history."""
@@ -440,6 +471,7 @@ class NodeStatus:
             "state": self.state,
             "message": self.message,
             "reportedAt": self.reported_at,
+            "labels": dict(self.labels),
         }
         if self.history:
             data["history"] = [t.to_dict() for t in self.history]
@@ -453,9 +485,11 @@ class NodeStatus:
         are interned: 10,000 records share a few of each, in less memory, and a pass over every record's state
         (the page's counts) compares one string object."""
         history = data.get("history")
+        pool = sys.intern(str(data["pool"]))
+        labels = data.get("labels")
         return cls(
             name=str(data["name"]),
-            pool=sys.intern(str(data["pool"])),
+            pool=pool,
             current_config=sys.intern(str(data.get("currentConfig", ""))),
             desired_config=sys.intern(str(data.get("desiredConfig", ""))),
             state=sys.intern(str(data.get("state", ""))),
@@ -464,6 +498,7 @@ class NodeStatus:
             history=tuple(Transition.from_dict(t) for t in history[:HISTORY_LIMIT] if isinstance(t, Mapping))
             if isinstance(history, list) else (),
             registered_at=str(data.get("registeredAt", "")),
+            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else role_labels(pool),
         )
 
 
@@ -472,10 +507,12 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
 
     A report that says what the last entry says (only its time differs) adds nothing; any other becomes
     the newest entry and the oldest beyond HISTORY_LIMIT is dropped. `report`'s own history is ignored,
-    so building again on the same `previous` gives the same record.
+    so building again on the same `previous` gives the same record. The labels are `previous`'s: a report
+    never changes them (only a node's first record takes the report's).
     """
     entry = Transition.of(report)
     past = previous.transitions() if previous is not None else ()
     history = past if past and past[0].same(entry) else (entry, *past[:HISTORY_LIMIT - 1])
     first = (previous.registered_at or (past[-1].reported_at if past else "")) if previous is not None else ""
-    return replace(report, history=history, registered_at=first or report.reported_at)
+    return replace(report, history=history, registered_at=first or report.reported_at,
+                   labels=previous.labels if previous is not None else report.labels)

@@ -24,12 +24,12 @@ import yaml
 
 from butane import transpile
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.label_selector import NOTHING, LabelSelector, parse_selector, role_selector
 from fleet.store import StoreError, check_name
 from ignition.errors import IgnitionError
 from renderer.cluster import Cluster, load_cluster
 from renderer.errors import ClusterDirectoryMissing
 from renderer.generated import Failure, base_kubelet_config, generate
-from renderer.label_selector import LabelSelector, parse_selector
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
 from renderer.model import (
     ROLE_LABEL,
@@ -224,7 +224,7 @@ def _default_pool(name: str) -> MachineConfigPool:
     return MachineConfigPool(
         name=name, labels={f"pools.operator.machineconfiguration.openshift.io/{name}": ""},
         mc_selector=LabelSelector(match_labels={ROLE_LABEL: name}),
-        node_selector={f"node-role.kubernetes.io/{name}": ""}, paused=False, max_unavailable=1,
+        node_selector=role_selector(name), paused=False, max_unavailable=1,
         origin=Origin("(built-in pool)"))
 
 
@@ -255,7 +255,7 @@ def load_inputs(cluster_dir: Path) -> Inputs:
     for owner, problem in list(inputs.problems):
         if isinstance(owner, tuple) and owner[0] == "pool" and owner[1] not in {p.name for p in inputs.pools}:
             inputs.pools.append(MachineConfigPool(
-                name=owner[1], labels={}, mc_selector=None, node_selector={}, paused=False, max_unavailable=1,
+                name=owner[1], labels={}, mc_selector=None, node_selector=NOTHING, paused=False, max_unavailable=1,
                 origin=Origin(problem.source, problem.line), broken=True))
     inputs.pools.sort(key=lambda p: p.name)
     roles = template_roles(cluster_dir)

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.label_selector import NOTHING, LabelSelector
 from fleet.rendered import MachineConfigSpec
 from fleet.rollout_settings import RolloutSettings, parse_settings
 from renderer import registries_model
-from renderer.label_selector import LabelSelector
 from renderer.load import Document
 from renderer.problems import Path, Problem
 from renderer.shape import Checker, Origin, origin_of, read_metadata
@@ -63,7 +63,7 @@ class MachineConfigPool:
     name: str
     labels: Mapping[str, str]
     mc_selector: LabelSelector | None
-    node_selector: Mapping[str, str]
+    node_selector: LabelSelector  # absent or empty: matches no node
     paused: bool
     max_unavailable: int | str
     origin: Origin
@@ -168,10 +168,9 @@ def _pool(check: Checker, data: Mapping[str, Any]) -> MachineConfigPool:
         check.add("rollout-setting", ("metadata", "annotations", key), message)
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigSelector", ("spec",))
-    node_sel = check.mapping(spec, "nodeSelector", ("spec",))
-    node_labels = check.string_map(node_sel, "matchLabels", ("spec", "nodeSelector"))
+    node_selector = check.selector(spec, "nodeSelector", ("spec",)) or NOTHING
     paused = check.boolean(spec, "paused", ("spec",))
-    return MachineConfigPool(name=name, labels=labels, mc_selector=selector, node_selector=node_labels,
+    return MachineConfigPool(name=name, labels=labels, mc_selector=selector, node_selector=node_selector,
                              paused=bool(paused), max_unavailable=_max_unavailable(check, spec),
                              origin=origin_of(check.doc), doc=check.doc, rollout=rollout)
 

@@ -129,14 +129,14 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
     changed = current is not None and current != old_current
     history = old_history + ((HistoryEntry(current, now),) if changed and current else ())
     if pool.broken and previous is not None:  # keep what we knew of the pool's rollout settings
-        max_unavailable, node_selector, paused = previous.max_unavailable, previous.node_selector, previous.paused
+        max_unavailable, node_selector, paused = previous.max_unavailable, previous.selector, previous.paused
         settings = previous.rollout
     else:
         max_unavailable, node_selector, paused = pool.max_unavailable, pool.node_selector, pool.paused
         settings = pool.rollout
     return PoolRecord(name=pool.name, current=current, sources=sources,
                       conditions=tuple(conditions[k] for k in sorted(conditions)), history=history,
-                      max_unavailable=max_unavailable, node_selector=dict(node_selector), paused=paused,
+                      max_unavailable=max_unavailable, node_selector=node_selector, paused=paused,
                       disruption_policy=policy, rollout=settings,
                       resumed_at=previous.resumed_at if previous is not None else "", reverted_from=pinned), changed
 

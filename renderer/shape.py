@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from fleet.label_selector import LabelSelector, parse_selector
 from fleet.names import is_dns_subdomain
-from renderer.label_selector import LabelSelector, parse_selector
 from renderer.load import Document
 from renderer.problems import Path, Problem
 

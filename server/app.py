@@ -3,11 +3,11 @@
 Status codes (never a blanket 500):
   200 config / JSON      304 If-None-Match matched      400 a malformed request, naming the field
   403 address or token refused (no config bytes)          404 unknown pool, node or rendered config
-  405 method not allowed 406 spec version unsatisfiable  408 body too slow   409 a node naming another pool
+  405 method not allowed 406 spec version unsatisfiable  408 body too slow   409 a node in no pool
   413 body too large     503 not ready (no good render yet) or the store failed (Ignition retries 5xx)
 Every route obeys the --allow/--deny rules (health and metrics too). A pool with tokens shows its
 details (sources, nodes, condition messages) only to a request carrying one of its tokens. Node
-routes live in node_routes.py.
+routes live in node_routes.py, the node administration routes in admin_routes.py.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from typing import Any
 from aiohttp import web
 
 from fleet.clock import Clock, system_clock
+from fleet.membership import PoolSelectors
 from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
+from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
 from server.connection import refuse_version, request_done
 from server.fleetpage import add_fleet_page
@@ -130,8 +132,11 @@ class Handlers:
             items = await asyncio.to_thread(self._pool_statuses, None)
         except StoreError as exc:
             return store_failed(exc)
-        items = [i if self._opens(request, i["metadata"]["name"]) else hide_details(i) for i in items]
-        body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors)}
+        unpooled = [u for u in items if "metadata" not in u]
+        items = [i if self._opens(request, i["metadata"]["name"]) else hide_details(i) for i in items
+                 if "metadata" in i]
+        body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors),
+                "unpooled": unpooled[0]["unpooled"] if unpooled else []}
         return web.json_response(body)
 
     async def pool(self, request: web.Request) -> web.Response:
@@ -162,10 +167,18 @@ class Handlers:
         return [(pool, pause.node) for pool, pause in pauses if pause is not None]
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
+        """Each pool's status; for every pool (`only` None) an extra `{"unpooled": [...]}` item last: the nodes
+        whose labels select no pool, with the reason (names only to a caller that may see every pool's)."""
         names = [only] if only else self.store.list_pools()
         records = [self.store.get_pool(n) for n in names]
         nodes = self.store.list_node_status()
-        return [pool_status(r, nodes) for r in records]
+        items = [pool_status(r, nodes) for r in records]
+        if only is None:
+            selectors = PoolSelectors(records)
+            items.append({"unpooled": [{"name": n.name, "labels": dict(n.labels),
+                                        "reason": selectors.of(n.labels).reason(n.name)}
+                                       for n in nodes if not n.pool]})
+        return items
 
     async def rendered(self, request: web.Request) -> web.Response:
         """The stored RenderedConfig JSON (what the on-node agent diffs against)."""
@@ -229,7 +242,10 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app.router.add_get("/pools/{pool}", h.pool)
     metrics.held_claims.set_function(state.handouts.held)
     metrics.held_wakeups = lambda: (state.handouts.woken, state.handouts.lost)
-    NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
-               poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock).add_to(app)
+    nodes = NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
+                       poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock)
+    nodes.add_to(app)
+    AdminRoutes(store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
+                selectors=nodes.selectors).add_to(app)
     app.router.add_get("/rendered/{name}", h.rendered)
     return app

@@ -7,6 +7,9 @@
   are read once at start-up: restart the server to rotate them (docs/server-security.md).
 - Node tokens (`--node-secret-file`): a node proves its name with the HMAC-SHA256 of that name under the
   secret, so every replica checks it without shared state; a token for node A never acts for node B.
+- Administrator tokens (`--admin-token-file`): the only credential the node administration routes
+  (`/nodes`, `/nodes/{name}`, `/nodes/{name}/labels`) accept; they are accepted nowhere else, and no pool or
+  node token is accepted there. Without one those routes refuse everyone.
 - The Authorization header is judged one way on every route: absent, or exactly one printable-ASCII
   value (`Bearer <token>`, any other scheme counting as no token); sent twice, non-ASCII or with
   control characters it is a malformed request (HTTP 400 naming the header), never a 500.
@@ -127,8 +130,19 @@ class AccessPolicy:
     allow: tuple[Network, ...] = ()
     deny: tuple[Network, ...] = ()
     tokens: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # pool -> accepted tokens
-    all_pools_tokens: tuple[str, ...] = ()  # accepted for every pool (an admin or fleet-wide token)
+    all_pools_tokens: tuple[str, ...] = ()  # accepted for every pool (a fleet-wide token, --token-all)
     node_secret: bytes | None = None  # node authentication on (--node-secret-file)
+    admin_tokens: tuple[str, ...] = ()  # the node administration routes (--admin-token-file); nothing else
+
+    def check_admin(self, authorization: Sequence[str] | str | None) -> None:
+        """Raise Refused unless the request carries an administrator token (BadAuthorization: unreadable)."""
+        presented = bearer_token(authorization)
+        if not self.admin_tokens:
+            raise Refused("no administrator token configured (--admin-token-file)")
+        if presented is None:
+            raise Refused("no bearer token")
+        if not _one_of(presented, self.admin_tokens):
+            raise Refused("token not accepted for node administration")
 
     def check_address(self, remote: str | None) -> None:
         """Raise Refused unless the client address passes the deny and allow lists."""
@@ -153,11 +167,7 @@ class AccessPolicy:
             return
         if presented is None:
             raise Refused("no bearer token")
-        token = presented.encode()
-        ok = False
-        for candidate in accepted:
-            ok |= hmac.compare_digest(token, candidate.encode())
-        if not ok:
+        if not _one_of(presented, accepted):
             raise Refused(f"token not accepted for pool {pool}")
 
     @property
@@ -174,6 +184,15 @@ class AccessPolicy:
             raise Refused("no node token")
         if not hmac.compare_digest(presented.encode(), node_token(self.node_secret, node).encode()):
             raise Refused(f"token not accepted for node {node}")
+
+
+def _one_of(presented: str, accepted: Iterable[str]) -> bool:
+    """Whether `presented` is one of `accepted`, compared in constant time against every one."""
+    token = presented.encode()
+    ok = False
+    for candidate in accepted:
+        ok |= hmac.compare_digest(token, candidate.encode())
+    return ok
 
 
 @lru_cache(maxsize=4096)

@@ -10,8 +10,12 @@ route, and the server warned at start-up that any client may report for any node
   so the next node sees this one as busy (maxUnavailable); one claim at a time (the store's lock/CAS).
   With `?wait=SECONDS` (0..300) a claim whose answer would be "stay" is held until a slot may have freed or
   the wait ends, then decided again (server/handout_wait.py): no polling, and a freed slot is taken at once.
-- A node is never moved to another pool by its own report or claim: once a node has a record, a
-  report or claim naming another pool is refused (409); an operator re-homes it (docs/server-security.md).
+- A node's pool is computed from its labels (fleet/membership.py, the MCO's GetPoolsForNode), never taken
+  from what it says: the pool a report or claim names only tells a node that registers (its first record)
+  which role label it has when it gives no labels of its own (`?labels=k=v,...` on the claim, `labels` in
+  the report). Later reports and claims change neither labels nor pool; an administrator relabels
+  (server/admin_routes.py). A node in no pool (or refused, two custom pools) is registered but never handed
+  an update: its claim is answered 409 `unpooled` with the MCO's reason.
 - Every client mistake is a 4xx naming the field; a store failure is a 503 that names no server path.
 """
 
@@ -26,7 +30,11 @@ from typing import Any
 from aiohttp import web
 
 from fleet.clock import Clock, timestamp
+from fleet.label_selector import role_labels
+from fleet.membership import PoolSelectors
 from fleet.names import valid_name
+from fleet.node_admin import selectors_of
+from fleet.node_labels import LabelError, parse_label_list
 from fleet.rendered import NodeStatus, PoolRecord, with_report
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
 from fleet.store import NotFound, Store, StoreError
@@ -49,22 +57,32 @@ def json_error(status: int, code: str, message: str, path: str = "") -> web.Resp
     return web.Response(status=status, body=error_body(code, message, path), content_type=JSON)
 
 
+def refusal(note: dict[str, Any], exc: Refused) -> web.Response:
+    """The answer to a refused request: 400 naming the header when it cannot be read, else 403 (the reason goes
+    to the access log `note` only)."""
+    if isinstance(exc, BadAuthorization):
+        note["refused"] = exc.message
+        return json_error(400, "authorization", exc.message, exc.path)
+    note["refused"] = exc.reason
+    return json_error(403, "forbidden", "forbidden")
+
+
 def store_failed(exc: StoreError) -> web.Response:
     """503 for a store failure: logged with the object it concerns, answered without any path."""
     log.error("store failure on %s: %s", exc.path, type(exc).__name__)
     return json_error(503, "store", "the store cannot be read or written; try again")
 
 
-class WrongPool(ServerError):
-    """A node named a pool other than the one its record holds."""
-
-    def __init__(self, pool: str) -> None:
-        super().__init__(pool)
-        self.pool = pool
-
-
 class MissingPool(ServerError):
     """The desired-config request named no pool and the node never reported one."""
+
+
+class Unpooled(ServerError):
+    """The node's labels put it in no pool (or in two custom pools): it is never handed an update."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class NodeRoutes:
@@ -79,6 +97,7 @@ class NodeRoutes:
         self._desired_for = desired_for
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
+        self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
             self._stop_following = follow_snapshots(state, store, poll_interval)
@@ -95,6 +114,19 @@ class NodeRoutes:
                 await self._stop_following()
         app.on_shutdown.append(answer_held)
 
+    def selectors(self) -> PoolSelectors | None:
+        """Membership against the pools the server serves now (None before the first snapshot)."""
+        snapshot = self.state.snapshot
+        if snapshot is None:
+            return None
+        cached = self._selectors
+        if cached is None or cached[0] is not snapshot:
+            cached = self._selectors = (snapshot, PoolSelectors(e.record for e in snapshot.pools.values()))
+        return cached[1]
+
+    def _membership(self) -> PoolSelectors:
+        return self.selectors() or selectors_of(self.store)
+
     # -- checks shared by the routes ------------------------------------------------------------------
     def _refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
         """403/400 unless the address passes and the request carries this node's (or the pool's) token."""
@@ -107,12 +139,8 @@ class NodeRoutes:
                 self.policy.check_node(node, authorization)
             elif pool is not None:
                 self.policy.check_token(pool, authorization)
-        except BadAuthorization as exc:
-            note["refused"] = exc.message
-            return json_error(400, "authorization", exc.message, exc.path)
         except Refused as exc:
-            note["refused"] = exc.reason
-            return json_error(403, "forbidden", "forbidden")
+            return refusal(note, exc)
         return None
 
     @staticmethod
@@ -143,10 +171,7 @@ class NodeRoutes:
         if not self.policy.nodes_authenticated and (refused := self._refuse(request, node, status.pool)) is not None:
             return refused
         try:
-            known = await asyncio.to_thread(self._store_status, status)
-        except WrongPool as exc:
-            return json_error(409, "wrong-pool", f"node {node} belongs to pool {exc.pool}; a node's own report "
-                              "never moves it", "$.pool")
+            known, status = await asyncio.to_thread(self._store_status, status)
         except NotFound:
             return json_error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
         except StoreError as exc:
@@ -168,18 +193,21 @@ class NodeRoutes:
             self.waiters.freed(status.pool, target)  # this report freed a slot (a replica's mirror sees its own)
         return web.json_response(status.to_dict())
 
-    def _store_status(self, status: NodeStatus) -> NodeStatus | None:
-        """Store the report, with the node's history carried on (`with_report`); returns the previous status
-        (None: first report)."""
-        self.store.get_pool(status.pool)  # NotFound for an unknown pool
+    def _store_status(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
+        """Store the report in the pool the node's labels select, with its history carried on (`with_report`);
+        returns (the previous status, None: first report; the stored one)."""
         try:
             known = self.store.get_node_status(status.name)
         except NotFound:
             known = None
-        if known is not None and known.pool != status.pool:
-            raise WrongPool(known.pool)
-        self.store.put_node_status(with_report(known, status))
-        return known
+        if known is None:
+            self.store.get_pool(status.pool)  # NotFound for an unknown pool
+            labels = status.labels or role_labels(status.pool)
+        else:
+            labels = known.labels
+        stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
+        self.store.put_node_status(stored)
+        return known, stored
 
     # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
     async def desired(self, request: web.Request) -> web.Response:
@@ -202,20 +230,27 @@ class NodeRoutes:
             wait = parse_wait(request.query.getall("wait", []))
         except WaitError as exc:
             return json_error(400, "invalid-wait", str(exc), "query wait")
+        given = request.query.getall("labels", [])
+        try:
+            if len(given) > 1:
+                raise LabelError("query labels", "given more than once")
+            labels = parse_label_list(given[0], path="query labels") if given else None
+        except LabelError as exc:
+            return json_error(400, "invalid-labels", exc.message, exc.path)
         if wait and not claim:
             return json_error(400, "invalid-wait", "only the claim (POST) waits; GET answers at once", "query wait")
         if (refused := self._refuse(request, node, None)) is not None:
             return refused
         authorization = request.headers.getall("Authorization", [])
         try:
-            answer = await self._answer(request, node, pool, authorization, claim, wait)
+            answer = await self._answer(request, node, pool, labels, authorization, claim, wait)
         except BadAuthorization as exc:
             return json_error(400, "authorization", exc.message, exc.path)
         except Refused as exc:
             request[LOG_NOTE]["refused"] = exc.reason
             return json_error(403, "forbidden", "forbidden")
-        except WrongPool as exc:
-            return json_error(409, "wrong-pool", f"node {node} belongs to pool {exc.pool}", "query pool")
+        except Unpooled as exc:
+            return json_error(409, "unpooled", exc.reason, "labels")
         except MissingPool:
             return json_error(400, "missing-pool", "pool query parameter required for a node that never reported",
                               "query pool")
@@ -229,15 +264,15 @@ class NodeRoutes:
             return json_error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
         return web.json_response(answer)
 
-    async def _answer(self, request: web.Request, node: str, pool: str, authorization: Sequence[str], claim: bool,
-                      wait: float) -> dict[str, Any]:
+    async def _answer(self, request: web.Request, node: str, pool: str, labels: dict[str, str] | None,
+                      authorization: Sequence[str], claim: bool, wait: float) -> dict[str, Any]:
         """Decide; while the answer is "stay" and `wait` seconds have not passed, hold until woken and decide again."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         ticket = None
         try:
             while True:
-                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, authorization, claim)
+                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
@@ -251,23 +286,33 @@ class NodeRoutes:
             if ticket is not None:
                 self.waiters.settle(ticket)
 
-    def _decide(self, node: str, pool: str, authorization: Sequence[str],
+    def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
                 claim: bool) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
         place in the rollout order)."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
         rank: list[tuple[Any, ...]] = [()]
+        membership = self._membership()
+        unpooled: list[str] = []
 
         def decide(statuses: NodeStatuses) -> NodeStatus | None:
+            unpooled.clear()
             mine = statuses.get(node)
-            if mine is not None and pool and pool != mine.pool:
-                raise WrongPool(mine.pool)
-            chosen = pool or (mine.pool if mine is not None else "")
+            if mine is None:
+                if not pool:
+                    raise MissingPool()
+                self.store.get_pool(pool)  # NotFound: a node registers naming a pool that exists
+            labels = mine.labels if mine is not None else (given or role_labels(pool))
+            chosen = membership.of(labels).pool
+            if not self.policy.nodes_authenticated:  # the pool token it holds: of the pool it names
+                self.policy.check_token(pool or chosen or (mine.pool if mine is not None else ""), authorization)
+            now = timestamp(self.clock())
             if not chosen:
-                raise MissingPool()
-            if not self.policy.nodes_authenticated:
-                self.policy.check_token(chosen, authorization)
+                unpooled.append(membership.of(labels).reason(node))
+                if mine is None and claim:  # registered, so that an administrator sees it and can label it
+                    return NodeStatus(node, "", "", "", "Done", unpooled[0], now, labels=labels)
+                return None
             record = self.store.get_pool(chosen)
             if self._desired_for is not None:
                 desired = self._desired_for(node, record, statuses)
@@ -286,13 +331,15 @@ class NodeRoutes:
                 rank[0] = rollout_rank(mine, record)
             if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
                 # Record the hand-out before answering, so the next node sees this one as busy.
-                now = timestamp(self.clock())
-                return with_report(mine, replace(mine, desired_config=desired, reported_at=now) if mine is not None
-                                   else NodeStatus(node, chosen, "", desired, "Working", "handed out desired config", now))
+                return with_report(mine, replace(mine, pool=chosen, desired_config=desired, reported_at=now)
+                                   if mine is not None else NodeStatus(node, chosen, "", desired, "Working",
+                                                                       "handed out desired config", now, labels=labels))
             return None
 
         if claim:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
         else:
             self.store.read_statuses(decide)  # what a claim would decide, written nowhere
+        if unpooled:
+            raise Unpooled(unpooled[0])
         return answer, stay[0], rank[0]

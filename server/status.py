@@ -26,6 +26,7 @@ from operator import attrgetter
 from typing import Any
 
 from fleet.names import MAX_NAME, valid_name
+from fleet.node_labels import LabelError, check_labels
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
@@ -65,9 +66,13 @@ def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
     message = body.get("message", "")
     if not isinstance(message, str):
         raise StatusReportError("$.message", "must be a string")
+    try:  # the labels a node registers with (its first record only: server/node_routes.py)
+        labels = check_labels(body.get("labels") or {}, "$.labels")
+    except LabelError as exc:
+        raise StatusReportError(exc.path, exc.message) from None
     return NodeStatus(name=node, pool=fields["pool"], current_config=fields["currentConfig"],
                       desired_config=fields["desiredConfig"], state=fields["state"],
-                      message=message[:MESSAGE_LIMIT], reported_at=reported_at)
+                      message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels)
 
 
 def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since: str = "") -> dict[str, str]:
@@ -170,7 +175,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
             "configuration": {"name": target, "source": list(record.sources)},
             "maxUnavailable": record.max_unavailable,
             "paused": record.paused,
-            "nodeSelector": {"matchLabels": dict(record.node_selector)},
+            "nodeSelector": record.selector.to_dict(),
         },
         "status": {
             "configuration": {"name": configuration},

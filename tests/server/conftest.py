@@ -1,3 +1,33 @@
-"""Fixtures of the server tests: a real etcd cluster for the scale-out tests (tests/etcd_cluster.py)."""
+"""Fixtures of the server tests: a real etcd cluster for the scale-out tests (tests/etcd_cluster.py), and
+`make_client`: an app over a store with its reloader started (the snapshot the routes read), behind aiohttp's
+test client."""
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from fleet.store import Store
+from server.app import create_app
+from server.metrics import ServerMetrics
+from server.settings import ServerSettings
+from server.snapshot import PayloadCache
+from server.state import ServerState
+from server.watch import Reloader
 from tests.etcd_cluster import etcd_cluster, own_etcd_cluster  # noqa: F401 - pytest fixtures
+
+MakeClient = Callable[..., Awaitable[TestClient]]
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Any) -> MakeClient:
+    """`await make_client(store, **ServerSettings fields)`: a test client of a server over `store`."""
+    async def make(store: Store, **settings: Any) -> TestClient:
+        config = ServerSettings(cluster_dir=None, **settings)
+        state, metrics = ServerState(), ServerMetrics()
+        reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
+                            cluster_dir=None, leader=False)
+        await reloader.start()
+        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics))
+    return make

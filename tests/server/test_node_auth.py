@@ -4,39 +4,19 @@ moves it to another pool. (That node listings do not re-read unchanged records: 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
 
 from cli.main import main
-from fleet.store import MemoryStore, Store
-from server.app import create_app
+from fleet.store import MemoryStore
 from server.auth import AccessPolicy, node_token
-from server.metrics import ServerMetrics
-from server.settings import ServerSettings
-from server.snapshot import PayloadCache
-from server.state import ServerState
-from server.watch import Reloader
 from tests.builders import rendered_config
+from tests.server.conftest import MakeClient
 from tests.server.helpers import SOURCES, ignition_config, publish
 
 SECRET = b"0123456789abcdef-node-secret"
-MakeClient = Callable[..., Awaitable[TestClient]]
-
-
-@pytest.fixture
-def make_client(aiohttp_client: Any) -> MakeClient:
-    async def make(store: Store, **settings: Any) -> TestClient:
-        config = ServerSettings(cluster_dir=None, **settings)
-        state, metrics = ServerState(), ServerMetrics()
-        reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
-                            cluster_dir=None, leader=False)
-        await reloader.start()
-        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics))
-    return make
 
 
 @pytest.fixture
@@ -84,11 +64,13 @@ async def test_a_node_is_never_moved_by_its_own_report(make_client: MakeClient, 
     client = await make_client(store, policy=AccessPolicy(node_secret=SECRET))
     headers = _bearer("node-a")
     assert (await client.post("/nodes/node-a/status", json=_report("worker"), headers=headers)).status == 200
-    moved = await client.post("/nodes/node-a/status", json=_report("infra"), headers=headers)
-    assert moved.status == 409 and (await moved.json())["path"] == "$.pool"
-    claim = await client.post("/nodes/node-a/desired", params={"pool": "infra"}, headers=headers)
-    assert claim.status == 409
-    assert store.get_node_status("node-a").pool == "worker"
+    moved = await client.post("/nodes/node-a/status", json={**_report("infra"), "labels": {"x": "y"}},
+                              headers=headers)
+    assert moved.status == 200 and (await moved.json())["pool"] == "worker"  # its labels decide, not its word
+    claim = await client.post("/nodes/node-a/desired", params={"pool": "infra", "labels": "a=b"}, headers=headers)
+    assert claim.status == 200 and (await claim.json())["pool"] == "worker"
+    record = store.get_node_status("node-a")
+    assert (record.pool, dict(record.labels)) == ("worker", {"node-role.kubernetes.io/worker": ""})
 
 
 async def test_without_node_secret_pool_tokens_still_guard_reports(make_client: MakeClient,

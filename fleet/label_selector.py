@@ -1,10 +1,11 @@
-"""Kubernetes label selectors (`metav1.LabelSelector`), as pools use them to pick MachineConfigs.
+"""Kubernetes label selectors (`metav1.LabelSelector`), as pools use them to pick MachineConfigs and nodes.
 
 Semantics (`LabelSelectorAsSelector`): `matchLabels` is an AND of key == value; `matchExpressions` are
 AND-ed with it; `In` needs the label present with one of `values`, `NotIn` is true when the label is
 absent or has none of them, `Exists` / `DoesNotExist` test presence only. `In`/`NotIn` need a non-empty
 `values`, `Exists`/`DoesNotExist` must have none. A nil selector matches nothing; the MCO refuses to
-render a pool whose selector is `{}` (it would select everything), and so do we (`is_empty`).
+render a pool whose selector is `{}` (it would select everything), and so do we (`is_empty`); a pool's
+`nodeSelector` that is empty or absent matches no node (MCO `pkg/helpers/helpers.go`: ListPools).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from renderer.problems import Path
-
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+Path = tuple[str | int, ...]  # a field path, as problems name it
+ROLE_PREFIX = "node-role.kubernetes.io/"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class Requirement:
         op = "in" if self.operator == "In" else "notin"
         return f"{self.key} {op} ({','.join(sorted(self.values))})"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The `matchExpressions` entry as a manifest writes it."""
+        return {"key": self.key, "operator": self.operator, **({"values": list(self.values)} if self.values else {})}
+
 
 @dataclass(frozen=True)
 class LabelSelector:
@@ -73,6 +78,27 @@ class LabelSelector:
         parts = [f"{k}={v}" for k, v in sorted(self.match_labels.items())]
         parts += [r.describe() for r in self.match_expressions]
         return ",".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `metav1.LabelSelector` object (`matchExpressions` only when there are some)."""
+        data: dict[str, Any] = {"matchLabels": dict(self.match_labels)}
+        if self.match_expressions:
+            data["matchExpressions"] = [r.to_dict() for r in self.match_expressions]
+        return data
+
+
+NOTHING = LabelSelector(match_labels={})  # an absent or empty selector: matches no node, no MachineConfig
+
+
+def role_labels(pool: str) -> dict[str, str]:
+    """`node-role.kubernetes.io/<pool>: ""` (none for no pool): the role label a machine provisioned from the pool's
+    config registers with when it gives no labels of its own, as the kubelet sets it."""
+    return {f"{ROLE_PREFIX}{pool}": ""} if pool else {}
+
+
+def role_selector(pool: str) -> LabelSelector:
+    """The pool's role label as a selector: the nodeSelector of the MCO's built-in pools."""
+    return LabelSelector(match_labels=role_labels(pool))
 
 
 def _label_value(value: Any) -> str | None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from renderer.label_selector import parse_selector
+from fleet.label_selector import parse_selector
 
 ROLE = "machineconfiguration.openshift.io/role"
 CASES = [

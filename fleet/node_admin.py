@@ -1,0 +1,63 @@
+"""The administrator's view and edits of node records, shared by `mco nodes --store` and the server's node
+administration routes (server/admin_routes.py), so both answer alike.
+
+A relabel is one claim on the store (`Store.claim_node`: atomic with every hand-out and report, on every
+store): the node's labels change, its pool is computed again from them (fleet/membership.py), and nothing
+else of its record moves. The move itself is then the ordinary rollout: at its next claim the node is handed
+its new pool's target when that pool's `maxUnavailable` leaves room (fleet/rollout.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from fleet.membership import PoolSelectors
+from fleet.node_labels import relabelled
+from fleet.rendered import NodeStatus
+from fleet.rollout import NodeStatuses
+from fleet.store import NotFound, Store, check_name
+
+
+def selectors_of(store: Store) -> PoolSelectors:
+    """Membership against every pool record the store holds now."""
+    return PoolSelectors(store.get_pool(name) for name in store.list_pools())
+
+
+def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
+    """A node record as `mco nodes get` and `GET /nodes/{name}` show it: the record, and its membership (the
+    pools its labels select, the MCO's words when they select none or `master` won over a custom pool)."""
+    membership = selectors.of(status.labels)
+    data = status.to_dict()
+    data["membership"] = {"pools": list(membership.pools), "reason": membership.reason(status.name),
+                          "note": membership.note()}
+    return data
+
+
+def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
+    """Every node, as `mco nodes list -o json` and `GET /nodes` show them (without histories)."""
+    items = []
+    for status in statuses:
+        view = node_view(status, selectors)
+        view.pop("history", None)
+        items.append(view)
+    return {"kind": "NodeList", "items": items}
+
+
+def relabel(store: Store, node: str, put: Mapping[str, str], remove: Iterable[str],
+            selectors: PoolSelectors) -> NodeStatus:
+    """Set `put` and remove `remove` on the node's labels, and its pool with them; NotFound for an unknown node."""
+    check_name("nodes", node)
+    removed = tuple(remove)
+
+    def decide(statuses: NodeStatuses) -> NodeStatus:
+        mine = statuses.get(node)
+        if mine is None:
+            raise NotFound(f"nodes/{node}", "no such node")
+        labels = relabelled(mine.labels, put, removed)
+        return replace(mine, labels=labels, pool=selectors.of(labels).pool)
+
+    changed = store.claim_node(node, decide)
+    assert changed is not None
+    return changed

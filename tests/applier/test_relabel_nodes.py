@@ -1,0 +1,141 @@
+"""Moving a node between pools by its labels, end to end on both stores: three real agents against a real
+`mco serve` (a directory store; an etcd store with `mco controller` and a replica). One node is labelled
+`node-role.kubernetes.io/gpu=`: it leaves `worker`, applies the gpu pool's config (its file on disk) through the
+ordinary rollout; the label removed, it returns to worker's config. At no sampled moment does either pool have
+more nodes updating than its maxUnavailable."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.applier.helpers import make_root
+from tests.applier.serving import NodeLoop, env, mco, serving
+from tests.etcd_cluster import etcd_cluster  # noqa: F401 - pytest fixture
+from tests.server.scale_out import Fleet
+from tests.tools import real_tool
+
+GPU_POOL = """apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: gpu
+spec:
+  machineConfigSelector:
+    matchExpressions:
+      - {key: machineconfiguration.openshift.io/role, operator: In, values: [worker, gpu]}
+  nodeSelector:
+    matchLabels:
+      node-role.kubernetes.io/gpu: ""
+  maxUnavailable: 1
+---
+apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfig
+metadata:
+  name: 20-gpu
+  labels:
+    machineconfiguration.openshift.io/role: gpu
+spec:
+  config:
+    ignition:
+      version: 3.4.0
+    storage:
+      files:
+        - path: /etc/gpu.conf
+          mode: 0644
+          contents:
+            source: data:,driver%3Dnvidia%0A
+"""
+MAX_UNAVAILABLE = {"worker": 2, "gpu": 1}
+GPU = "node-role.kubernetes.io/gpu"
+
+
+@contextmanager
+def _deployment(kind: str, cluster: Path, tmp_path: Path,
+                request: pytest.FixtureRequest) -> Iterator[tuple[str, list[str]]]:
+    """(the server's URL, the `mco nodes` flags that reach the node records)."""
+    (tmp_path / "admin").write_text("admin-token\n")
+    admin = ["--admin-token-file", str(tmp_path / "admin")]
+    if kind == "directory":
+        with serving(cluster, tmp_path / "store", extra=admin, log=tmp_path / "serve.log") as url:
+            yield url, ["--store", str(tmp_path / "store")]
+        return
+    store_url = request.getfixturevalue("etcd_cluster").url(f"relabel-{tmp_path.name}")
+    fleet = Fleet(store_url, tmp_path)
+    try:
+        fleet.start_controller("c1", cluster)
+        url = fleet.start_replica(None, *admin)
+        yield url, ["--server", url, "--token-file", str(tmp_path / "admin")]
+    finally:
+        fleet.stop()
+
+
+def _pools(url: str) -> dict[str, dict]:
+    listed = requests.get(f"{url}/pools", timeout=5).json()
+    return {p["metadata"]["name"]: p for p in listed["items"]}
+
+
+def _wait(url: str, done: Callable[[dict[str, dict]], bool], samples: list[dict[str, int]], what: str,
+          timeout: float = 120.0) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        pools = _pools(url)
+        samples.append({name: p["status"]["unavailableMachineCount"] for name, p in pools.items()})
+        if done(pools):
+            return pools
+        assert time.monotonic() < deadline, (what, {n: p["status"] for n, p in pools.items()})
+        time.sleep(0.1)
+
+
+def _settled(pools: dict[str, dict], counts: dict[str, int]) -> bool:
+    return all(pools[name]["status"]["machineCount"] == n and pools[name]["status"]["updatedMachineCount"] == n
+               and pools[name]["spec"]["configuration"]["name"] for name, n in counts.items())
+
+
+def _label(where: list[str], *edits: str) -> None:
+    proc = subprocess.run(mco("nodes", "label", "node-1", *edits, *where), env=env(), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
+def test_relabel_moves_a_node_to_the_gpu_pool_and_back(kind: str, tmp_path: Path,
+                                                        request: pytest.FixtureRequest) -> None:
+    real_tool("systemctl")
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).parent / "cluster_small", cluster)
+    (cluster / "manifests/20-gpu.yaml").write_text(GPU_POOL)
+    with _deployment(kind, cluster, tmp_path, request) as (url, where):
+        loops = [NodeLoop(f"node-{i}", make_root(tmp_path / f"node-{i}"), url) for i in range(3)]
+        for loop in loops:
+            loop.start()
+        samples: list[dict[str, int]] = []
+        try:
+            # (machines being provisioned take no slot: sampled from when all three run worker's config)
+            _wait(url, lambda p: _settled(p, {"worker": 3}), [], "every node at worker's config")
+            assert not (loops[1].root / "etc/gpu.conf").exists()
+            _label(where, f"{GPU}=")
+            pools = _wait(url, lambda p: _settled(p, {"worker": 2, "gpu": 1}), samples, "node-1 moved to gpu")
+            gpu_nodes = pools["gpu"]["status"]["nodes"]
+            assert [n["name"] for n in gpu_nodes] == ["node-1"]
+            assert gpu_nodes[0]["currentConfig"] == pools["gpu"]["spec"]["configuration"]["name"]
+            assert (loops[1].root / "etc/gpu.conf").read_text() == "driver=nvidia\n"
+            assert (loops[1].root / "etc/app.conf").read_text() == "version=1\n"  # worker's files come along
+            assert not (loops[0].root / "etc/gpu.conf").exists()
+            _label(where, f"{GPU}-")
+            _wait(url, lambda p: _settled(p, {"worker": 3}) and p["gpu"]["status"]["machineCount"] == 0, samples,
+                  "node-1 back at worker's config")
+            assert not (loops[1].root / "etc/gpu.conf").exists()
+        finally:
+            for loop in loops:
+                loop.stop.set()
+            for loop in loops:
+                loop.join(timeout=60)
+    for name, limit in MAX_UNAVAILABLE.items():
+        assert max(s.get(name, 0) for s in samples) <= limit, (name, samples)
+    assert max(s.get("gpu", 0) for s in samples) == 1  # the move was seen while it ran
