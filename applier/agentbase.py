@@ -106,6 +106,9 @@ class AgentBase:
         self.drift = DriftChecker(self.root, self.systemctl)
         self.log = log or (lambda message: None)
         self._stop = False
+        self._phase = ""  # the update phase last entered in this process ("" outside an update)
+        self.aim = ""  # the phase its current step is to reach: what a failure names
+        self._doing = ""  # the message of the update's Working report, repeated by each phase report
 
     # --- reporting ------------------------------------------------------------------------------------------
 
@@ -126,10 +129,24 @@ class AgentBase:
     def _result(self, state: str, message: str, current: RenderedConfig | None, desired: str, **kw: Any) -> SyncResult:
         result = SyncResult(state=state, message=message, current=current.name if current else "", desired=desired,
                             **kw)
+        phase, detail = "", ""
+        if self._phase and state == "Done":
+            phase = "done"
+        elif self._phase and state == "Degraded":
+            phase, detail = "degraded", self.aim or self._phase  # the phase it failed to reach
+        if state != "Working":
+            self._phase = self.aim = ""
         report = NodeReport(node=self.settings.node, pool=self._pool(current), current=result.current,
-                            desired=desired, state=state, message=message)
+                            desired=desired, state=state, message=message, phase=phase, detail=detail)
         self._send(report)
         return result
+
+    def _enter(self, phase: str, current: RenderedConfig | None, desired: RenderedConfig, detail: str = "") -> None:
+        """Report the update phase entered now (fleet/phases.py), as the MCO's MachineConfigNode shows it."""
+        self._phase, self.aim = phase, ""
+        self._send(NodeReport(node=self.settings.node, pool=self._pool(current, desired),
+                              current=current.name if current else "", desired=desired.name, state="Working",
+                              message=self._doing or f"updating to {desired.name}", phase=phase, detail=detail))
 
     def _send(self, report: NodeReport) -> None:
         """Deliver a report; an undelivered one stays in the state dir for the next sync."""
@@ -140,7 +157,12 @@ class AgentBase:
         acked = self.reporter.send(report)
         self.state.set_last_report({"report": body, "acked": bool(acked)})
 
-    def _working(self, current: RenderedConfig | None, desired: RenderedConfig, message: str) -> None:
+    def _working(self, current: RenderedConfig | None, desired: RenderedConfig, message: str, *, phase: str = "",
+                 detail: str = "") -> None:
+        self._doing = message
+        if phase:
+            self._enter(phase, current, desired, detail)
+            return
         self._send(NodeReport(node=self.settings.node, pool=self._pool(current, desired),
                               current=current.name if current else "", desired=desired.name, state="Working",
                               message=message))

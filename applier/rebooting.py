@@ -35,7 +35,8 @@ class RebootSteps(RepairSteps, HealthSteps):
                           boot_id=boot_id(self.root), requested_at=time.time())
         self.state.set_pending(pending)
         target = pending.config
-        self._working(current, target, reason)
+        self._working(current, target, reason, phase="reboot-requested", detail=pending.boot_id)
+        self.aim = "rebooted"
         try:
             self._reboot(reason)
         except ApplyError as exc:
@@ -65,6 +66,8 @@ class RebootSteps(RepairSteps, HealthSteps):
             return self._result("Degraded", message + note + left, current, target.name)
         if step == "request":
             return self.request_reboot(current, pending, f"Node will reboot into config {target.name}")
+        self._enter("rebooted", current, target, boot_id(self.root))
+        self.aim = "verified"
         staged_id = str(pending.staged.get("id") or "")
         booted = self.backend.booted()
         if staged_id and booted is not None and booted.id != staged_id \
@@ -83,13 +86,16 @@ class RebootSteps(RepairSteps, HealthSteps):
         found = self._check_drift(target, repair=repair)  # services start fresh in this boot: no actions
         if found.left:
             return self._result("Degraded", on_disk_message(target.name, found.left), current, target.name)
+        self._enter("verified", current, target)
         self._settle(target, pending.drop)
         failed = self.state.failed()
         if failed and current is not None and failed.get("name") != target.name:
             # back on the previous config after a rollback: healthy, but the target is still out of reach
             return self._result("Degraded", str(failed.get("message", "")), target, str(failed.get("name")))
+        self.aim = "uncordoned"
         try:
-            self.settings.hooks.run_uncordon(self.settings.node)
+            if self.settings.hooks.run_uncordon(self.settings.node):
+                self._enter("uncordoned", target, target)
         except ApplyError as exc:
             return self._result("Degraded", str(exc), target, target.name)
         note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""

@@ -30,11 +30,18 @@ class NodeReport:
     desired: str
     state: str
     message: str = ""
+    phase: str = ""   # the update phase entered (fleet/phases.py), "" outside an update
+    detail: str = ""  # the phase's detail: the boot ID of a reboot request, the phase a failure happened in
 
     def body(self) -> dict[str, str]:
-        """The POST body."""
-        return {"pool": self.pool, "currentConfig": self.current, "desiredConfig": self.desired,
+        """The POST body (`phase` and `detail` only when set)."""
+        body = {"pool": self.pool, "currentConfig": self.current, "desiredConfig": self.desired,
                 "state": self.state, "message": self.message[:MAX_MESSAGE]}
+        if self.phase:
+            body["phase"] = self.phase
+            if self.detail:
+                body["detail"] = self.detail
+        return body
 
 
 class Reporter(Protocol):

@@ -105,7 +105,7 @@ class UpdateSteps(RebootSteps):
                                                "; ".join(plan.unreconcilable))
             note, left = self._repair_note(current, repair)  # the node stays at current: its drift is known
             return self._result("Degraded", message + note + left, current, desired.name)
-        self._working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}")
+        self._working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}", phase="prepared")
         previous = current.name if current else None
         # the paths leaving the config, with those of an interrupted update: their markers go at the end
         drop = tuple(sorted({*removed_paths(plan), *(pending.drop if pending is not None else ())}))
@@ -121,9 +121,17 @@ class UpdateSteps(RebootSteps):
                 # as the MCD's first run: Ignition's presets would fight later enable/disable decisions
                 (self.root / IGNITION_PRESET.lstrip("/")).unlink(missing_ok=True)
             if plan.disruption.drain:
+                self.aim = "drained"
                 drained = self.settings.hooks.run_drain(self.settings.node)
+                if drained:
+                    self._enter("drained", current, desired)
+            self.aim = "written"
             self._apply_plan(plan, first_run=first_run)
+            self._enter("written", current, desired)
+            self.aim = "image-staged"
             staged = self.backend.stage(plan.diff, plan.old, plan.new) if plan.stage_os else {}
+            if plan.stage_os:
+                self._enter("image-staged", current, desired)
         except ApplyError as exc:
             self.files.drop_markers(self._revert(plan), keep=watched_paths(plan.old.config or {}))
             self.state.clear_pending()
@@ -133,14 +141,16 @@ class UpdateSteps(RebootSteps):
             return self.request_reboot(current, Pending(desired, "rebooting", previous=previous, staged=staged,
                                                         drop=drop),
                                        f"Node will reboot into config {desired.name}")
+        self.aim = "done"
         try:
             actions = self._post_actions(plan.disruption)
         except ApplyError as exc:
             return self._result("Degraded", f"post-config action failed: {exc}", current, desired.name)
         self._settle(desired, drop)
+        self.aim = "uncordoned"
         try:
-            if drained:
-                self.settings.hooks.run_uncordon(self.settings.node)
+            if drained and self.settings.hooks.run_uncordon(self.settings.node):
+                self._enter("uncordoned", desired, desired)
         except ApplyError as exc:
             return self._result("Degraded", str(exc), desired, desired.name)
         verdict = plan.disruption.verdict

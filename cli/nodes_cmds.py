@@ -97,6 +97,10 @@ def _print_node(view: dict[str, Any]) -> None:
     lines += [f"state:    {view['state']}", f"current:  {view['currentConfig'] or '-'}",
               f"desired:  {view['desiredConfig'] or '-'}", f"message:  {view['message'] or '-'}",
               f"reported: {view['reportedAt'] or '-'}"]
+    timeline = view.get("timeline") or []
+    if timeline:
+        lines.append("update phases:")
+        lines += [f"  {e['at']}  {e['phase']:<16}  {e['config']}  {e.get('detail', '')}".rstrip() for e in timeline]
     history = view.get("history") or []
     if history:
         lines.append("history (newest first):")
@@ -139,12 +143,12 @@ def _with_target(args: argparse.Namespace, act: Any) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """Print every node."""
     def table(data: dict[str, Any]) -> None:
-        rows = [("NAME", "POOL", "STATE", "LABELS")]
-        rows += [(n["name"], n["pool"] or "(none)", n["state"], _labels_text(n.get("labels") or {}))
-                 for n in data["items"]]
-        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        rows = [("NAME", "POOL", "STATE", "PHASE", "LABELS")]
+        rows += [(n["name"], n["pool"] or "(none)", n["state"], (n.get("phase") or {}).get("phase") or "-",
+                  _labels_text(n.get("labels") or {})) for n in data["items"]]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
         for row in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
+            print("  ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "  " + row[4])
 
     return _with_target(args, lambda t: _emit(args, t.nodes(), table))
 

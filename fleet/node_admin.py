@@ -36,11 +36,15 @@ def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
 
 
 def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
-    """Every node, as `mco nodes list -o json` and `GET /nodes` show them (without histories)."""
+    """Every node, as `mco nodes list -o json` and `GET /nodes` show them: without histories and timelines, with
+    the phase each is in and since when."""
     items = []
     for status in statuses:
         view = node_view(status, selectors)
-        view.pop("history", None)
+        for key in ("history", "timeline", "updates"):
+            view.pop(key, None)
+        phase = status.phase
+        view["phase"] = {"phase": phase.phase, "since": phase.at} if phase is not None else None
         items.append(view)
     return {"kind": "NodeList", "items": items}
 

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
 from fleet.label_selector import LabelSelector, parse_selector, role_labels, role_selector
+from fleet.phases import PhaseEntry, Timeline, advance, timeline_from, updates_from
 from fleet.rollout_settings import RolloutSettings
 from ignition.canonical import canonical_json
 
@@ -439,7 +440,9 @@ class NodeStatus:
     `registered_at` is when the node first reported or claimed (`with_report` keeps it): the rollout order's
     age (MCO `sortNodeList` uses the Node's creation time). `labels` are the node's labels (fleet/node_labels.py):
     set when it registers, changed only by an administrator; `pool` is the pool they put it in
-    (fleet/membership.py; "" for none).
+    (fleet/membership.py; "" for none). `timeline` holds the phases of its current (or last) update and `updates`
+    those of earlier ones, newest first (fleet/phases.py; a report carries the phase it enters as a one-entry
+    timeline, which `with_report` adds).
     """
 
     name: str
@@ -452,6 +455,8 @@ class NodeStatus:
     history: tuple[Transition, ...] = ()
     registered_at: str = ""
     labels: Mapping[str, str] = None  # type: ignore[assignment]  # None: its pool's role label (__post_init__)
+    timeline: Timeline = ()
+    updates: tuple[Timeline, ...] = ()
 
     def __post_init__(self) -> None:
         if self.labels is None:  # a record made before labels: the role label it registered with
@@ -460,6 +465,11 @@ class NodeStatus:
     def transitions(self) -> tuple[Transition, ...]:
         """The history, newest first; a record without one has its own report as its history."""
         return self.history or (Transition.of(self),)
+
+    @property
+    def phase(self) -> PhaseEntry | None:
+        """The phase its update is in (the last one entered), if it reported any."""
+        return self.timeline[-1] if self.timeline else None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the POST body's field names; `history` only when there is one)."""
@@ -477,6 +487,10 @@ class NodeStatus:
             data["history"] = [t.to_dict() for t in self.history]
         if self.registered_at:
             data["registeredAt"] = self.registered_at
+        if self.timeline:
+            data["timeline"] = [e.to_dict() for e in self.timeline]
+        if self.updates:
+            data["updates"] = [[e.to_dict() for e in t] for t in self.updates]
         return data
 
     @classmethod
@@ -499,6 +513,8 @@ class NodeStatus:
             if isinstance(history, list) else (),
             registered_at=str(data.get("registeredAt", "")),
             labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else role_labels(pool),
+            timeline=timeline_from(data.get("timeline")),
+            updates=updates_from(data.get("updates")),
         )
 
 
@@ -508,11 +524,16 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
     A report that says what the last entry says (only its time differs) adds nothing; any other becomes
     the newest entry and the oldest beyond HISTORY_LIMIT is dropped. `report`'s own history is ignored,
     so building again on the same `previous` gives the same record. The labels are `previous`'s: a report
-    never changes them (only a node's first record takes the report's).
+    never changes them (only a node's first record takes the report's). The phase a report enters (the last
+    entry of its `timeline`) is added to `previous`'s timeline (fleet/phases.py: advance).
     """
     entry = Transition.of(report)
     past = previous.transitions() if previous is not None else ()
     history = past if past and past[0].same(entry) else (entry, *past[:HISTORY_LIMIT - 1])
     first = (previous.registered_at or (past[-1].reported_at if past else "")) if previous is not None else ""
+    timeline, updates = (previous.timeline, previous.updates) if previous is not None else ((), ())
+    if report.timeline:
+        timeline, updates = advance(timeline, updates, report.timeline[-1])
     return replace(report, history=history, registered_at=first or report.reported_at,
-                   labels=previous.labels if previous is not None else report.labels)
+                   labels=previous.labels if previous is not None else report.labels, timeline=timeline,
+                   updates=updates)

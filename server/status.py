@@ -27,6 +27,7 @@ from typing import Any
 
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_labels import LabelError, check_labels
+from fleet.phases import DETAIL_LIMIT, PHASES, PhaseEntry
 from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
@@ -45,7 +46,8 @@ class StatusReportError(ServerError, ValueError):
 
 
 def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
-    """Validate a `POST /nodes/{name}/status` body into a NodeStatus."""
+    """Validate a `POST /nodes/{name}/status` body into a NodeStatus (with the phase it enters, `phase` and
+    `detail` (fleet/phases.py), as a one-entry timeline)."""
     if not isinstance(body, Mapping):
         raise StatusReportError("$", "must be a JSON object")
     fields: dict[str, str] = {}
@@ -70,9 +72,15 @@ def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
         labels = check_labels(body.get("labels") or {}, "$.labels")
     except LabelError as exc:
         raise StatusReportError(exc.path, exc.message) from None
+    phase, detail = body.get("phase", ""), body.get("detail", "")
+    if phase not in ("", *PHASES):
+        raise StatusReportError("$.phase", f"must be one of {', '.join(PHASES)}")
+    if not isinstance(detail, str) or len(detail) > DETAIL_LIMIT:
+        raise StatusReportError("$.detail", f"must be a string of at most {DETAIL_LIMIT} characters")
+    entered = (PhaseEntry(phase, reported_at, fields["desiredConfig"], detail),) if phase else ()
     return NodeStatus(name=node, pool=fields["pool"], current_config=fields["currentConfig"],
                       desired_config=fields["desiredConfig"], state=fields["state"],
-                      message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels)
+                      message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels, timeline=entered)
 
 
 def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since: str = "") -> dict[str, str]:

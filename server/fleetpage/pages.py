@@ -26,6 +26,7 @@ from server.auth import AccessPolicy, Refused
 from server.errors import ServerError
 from server.fleetpage import access
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
+from server.fleetpage.phases import PhaseTable, phase_rows
 from server.fleetpage.render import page
 from server.fleetpage.views import Tallies, machine_row, pool_row, report_rows
 from server.status import PoolTally
@@ -47,6 +48,7 @@ class Pages:
         self.policy = policy
         self.clock = clock or system_clock
         self.tallies = Tallies()
+        self.phases = PhaseTable()
 
     # -- shared steps ------------------------------------------------------------------------------------
     def _common(self, request: web.Request) -> dict[str, Any]:
@@ -137,7 +139,10 @@ class Pages:
         credential = access.authorization(request)
         visible = [r for r in records if access.may_see(self.policy, r.name, credential)]
         rows = [pool_row(r, counted[r.name], self.clock()) for r in visible]
-        return page("overview.html.j2", rows=rows, hidden=len(records) - len(visible), **self._common(request))
+        updating, unpooled = self.phases.of(nodes, [r.name for r in visible])
+        hidden = len(records) - len(visible)
+        return page("overview.html.j2", rows=rows, hidden=hidden, updating=phase_rows(updating, self.clock()),
+                    unpooled=[] if hidden else unpooled, **self._common(request))
 
     # -- pool --------------------------------------------------------------------------------------------
     def _pool_data(self, pool: str) -> tuple[PoolRecord, PoolTally, list[str]]:
@@ -230,6 +235,7 @@ class Pages:
         target = (record.current or "") if record is not None else ""
         return page("machine.html.j2", machine=machine_row(status, target, now),
                     reports=report_rows(status, target, now), limit=HISTORY_LIMIT, pool_known=record is not None,
+                    phases=status.timeline,
                     **self._common(request))
 
     # -- token form --------------------------------------------------------------------------------------

@@ -74,7 +74,9 @@ def test_first_apply_wrote_everything(node: Node) -> None:
     assert os.readlink(r / "etc/systemd/system/multi-user.target.wants/app.service") == "/etc/systemd/system/app.service"
     keys = r / "home/core/.ssh/authorized_keys.d/ignition"
     assert keys.read_text() == "ssh-ed25519 AAAA one\n" and keys.stat().st_uid == 1000
-    assert [x.state for x in node.reporter.reports] == ["Working", "Working", "Done"]
+    assert [(x.state, x.phase) for x in node.reporter.reports] == [
+        ("Working", "prepared"), ("Working", "drained"), ("Working", "written"), ("Working", "reboot-requested"),
+        ("Working", "rebooted"), ("Working", "verified"), ("Working", "uncordoned"), ("Done", "done")]
     assert node.reporter.reports[-1].pool == "worker"
 
 

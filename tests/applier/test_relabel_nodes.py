@@ -6,6 +6,7 @@ more nodes updating than its maxUnavailable."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -53,6 +54,7 @@ spec:
             source: data:,driver%3Dnvidia%0A
 """
 MAX_UNAVAILABLE = {"worker": 2, "gpu": 1}
+MOVE_PHASES = ["prepared", "written", "reboot-requested", "rebooted", "verified", "done"]
 GPU = "node-role.kubernetes.io/gpu"
 
 
@@ -98,6 +100,13 @@ def _settled(pools: dict[str, dict], counts: dict[str, int]) -> bool:
                and pools[name]["spec"]["configuration"]["name"] for name, n in counts.items())
 
 
+def _node(where: list[str]) -> dict:
+    proc = subprocess.run(mco("nodes", "get", "node-1", *where, "-o", "json"), env=env(), capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
 def _label(where: list[str], *edits: str) -> None:
     proc = subprocess.run(mco("nodes", "label", "node-1", *edits, *where), env=env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -127,10 +136,18 @@ def test_relabel_moves_a_node_to_the_gpu_pool_and_back(kind: str, tmp_path: Path
             assert (loops[1].root / "etc/gpu.conf").read_text() == "driver=nvidia\n"
             assert (loops[1].root / "etc/app.conf").read_text() == "version=1\n"  # worker's files come along
             assert not (loops[0].root / "etc/gpu.conf").exists()
+            moved = _node(where)
+            # the phases of the move, in order (no drain hook, no OS backend: neither drained nor image-staged)
+            assert [e["phase"] for e in moved["timeline"]] == MOVE_PHASES, moved["timeline"]
+            assert {e["config"] for e in moved["timeline"]} == {gpu_nodes[0]["currentConfig"]}
+            assert [e["at"] for e in moved["timeline"]] == sorted(e["at"] for e in moved["timeline"])
             _label(where, f"{GPU}-")
             _wait(url, lambda p: _settled(p, {"worker": 3}) and p["gpu"]["status"]["machineCount"] == 0, samples,
                   "node-1 back at worker's config")
             assert not (loops[1].root / "etc/gpu.conf").exists()
+            back = _node(where)
+            assert [e["phase"] for e in back["timeline"]] == MOVE_PHASES
+            assert back["updates"][0] == moved["timeline"]  # the move to gpu, kept in the node's history
         finally:
             for loop in loops:
                 loop.stop.set()

@@ -72,8 +72,8 @@ def test_label_list_get(kind: str, request: pytest.FixtureRequest, tmp_path: Pat
         listed = json.loads(out)
         assert {n["name"]: n["pool"] for n in listed["items"]} == {"n1": "gpu", "n2": "worker"}
         code, out, _ = _run(capsys, "nodes", "list", *where)
-        assert out.splitlines()[0].split() == ["NAME", "POOL", "STATE", "LABELS"]
-        assert f"n1    gpu     Done   {GPU}=,{WORKER}=,zone=a" in out
+        assert out.splitlines()[0].split() == ["NAME", "POOL", "STATE", "PHASE", "LABELS"]
+        assert f"n1    gpu     Done   -      {GPU}=,{WORKER}=,zone=a" in out
         code, out, _ = _run(capsys, "nodes", "label", "n1", "node-role.kubernetes.io/infra=", *where, "-o", "json")
         assert json.loads(out)["membership"]["reason"] == (
             "node n1 belongs to 2 custom roles, cannot proceed with this Node")

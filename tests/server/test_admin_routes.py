@@ -131,3 +131,20 @@ async def test_a_node_in_no_pool_is_registered_and_never_handed_an_update(make_c
     assert {n["name"]: n["pool"] for n in listed["items"]} == {"lone": "", "n1": "worker"}
     report = {"pool": "worker", "currentConfig": "", "desiredConfig": "", "state": "Done"}
     assert (await (await client.post("/nodes/lone/status", json=report, headers=_node("lone"))).json())["pool"] == ""
+
+
+async def test_reports_enter_phases_shown_by_get_node(make_client: MakeClient, store: MemoryStore) -> None:
+    client = await make_client(store, policy=POLICY)
+    target = store.get_pool("worker").current
+    for phase, detail in (("prepared", ""), ("written", ""), ("reboot-requested", "boot-1")):
+        body = {"pool": "worker", "currentConfig": "", "desiredConfig": target, "state": "Working", "phase": phase,
+                **({"detail": detail} if detail else {})}
+        assert (await client.post("/nodes/n1/status", json=body, headers=_node("n1"))).status == 200
+    shown = await (await client.get("/nodes/n1", headers=ADMIN)).json()
+    assert [(e["phase"], e.get("detail", "")) for e in shown["timeline"]] == [
+        ("prepared", ""), ("written", ""), ("reboot-requested", "boot-1")]
+    listed = await (await client.get("/nodes", headers=ADMIN)).json()
+    assert listed["items"][0]["phase"]["phase"] == "reboot-requested" and "timeline" not in listed["items"][0]
+    bad = {"pool": "worker", "currentConfig": "", "desiredConfig": "", "state": "Working", "phase": "napping"}
+    answer = await client.post("/nodes/n1/status", json=bad, headers=_node("n1"))
+    assert answer.status == 400 and (await answer.json())["path"] == "$.phase"
