@@ -28,6 +28,7 @@ from server.accesslog import LOG_NOTE
 from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
 from server.connection import refuse_version, request_done
+from server.fleet_metrics import fleet_families
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
@@ -99,6 +100,7 @@ class Handlers:
             return refused
         try:
             self.metrics.rollout_pauses = await asyncio.to_thread(self._rollout_pauses)
+            self.metrics.fleet = await asyncio.to_thread(self._fleet_gauges)
         except StoreError as exc:
             return store_failed(exc)
         response = web.Response(body=self.metrics.exposition())
@@ -165,6 +167,12 @@ class Handlers:
         """(pool, node) of each pool the rollout paused (fleet/rollout_gates.py), read without a claim."""
         pauses = ((name, paused_by(self.store, self.store.get_pool(name))) for name in self.store.list_pools())
         return [(pool, pause.node) for pool, pause in pauses if pause is not None]
+
+    def _fleet_gauges(self) -> list[Any]:
+        """The fleet's gauges (server/fleet_metrics.py) from the store now."""
+        records = [self.store.get_pool(n) for n in self.store.list_pools()]
+        health = self.state.feed.health() if self.state.feed is not None else None
+        return fleet_families(records, self.store.list_node_status(), self.clock(), health)
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
         """Each pool's status; for every pool (`only` None) an extra `{"unpooled": [...]}` item last: the nodes

@@ -30,6 +30,7 @@ class ServerMetrics:
         self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
         self.held_wakeups: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (woken, lost) held claims (app.py)
         self.rollout_pauses: list[tuple[str, str]] = []  # (pool, node) paused by the rollout, as of this scrape (app.py)
+        self.fleet: list[GaugeMetricFamily] = []  # the fleet's gauges as of this scrape (server/fleet_metrics.py)
         self.registry.register(_Counted(self))
         self.render_seconds = Histogram("mco_render_duration_seconds", "Wall time of one cluster render.",
                                         registry=self.registry,
@@ -98,3 +99,4 @@ class _Counted(Collector):
         for pool, node in m.rollout_pauses:
             paused.add_metric([pool, node], 1)
         yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, paused)
+        yield from m.fleet
