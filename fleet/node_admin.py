@@ -25,27 +25,27 @@ def selectors_of(store: Store) -> PoolSelectors:
     return PoolSelectors(store.get_pool(name) for name in store.list_pools())
 
 
+def _membership(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
+    membership = selectors.of(status.labels)
+    return {"pools": list(membership.pools), "reason": membership.reason(status.name), "note": membership.note()}
+
+
 def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
     """A node record as `mco nodes get` and `GET /nodes/{name}` show it: the record, and its membership (the
     pools its labels select, the MCO's words when they select none or `master` won over a custom pool)."""
-    membership = selectors.of(status.labels)
-    data = status.to_dict()
-    data["membership"] = {"pools": list(membership.pools), "reason": membership.reason(status.name),
-                          "note": membership.note()}
-    return data
+    return {**status.to_dict(), "membership": _membership(status, selectors)}
 
 
 def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
-    """Every node, as `mco nodes list -o json` and `GET /nodes` show them: without histories and timelines, with
-    the phase each is in and since when."""
+    """Every node, as `mco nodes list -o json` and `GET /nodes` show them: the record without its histories
+    and timelines, with the phase it is in and since when."""
     items = []
-    for status in statuses:
-        view = node_view(status, selectors)
-        for key in ("history", "timeline", "updates"):
-            view.pop(key, None)
-        phase = status.phase
-        view["phase"] = {"phase": phase.phase, "since": phase.at} if phase is not None else None
-        items.append(view)
+    for s in statuses:
+        phase = s.phase
+        items.append({"name": s.name, "pool": s.pool, "labels": dict(s.labels), "state": s.state,
+                      "currentConfig": s.current_config, "desiredConfig": s.desired_config, "message": s.message,
+                      "reportedAt": s.reported_at, "membership": _membership(s, selectors),
+                      "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None})
     return {"kind": "NodeList", "items": items}
 
 
