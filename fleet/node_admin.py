@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from fleet.membership import PoolSelectors
+from fleet.membership import Membership, PoolSelectors
 from fleet.node_labels import relabelled
 from fleet.rendered import NodeStatus
 from fleet.rollout import NodeStatuses
@@ -38,13 +38,23 @@ def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
 
 def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
     """Every node, as `mco nodes list -o json` and `GET /nodes` show them: the record without its histories
-    and timelines, with the phase it is in and since when."""
+    and timelines, with the phase it is in and since when. (The membership of a node in a pool depends on its
+    labels only: one object per label set, shared; 10,000 nodes have a few dozen.)"""
     items = []
+    shared: dict[Membership, dict[str, Any]] = {}
     for s in statuses:
         phase = s.phase
-        items.append({"name": s.name, "pool": s.pool, "labels": dict(s.labels), "state": s.state,
+        membership = selectors.of(s.labels)
+        if membership.pools:
+            view = shared.get(membership)
+            if view is None:
+                view = shared[membership] = {"pools": list(membership.pools), "reason": "",
+                                                 "note": membership.note()}
+        else:
+            view = _membership(s, selectors)
+        items.append({"name": s.name, "pool": s.pool, "labels": s.labels, "state": s.state,
                       "currentConfig": s.current_config, "desiredConfig": s.desired_config, "message": s.message,
-                      "reportedAt": s.reported_at, "membership": _membership(s, selectors),
+                      "reportedAt": s.reported_at, "membership": view,
                       "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None})
     return {"kind": "NodeList", "items": items}
 

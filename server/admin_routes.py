@@ -22,10 +22,12 @@ from fleet.names import valid_name
 from fleet.node_admin import node_list, node_view, relabel, selectors_of
 from fleet.node_labels import LabelError, check_labels, key_problem
 from fleet.store import NotFound, Store, StoreError
+from ignition.canonical import canonical_json
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.node_routes import json_error, refusal, store_failed
 from server.request_body import BodyError, read_json
+from server.respond import JSON
 
 
 class AdminRoutes:
@@ -67,7 +69,7 @@ class AdminRoutes:
             return json_error(400, "invalid-labels", exc.message, exc.path)
         except StoreError as exc:
             return store_failed(exc)
-        return web.json_response(body)
+        return web.Response(body=canonical_json(body), content_type=JSON)
 
     async def list_nodes(self, request: web.Request) -> web.Response:
         """Every node with its labels, pool and membership."""

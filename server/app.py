@@ -24,6 +24,7 @@ from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
+from ignition.canonical import canonical_json
 from server.accesslog import LOG_NOTE
 from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
@@ -139,7 +140,7 @@ class Handlers:
                  if "metadata" in i]
         body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors),
                 "unpooled": unpooled[0]["unpooled"] if unpooled else []}
-        return web.json_response(body)
+        return web.Response(body=canonical_json(body), content_type=JSON)  # (2.4 MB at 10,000 machines)
 
     async def pool(self, request: web.Request) -> web.Response:
         """One pool's status (a pool with tokens: only with one of them)."""
