@@ -110,12 +110,13 @@ class UpdateSteps(RebootSteps):
         # the paths leaving the config, with those of an interrupted update: their markers go at the end
         drop = tuple(sorted({*removed_paths(plan), *(pending.drop if pending is not None else ())}))
         self.state.set_pending(Pending(desired, "applying", previous=previous, drop=drop))
-        drained = False
+        drained = pulled = False
         try:
             if plan.stage_os and plan.diff.os_image:  # pulled before the drain: the drained window is writes + reboot
-                pulled = self.backend.prefetch(plan.new)
+                self.aim = "image-staged"
+                pulled = bool(note := self.backend.prefetch(plan.new))
                 if pulled:
-                    self._working(current, desired, f"applying {desired.name}: {pulled}")
+                    self._working(current, desired, f"applying {desired.name}: {note}", phase="image-staged")
             if first_run:
                 self._adopt(old_spec)
                 # as the MCD's first run: Ignition's presets would fight later enable/disable decisions
@@ -128,9 +129,9 @@ class UpdateSteps(RebootSteps):
             self.aim = "written"
             self._apply_plan(plan, first_run=first_run)
             self._enter("written", current, desired)
-            self.aim = "image-staged"
+            self.aim = "image-staged" if not pulled else "written"
             staged = self.backend.stage(plan.diff, plan.old, plan.new) if plan.stage_os else {}
-            if plan.stage_os:
+            if plan.stage_os and not pulled:  # (a backend that pulls while drained stages here)
                 self._enter("image-staged", current, desired)
         except ApplyError as exc:
             self.files.drop_markers(self._revert(plan), keep=watched_paths(plan.old.config or {}))

@@ -208,3 +208,6 @@ def test_container_image_pulled_before_the_drain(tmp_path: Path, sysroot: Path) 
     reports = [r.message for r in agent.reporter.reports]  # type: ignore[attr-defined]
     assert any("before the drain" in m for m in reports), reports
     assert agent.sync().state == "Done"
+    phases = [r.phase for r in agent.reporter.reports if r.phase]  # type: ignore[attr-defined]
+    assert phases == ["prepared", "image-staged", "drained", "written", "reboot-requested", "rebooted", "verified",
+                      "done"], phases  # the MCO's MachineConfigNode order: the image staged before the drain
