@@ -13,7 +13,8 @@ from applier.fetch import MemorySource
 from applier.hooks import Hooks
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
-from tests.applier.helpers import file_entry, make_root, reboot_command, rendered
+from tests.applier.helpers import file_entry, make_root, reboot_command
+from tests.builders import rendered_config
 from tests.tools import real_tool
 
 POLICY = ('{"files": [{"path": "/etc/app.conf", "actions": [{"type": "None"}]}]}')
@@ -36,7 +37,7 @@ def _phases(reporter: MemoryReporter) -> list[tuple[str, str]]:
 
 def test_a_rebooting_update_goes_through_every_phase_in_order(tmp_path: Path) -> None:
     agent, source, reporter = _agent(tmp_path)
-    source.config = rendered("v1", [file_entry("/etc/a.conf", "a\n")])
+    source.config = rendered_config("v1", [file_entry("/etc/a.conf", "a\n")])
     assert agent.sync().rebooting
     assert agent.sync().state == "Done"
     phases = _phases(reporter)
@@ -48,7 +49,7 @@ def test_a_rebooting_update_goes_through_every_phase_in_order(tmp_path: Path) ->
 
 def test_a_rebootless_update(tmp_path: Path) -> None:
     agent, source, reporter = _agent(tmp_path)
-    source.config = rendered("v1", [file_entry("/etc/app.conf", "a\n")], annotations=ANN)
+    source.config = rendered_config("v1", [file_entry("/etc/app.conf", "a\n")], annotations=ANN)
     assert agent.sync().state == "Done"
     assert [p for p, _ in _phases(reporter)] == ["prepared", "written", "done"]
     reporter.reports.clear()
@@ -64,6 +65,6 @@ def test_a_failure_names_the_phase(tmp_path: Path, drain: str, blocked: bool, fa
     agent, source, reporter = _agent(tmp_path, drain=drain)
     if blocked:
         (agent.root / "etc/a.conf").mkdir(parents=True)
-    source.config = rendered("v1", [file_entry("/etc/a.conf", "a\n")])
+    source.config = rendered_config("v1", [file_entry("/etc/a.conf", "a\n")])
     assert agent.sync().state == "Degraded"
     assert _phases(reporter)[-1] == ("degraded", failed_in)

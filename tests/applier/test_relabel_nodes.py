@@ -18,9 +18,10 @@ import pytest
 import requests
 
 from tests.applier.helpers import make_root
-from tests.applier.serving import NodeLoop, env, mco, serving
+from tests.applier.serving import NodeLoop
 from tests.etcd_cluster import etcd_cluster  # noqa: F401 - pytest fixture
 from tests.server.scale_out import Fleet
+from tests.serving import env, mco, serving
 from tests.tools import real_tool
 
 GPU_POOL = """apiVersion: machineconfiguration.openshift.io/v1
