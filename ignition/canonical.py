@@ -7,15 +7,16 @@ equal bytes whatever order their keys were built in. Keys are sorted by code poi
 what is hashed) and pretty (two-space indent and a trailing newline, for files people read).
 
 The definition is the `json` module with those options; orjson writes the same bytes ~10-30x faster
-for big configs and is used whenever its output provably equals the definition: output holding a bare
-`null` (orjson writes NaN so) or a float (formatted differently) falls back to the definition, as does
-anything orjson refuses (integers beyond 64 bits, lone surrogates).
+for big configs and is used whenever its output provably equals the definition: a value holding only
+strings, integers, booleans, lists and string-keyed objects. One holding None (orjson writes NaN as null
+too), a float (formatted differently) or any other type falls back to the definition, as does anything
+orjson refuses (integers beyond 64 bits, lone surrogates). The value is checked, not the output: walking a
+rendered config costs a tenth of scanning its bytes with a regex.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -27,9 +28,7 @@ __all__ = ["CanonicalError", "canonical_json", "pretty_json"]
 _ORJSON_COMPACT = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME \
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 _ORJSON_PRETTY = _ORJSON_COMPACT | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
-# Where orjson's bytes may differ from the json module's: a bare `null` (maybe a NaN) or a float (orjson
-# writes 1e-05 as 0.00001). Text inside strings may match too: that only costs the slower route.
-_MAY_DIFFER = re.compile(rb"(?:^|[:,\[\n]) *(?:null|-?\d+[.eE])")
+_PLAIN_SCALARS = frozenset((str, int, bool))
 
 
 class CanonicalError(IgnitionError):
@@ -39,12 +38,25 @@ class CanonicalError(IgnitionError):
 def canonical_json(value: Any, *, pretty: bool = False) -> bytes:
     """Stable UTF-8 JSON of `value`: sorted keys, compact (or indented with a trailing newline if `pretty`)."""
     try:
-        out = orjson.dumps(value, option=_ORJSON_PRETTY if pretty else _ORJSON_COMPACT)
+        plain = _plain(value)
+    except RecursionError:
+        plain = False
+    if not plain:
+        return _reference(value, pretty)
+    try:
+        return orjson.dumps(value, option=_ORJSON_PRETTY if pretty else _ORJSON_COMPACT)
     except (TypeError, orjson.JSONEncodeError):
         return _reference(value, pretty)
-    if _MAY_DIFFER.search(out) is not None:
-        return _reference(value, pretty)
-    return out
+
+
+def _plain(value: Any) -> bool:
+    """True when `value` holds only types whose orjson bytes are the json module's: str, int, bool, list, dict."""
+    kind = type(value)
+    if kind is dict:
+        return all(map(_plain, value.values()))
+    if kind is list:
+        return all(map(_plain, value))
+    return kind in _PLAIN_SCALARS
 
 
 def pretty_json(value: Any) -> str:
