@@ -372,14 +372,12 @@ class MergedConfig:
             for k, (j, entry) in matched.items():
                 existing = index[k]
                 if is_header and is_map(entry) and entry.get("value") is None:
-                    if rec is not None:
-                        rec.removed(current, existing)
                     current.remove(existing)
                     del index[k]
                     self.may_have_empties = True
                 elif is_map(entry):
                     if rec is not None:
-                        rec.merged(current, existing)
+                        rec.merged(existing)
                     self._merge_object(existing, entry, item, lp + (j,))
             self._index[id(current)] = (current, index)
         parent[key] = current
@@ -399,8 +397,6 @@ class MergedConfig:
         victim = self._index_of(slist, node).pop(k, None)
         if victim is not None:
             self.may_have_empties = True
-            if rec is not None:
-                rec.removed(slist, victim)
             for i, e in enumerate(slist):
                 if e is victim:
                     del slist[i]

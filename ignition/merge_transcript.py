@@ -45,16 +45,17 @@ class Origin:
 class Record:
     """Where each part of the result came from, kept while merging (record=True), for the transcript.
 
-    `leaves`: (id(object), field) -> the side and path of that scalar; `items`: id(list) -> per position the
-    side and path of the entry and whether it was merged with a child's entry (else it was taken whole);
-    `whole`: id(object) -> side and path of a 3.2 pointer struct taken whole. `alive` holds every tagged
-    container so that no id is reused while the record lives.
+    `leaves`: (id(object), field) -> the side and path of that scalar; `entries`: id(object) -> side, path and
+    whether a list entry was merged with a child's entry (else it was taken whole); `values`: id(list) -> per
+    position the side and path of a list of strings; `whole`: id(object) -> side and path of a 3.2 pointer
+    struct taken whole. `alive` holds every tagged container so that no id is reused while the record lives.
     """
 
     def __init__(self, pointers: frozenset[schema_nodes.Node]) -> None:
         self.pointers = pointers
         self.leaves: dict[tuple[int, str], _Tag] = {}
-        self.items: dict[int, list[tuple[str, Path, bool]]] = {}
+        self.entries: dict[int, tuple[str, Path, bool]] = {}
+        self.values: dict[int, list[_Tag]] = {}
         self.whole: dict[int, _Tag] = {}
         self.alive: list[Any] = []
 
@@ -73,43 +74,45 @@ class Record:
         elif node.kind == "list" and isinstance(value, list):
             assert node.item is not None
             self.alive.append(value)
-            self.items[id(value)] = [(side, src + (i,), False) for i in range(len(value))]
-            if node.item.kind not in SCALARS:
+            if node.item.kind in SCALARS:
+                self.values[id(value)] = [(side, src + (i,)) for i in range(len(value))]
+            else:
                 for i, v in enumerate(value):
+                    self.entries[id(v)] = (side, src + (i,), False)
                     self.tag(v, node.item, side, src + (i,))
 
-    def _positions(self, items: list[Any]) -> list[tuple[str, Path, bool]]:
-        if id(items) not in self.items:
+    def _positions(self, items: list[Any]) -> list[_Tag]:
+        if id(items) not in self.values:
             self.alive.append(items)
-        return self.items.setdefault(id(items), [])
+        return self.values.setdefault(id(items), [])
 
     def appended(self, items: list[Any], entry: Any, item: schema_nodes.Node, src: Path) -> None:
-        self._positions(items).append((CHILD, src, False))
-        if item.kind not in SCALARS:
+        if item.kind in SCALARS:
+            self._positions(items).append((CHILD, src))
+        else:
+            self.entries[id(entry)] = (CHILD, src, False)
             self.tag(entry, item, CHILD, src)
 
     def joined(self, before: list[Any], joined: list[Any], added: list[Any], item: schema_nodes.Node,
                src: Path) -> None:
         self.alive.append(joined)
-        self.items[id(joined)] = [*self.items.get(id(before), []),
-                                  *((CHILD, src + (j,), False) for j in range(len(added)))]
-        if item.kind not in SCALARS:
+        if item.kind in SCALARS:
+            added_tags = [(CHILD, src + (j,)) for j in range(len(added))]
+            self.values[id(joined)] = [*self.values.get(id(before), []), *added_tags]
+        else:
             for j, entry in enumerate(added):
+                self.entries[id(entry)] = (CHILD, src + (j,), False)
                 self.tag(entry, item, CHILD, src + (j,))
 
     def replaced_values(self, items: list[Any], value: Any, src: Path) -> None:
         positions = self._positions(items)
         for i, e in enumerate(items):
             if e == value:
-                positions[i] = (CHILD, src, False)
+                positions[i] = (CHILD, src)
 
-    def merged(self, items: list[Any], entry: Any) -> None:
-        positions = self._positions(items)
-        i = next(i for i, e in enumerate(items) if e is entry)
-        positions[i] = (*positions[i][:2], True)
-
-    def removed(self, items: list[Any], entry: Any) -> None:
-        del self._positions(items)[next(i for i, e in enumerate(items) if e is entry)]
+    def merged(self, entry: Any) -> None:
+        side, src, _ = self.entries[id(entry)]
+        self.entries[id(entry)] = (side, src, True)
 
     def filtered(self, items: list[Any], keep: list[bool]) -> None:
         positions = self._positions(items)
@@ -131,12 +134,18 @@ class Record:
                 else:
                     self.walk(value, sub, rp + (name,), out)
             else:
-                assert sub.item is not None
-                for i, (entry, (side, src, merged)) in enumerate(zip(value, self.items[id(value)], strict=True)):
+                item = sub.item
+                assert item is not None
+                if item.kind in SCALARS:
+                    for i, (entry, (side, src)) in enumerate(zip(value, self.values[id(value)], strict=True)):
+                        _transcribe(side, src, rp + (name, i), item, entry, False, out)
+                    continue
+                for i, entry in enumerate(value):
+                    side, src, merged = self.entries[id(entry)]
                     if merged:
-                        self.walk(entry, sub.item, rp + (name, i), out)
+                        self.walk(entry, item, rp + (name, i), out)
                     else:
-                        _transcribe(side, src, rp + (name, i), sub.item, entry, False, out)
+                        _transcribe(side, src, rp + (name, i), item, entry, False, out)
 
 
 def _transcribe(side: str, source: Path, result: Path, node: schema_nodes.Node, value: Any, pointer: bool,
