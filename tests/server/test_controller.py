@@ -14,8 +14,9 @@ from fleet.etcd_election import Election
 from fleet.etcd_store import EtcdStore
 from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
 from server.controller import Controller, collect_garbage
+from tests.builders import rendered_config
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import etcd_store, rendered_config
+from tests.fleet.stores import etcd_store
 
 HERE = Path(__file__).resolve().parent
 
