@@ -8,7 +8,8 @@ The pool's gate comes with the desired config (`rollout` in the server's answer,
   failed (run only on the live system, `--root /`: a node root elsewhere has no running systemd to ask);
 - each check the pool names: a command (exit status 0 passes; run with `MCO_ROOT` set to the agent's root and a
   30 s limit) or an HTTP URL that must answer the expected status.
-While soaking, and once failed, the node reports the config it came from as its currentConfig, with the new one
+Its results are phases of the update's timeline (fleet/phases.py): `health-checked` (detail: soaking until when,
+then passed), then `done`; a failure is `degraded` naming `health-checked`. While soaking, and once failed, the node reports the config it came from as its currentConfig, with the new one
 as desiredConfig: the rollout counts it as still moving (its slot held; a failure pauses the pool), and a
 `mco rollout revert` to that config is, for the server, no move at all; the agent then puts the old config
 back as any update. The soak state (`soak.json` in the state directory) survives a restart of the agent.
@@ -146,17 +147,23 @@ class HealthSteps(AgentBase):
             if failed:
                 self.state.set_soak({**soak, "failed": failed})
         if failed:
-            return self._report_as(previous, config, "Degraded", f"{failed} (config {config.name})")
+            return self._report_as(previous, config, "Degraded", f"{failed} (config {config.name})",
+                                   ("degraded", "health-checked"))
         ends = float(soak.get("since", 0)) + gate.soak_seconds
         if time.time() < ends:
             until = timestamp(datetime.fromtimestamp(ends, UTC))
-            return self._report_as(previous, config, "Working", f"health checks pass; soaking until {until}")
+            return self._report_as(previous, config, "Working", f"health checks pass; soaking until {until}",
+                                   ("health-checked", f"soaking until {until}"))
+        self._report_as(previous, config, "Working", "health checks passed", ("health-checked", "passed"))
         self.state.clear_soak()
+        self._phase = "health-checked"  # `_result` then reports the update's `done` phase (fleet/phases.py)
         return self._result("Done", f"{soak.get('message', '')}; health checks passed for {gate.soak_seconds}s",
                             config, config.name, changed=True)
 
-    def _report_as(self, previous: str, config: RenderedConfig, state: str, message: str) -> SyncResult:
-        """Report `previous` as the current config and `config` as the desired one (module docstring)."""
+    def _report_as(self, previous: str, config: RenderedConfig, state: str, message: str,
+                   phase: tuple[str, str]) -> SyncResult:
+        """Report `previous` as the current config and `config` as the desired one (module docstring), entering
+        `phase` (name, detail) of the update's timeline."""
         self._send(NodeReport(node=self.settings.node, pool=self._pool(config), current=previous, desired=config.name,
-                              state=state, message=message))
+                              state=state, message=message, phase=phase[0], detail=phase[1]))
         return SyncResult(state=state, message=message, current=previous, desired=config.name)

@@ -25,7 +25,7 @@ from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import resume, revert
-from fleet.rollout_plan import RolloutPlan, plan_rollout
+from fleet.rollout_plan import RolloutPlan, plan_rollout, recorded_durations
 from fleet.store import MemoryStore, NotFound, Store
 from ignition.canonical import pretty_json
 
@@ -140,8 +140,10 @@ def run_plan(args: argparse.Namespace) -> int:
             target = store.get_rendered(record.current)
             policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": record.disruption_policy}
                                                 if record.disruption_policy else None)
-        statuses = [s for s in store.list_node_status() if s.pool == args.pool]
-        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock())
+        fleet = store.list_node_status()
+        statuses = [s for s in fleet if s.pool == args.pool]
+        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock(),
+                            durations=recorded_durations(fleet))
     if args.output == "json":
         print(pretty_json(plan.to_dict()), end="")
     else:

@@ -13,6 +13,8 @@ through them (those an update does not need are skipped):
     rebooted          a new boot seen                               RebootedNode
     verified          the new boot checked against the target       UpdateComplete (in progress)
     uncordoned        the uncordon hook ran                         Resumed, Uncordoned
+    health-checked    the pool's health checks pass (detail: soaking (beyond the MCO: applier/health.py)
+                      until when)
     done              at the target                                 UpdateComplete
     degraded          failed (detail: the phase it failed in)       UpdateDegraded
 
@@ -29,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 PHASES = ("prepared", "image-staged", "drained", "written", "reboot-requested", "rebooted", "verified",
-          "uncordoned", "done", "degraded")
+          "uncordoned", "health-checked", "done", "degraded")
 FINAL = frozenset({"done", "degraded"})
 TIMELINE_LIMIT = 16
 UPDATES_LIMIT = 5

@@ -6,7 +6,8 @@ under the cluster's disruption policy); the order is `fleet/rollout.py` `order_k
 `fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
 rest starts when the last canary has ended and soaked. A machine already at the target has action `none` and no
 wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
-recorded none), and each machine takes the first free slot, in order. With maintenance windows and `now` (when
+recorded none; `recorded_durations` reads the fleet's: medians over the nodes' finished update timelines), and
+each machine takes the first free slot, in order. With maintenance windows and `now` (when
 the rollout would begin), a machine whose slot frees outside every window starts when the next one opens; one
 already started finishes.
 """
@@ -14,12 +15,13 @@ already started finishes.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from statistics import median
 from typing import Any
 
-from fleet.clock import timestamp
+from fleet.clock import parse_timestamp, timestamp
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy
@@ -88,6 +90,28 @@ def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy
     if verdict.verdict in ("restart", "reload"):
         return verdict.verdict, units, verdict.drain, False
     return ("files" if changes.files or changes.units or changes.passwd else "none"), (), verdict.drain, False
+
+
+def recorded_durations(statuses: Iterable[NodeStatus]) -> dict[str, float]:
+    """Median seconds per action over the finished updates in the nodes' timelines (fleet/phases.py: `prepared` to
+    `done`, health gate included). A timeline says which kind of update it was, not which units it touched: one
+    with `image-staged` is `os-image`, one with `reboot-requested` is `reboot`, any other stands for every action
+    without a reboot (none, files, reload, restart)."""
+    spans: dict[str, list[float]] = {}
+    for status in statuses:
+        for timeline in (status.timeline, *status.updates):
+            if len(timeline) < 2 or timeline[0].phase != "prepared" or timeline[-1].phase != "done":
+                continue
+            start, end = parse_timestamp(timeline[0].at), parse_timestamp(timeline[-1].at)
+            if start is None or end is None or end < start:
+                continue
+            phases = {e.phase for e in timeline}
+            kind = "os-image" if "image-staged" in phases else "reboot" if "reboot-requested" in phases else "files"
+            spans.setdefault(kind, []).append((end - start).total_seconds())
+    found = {kind: float(median(seconds)) for kind, seconds in spans.items()}
+    if "files" in found:
+        found.update({a: found["files"] for a in ("none", "reload", "restart")})
+    return found
 
 
 def in_window(record: PoolRecord, offset: float, now: datetime | None) -> float:

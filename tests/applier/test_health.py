@@ -58,3 +58,45 @@ def test_checks(tmp_path: Path, web: str) -> None:
     assert check_failure(HealthCheck("web", url=f"{web}/healthz", status=204), root=tmp_path) is None
     assert "answered 503, expected 200" in str(check_failure(HealthCheck("web", url=f"{web}/other"), root=tmp_path))
     assert "FileNotFoundError" in str(check_failure(HealthCheck("x", command=("/nonexistent",)), root=tmp_path))
+
+
+GATE_CASES = [
+    ("passes", ["/bin/true"], ["prepared", "drained", "written", "reboot-requested", "rebooted", "verified",
+                               "uncordoned", "health-checked", "done"], "Done"),
+    ("fails", ["/bin/false"], ["prepared", "drained", "written", "reboot-requested", "rebooted", "verified",
+                               "uncordoned", "degraded"], "Degraded"),
+]
+
+
+@pytest.mark.parametrize("command,phases,state", [c[1:] for c in GATE_CASES], ids=[c[0] for c in GATE_CASES])
+def test_gate_results_are_phases(tmp_path: Path, command: list[str], phases: list[str], state: str) -> None:
+    """The real agent with a pool's gate (soak 0): its checks' results are phases of the update's timeline, and
+    while failed it reports the config it came from as current."""
+    from applier.agent import Agent, AgentSettings
+    from applier.backends.none import NoBackend
+    from applier.fetch import MemorySource
+    from applier.hooks import Hooks
+    from applier.report import MemoryReporter
+    from applier.runner import SubprocessRunner
+    from fleet.rollout_settings import gate_annotation
+    from tests.applier.helpers import file_entry, make_root, reboot_command
+    from tests.builders import rendered_config
+    from tests.tools import real_tool
+
+    real_tool("systemctl")
+    root = make_root(tmp_path / "root")
+    source, reporter = MemorySource(), MemoryReporter()
+    agent = Agent(AgentSettings(node="n1", root=root, reboot_command=reboot_command(root),
+                                hooks=Hooks(drain="true", uncordon="true"), durable=False),
+                  source=source, reporter=reporter, backend=NoBackend(), runner=SubprocessRunner())
+    gate = gate_annotation({"soakSeconds": 0, "healthChecks": [{"name": "app", "command": command}]})
+    source.config = rendered_config("v1", [file_entry("/etc/a.conf", "a\n")], annotations=gate)
+    assert agent.sync().rebooting
+    result = agent.sync()
+    assert result.state == state, result.message
+    assert [r.phase for r in reporter.reports if r.phase] == phases
+    last = reporter.reports[-1]
+    if state == "Degraded":
+        assert (last.detail, last.current, last.desired) == ("health-checked", "", source.config.name)
+        assert "health check app: exit status 1" in last.message
+        assert agent.sync().state == "Degraded"  # it stays failed

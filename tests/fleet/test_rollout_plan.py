@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from fleet.maintenance_windows import parse_window
+from fleet.phases import PhaseEntry
 from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
-from fleet.rollout_plan import DEFAULT_DURATIONS, plan_rollout
+from fleet.rollout_plan import DEFAULT_DURATIONS, plan_rollout, recorded_durations
 from fleet.rollout_settings import RolloutSettings
 
 
@@ -52,3 +53,23 @@ def test_starts_wait_for_the_window() -> None:
     assert (first.action, first.start, first.end) == ("files", 0, DEFAULT_DURATIONS["files"])
     assert second.start == 7 * 24 * 3600 - 3590  # the next Saturday 22:00; the first machine finished past 23:00
     assert plan.begins == "2026-12-05T22:59:50Z"
+
+
+def _timeline(*phases: tuple[str, str]) -> tuple[PhaseEntry, ...]:
+    return tuple(PhaseEntry(phase, f"2026-12-01T00:{at}Z", "rendered-worker-x") for phase, at in phases)
+
+
+def test_durations_are_medians_of_finished_timelines() -> None:
+    reboot = [_timeline(("prepared", "00:00"), ("reboot-requested", "00:10"), ("done", f"0{m}:00")) for m in (2, 4, 9)]
+    files = _timeline(("prepared", "00:00"), ("written", "00:05"), ("done", "00:20"))
+    unfinished = _timeline(("prepared", "00:00"), ("reboot-requested", "00:10"))
+    nodes = [NodeStatus(f"n{i}", "worker", OLD.name, OLD.name, "Done", timeline=t)
+             for i, t in enumerate([*reboot[:2], files, unfinished])]
+    nodes.append(NodeStatus("old", "worker", OLD.name, OLD.name, "Done", updates=(reboot[2],)))
+    found = recorded_durations(nodes)
+    assert found["reboot"] == 240 and found["files"] == found["restart"] == found["none"] == 20
+    assert "os-image" not in found
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1)
+    plan = plan_rollout(record, FILES, _nodes(2), rendered=BY_NAME.__getitem__, durations=found)
+    assert plan.total == 40 and "files" in plan.recorded and "os-image" not in plan.recorded
+    assert plan.to_dict()["durations"]["files"] == {"seconds": 20, "source": "recorded"}
