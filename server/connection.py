@@ -233,7 +233,8 @@ class MalformedRequests(logging.Filter):
         self._one_line(record, "malformed request from %s: %s (%s, HTTP 400)",
                        (self._remote(), what, type(exc).__name__))
         transport = request.transport if request is not None else None
-        if transport is not None and not transport.is_closing():
+        if request is not None and transport is not None and not transport.is_closing() \
+                and not request.writer.output_size:  # never behind an answer already begun
             transport.write(_answer(400, "Bad Request", error_body("bad-request", what, "request head")))
             transport.close()
         return True
