@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from cli.admin_flags import add_target_flags, target_of
 from cli.errors import UsageError
-from cli.etcd_flags import add_etcd_flags, store_of_flag, tls_flags_without_etcd
 
 
 def register(subparsers: Any) -> None:
@@ -35,12 +34,7 @@ def register(subparsers: Any) -> None:
     label.add_argument("node", metavar="NODE")
     label.add_argument("edits", metavar="K=V|K-", nargs="+")
     for parser, func in ((listing, run_list), (get, run_get), (label, run_label)):
-        parser.add_argument("--store", metavar="DIR|etcd://HOST:PORT[,...][/PREFIX]", help="the store to work on")
-        add_etcd_flags(parser)
-        parser.add_argument("--server", metavar="URL", help="a running `mco serve` (instead of --store)")
-        parser.add_argument("--token-file", type=Path, metavar="FILE",
-                            help="the administrator token (`mco serve --admin-token-file`), with --server")
-        parser.add_argument("--ca", type=Path, metavar="FILE", help="CA bundle of the server's certificate")
+        add_target_flags(parser)
         parser.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
         parser.set_defaults(func=func)
 
@@ -119,25 +113,9 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: Any) -> int:
 
 
 def _with_target(args: argparse.Namespace, act: Any) -> int:
-    """`act(target)` on the store or server the flags name."""
-    if (args.store is None) == (args.server is None):
-        raise UsageError("give one of --store or --server")
-    if args.server is not None:
-        if tls_flags_without_etcd(args):
-            raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
-        if args.token_file is None:
-            raise UsageError("--server needs --token-file (the administrator token)")
-        from applier.fetch import ServerClient
-
-        try:
-            token = args.token_file.read_text().strip()
-        except OSError as exc:
-            raise UsageError(f"--token-file {args.token_file}: {exc.strerror or exc}") from None
-        return int(act(_Target(client=ServerClient(args.server, ca=args.ca, token=token))))
-    if args.token_file is not None or args.ca is not None:
-        raise UsageError("--token-file and --ca go with --server")
-    with store_of_flag(args.store, args) as store:
-        return int(act(_Target(store=store)))
+    """`act(target)` on the store or server the flags name (cli/admin_flags.py)."""
+    with target_of(args) as (store, client):
+        return int(act(_Target(store=store, client=client)))
 
 
 def run_list(args: argparse.Namespace) -> int:

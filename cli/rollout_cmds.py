@@ -1,10 +1,14 @@
 """`mco rollout`: steer a pool's rollout (docs/rollouts.md).
 
-    mco rollout resume POOL --store DIR|etcd://...        continue after an automatic pause
-    mco rollout revert POOL --store DIR|etcd://...        back to the last config every machine reached; pinned
-    mco rollout plan POOL [CLUSTER_DIR] --store ... [-o text|json] [--fail-on drain|reboot]
+    mco rollout resume POOL (--store DIR|etcd://... | --server URL --token-file F [--ca F])
+                                                          continue after an automatic pause
+    mco rollout revert POOL (...)                         back to the last config every machine reached; pinned
+    mco rollout plan POOL [CLUSTER_DIR] (...) [-o text|json] [--fail-on drain|reboot]
                                                           what the rollout to the pool's (or a fresh render's)
                                                           target would do to each machine; writes nothing
+
+`--server` goes through a running server's rollout routes (server/rollout_routes.py) with the administrator
+token of `mco serve --admin-token-file`; a plan of CLUSTER_DIR needs `--store`.
 
 Exit codes: 0 done; 1 refused (nothing to revert to, an unknown pool, a plan that would drain or reboot with
 `--fail-on`, a cluster directory that does not render); 2 usage or an unusable store.
@@ -14,19 +18,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cli.errors import InvalidInput
-from cli.etcd_flags import add_etcd_flags, store_of_flag
+from cli.admin_flags import add_target_flags, target_of
+from cli.errors import InvalidInput, UsageError
 from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import PoolRecord, RenderedConfig
-from fleet.rollout_control import resume, revert
-from fleet.rollout_plan import RolloutPlan, plan_rollout, recorded_durations
-from fleet.store import MemoryStore, NotFound, Store
+from fleet.rollout_control import plan_of, resume, revert, rollout_state
+from fleet.rollout_plan import plan_rollout, recorded_durations
+from fleet.store import MemoryStore, NotFound, Store, check_name
 from ignition.canonical import pretty_json
 
 
@@ -48,16 +50,8 @@ def register(subparsers: Any) -> None:
             p.add_argument("-o", "--output", choices=("text", "json"), default="text")
             p.add_argument("--fail-on", choices=("drain", "reboot"),
                            help="exit 1 when any machine would drain (or reboot)")
-        p.add_argument("--store", required=True, metavar="DIR|etcd://HOST:PORT[,HOST:PORT...][/PREFIX]",
-                       help="the store the server uses")
-        add_etcd_flags(p)
+        add_target_flags(p)
         p.set_defaults(func={"resume": run_resume, "revert": run_revert, "plan": run_plan}[verb])
-
-
-@contextmanager
-def _store(args: argparse.Namespace) -> Iterator[Store]:
-    with store_of_flag(args.store, args) as store:
-        yield store
 
 
 def _pool(store: Store, pool: str) -> PoolRecord:
@@ -67,22 +61,29 @@ def _pool(store: Store, pool: str) -> PoolRecord:
         raise InvalidInput(f"no pool {pool!r} in the store (pools: {', '.join(store.list_pools()) or 'none'})") from None
 
 
+def _steer(args: argparse.Namespace, verb: str) -> dict[str, Any]:
+    """`resume` or `revert` on the store, or through the server's rollout route; the pool's rollout state after."""
+    with target_of(args) as (store, client):
+        if client is not None:
+            return dict(client.json(f"/pools/{check_name('pools', args.pool)}/rollout/{verb}", method="POST"))
+        _pool(store, args.pool)
+        record = (resume if verb == "resume" else revert)(store, args.pool, now=system_clock())
+        return rollout_state(store, record)
+
+
 def run_resume(args: argparse.Namespace) -> int:
     """`mco rollout resume POOL`."""
-    with _store(args) as store:
-        _pool(store, args.pool)
-        record = resume(store, args.pool, now=system_clock())
-    print(f"pool {record.name}: rollout resumed at {record.resumed_at}; failures reported before it no longer pause it")
+    state = _steer(args, "resume")
+    print(f"pool {state['pool']}: rollout resumed at {state['resumedAt']}; failures reported before it no longer "
+          "pause it")
     return 0
 
 
 def run_revert(args: argparse.Namespace) -> int:
     """`mco rollout revert POOL`."""
-    with _store(args) as store:
-        old = _pool(store, args.pool)
-        record = revert(store, args.pool, now=system_clock())
-    print(f"pool {record.name}: target {old.current} -> {record.current}; pinned until the manifests render "
-          f"something other than {record.reverted_from}")
+    state = _steer(args, "revert")
+    print(f"pool {state['pool']}: target {state['revertedFrom']} -> {state['target']}; pinned until the manifests "
+          f"render something other than {state['revertedFrom']}")
     return 0
 
 
@@ -111,45 +112,48 @@ def _fresh(store: Store, record: PoolRecord, cluster_dir: Path) -> tuple[PoolRec
     return scratch.get_pool(record.name), outcome.rendered, policy
 
 
-def _text(plan: RolloutPlan) -> str:
+def _text(plan: dict[str, Any]) -> str:
     rows = [("NODE", "CURRENT", "ACTION", "WAVE", "START", "END")]
-    for m in plan.machines:
-        action = m.action + (f" ({', '.join(m.units)})" if m.units else "") + (" +drain" if m.drain else "")
-        wave = "-" if m.wave is None else (f"{m.wave} canary" if m.canary else str(m.wave))
-        rows.append((m.node, m.current or "-", action, wave, f"{m.start:.0f}s", f"{m.end:.0f}s"))
+    for m in plan["machines"]:
+        action = m["action"] + (f" ({', '.join(m['units'])})" if m["units"] else "") + (" +drain" if m["drain"] else "")
+        wave = "-" if m["wave"] is None else (f"{m['wave']} canary" if m["canary"] else str(m["wave"]))
+        rows.append((m["node"], m["currentConfig"] or "-", action, wave, f"{m['start']:.0f}s", f"{m['end']:.0f}s"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    defaults = [f"{a} {plan.durations[a]:.0f}s" for a in plan.durations if a not in plan.recorded]
-    lines.append(f"pool {plan.pool} -> {plan.target}: {sum(m.wave is not None for m in plan.machines)} of "
-                 f"{len(plan.machines)} machines move; expected total {plan.total:.0f}s from {plan.begins} "
-                 "(maintenance windows included)")
+    moving = sum(m["wave"] is not None for m in plan["machines"])
+    lines.append(f"pool {plan['pool']} -> {plan['target']}: {moving} of {len(plan['machines'])} machines move; "
+                 f"expected total {plan['total']:.0f}s from {plan['begins']} (maintenance windows included)")
+    defaults = [f"{a} {d['seconds']:.0f}s" for a, d in plan["durations"].items() if d["source"] == "default"]
     if defaults:
         lines.append(f"durations not recorded by the fleet, defaults used: {', '.join(defaults)}")
     return "\n".join(lines)
 
 
-def run_plan(args: argparse.Namespace) -> int:
-    """`mco rollout plan POOL [CLUSTER_DIR]`."""
-    with _store(args) as store:
+def _planned(args: argparse.Namespace) -> dict[str, Any]:
+    with target_of(args) as (store, client):
+        if client is not None:
+            if args.cluster_dir is not None:
+                raise UsageError("a plan of CLUSTER_DIR renders it against the store: give --store, not --server")
+            return dict(client.json(f"/pools/{check_name('pools', args.pool)}/rollout/plan"))
         record = _pool(store, args.pool)
-        if args.cluster_dir is not None:
-            record, target, policy = _fresh(store, record, args.cluster_dir)
-        else:
-            if not record.current:
-                raise InvalidInput(f"pool {args.pool} has no target yet")
-            target = store.get_rendered(record.current)
-            policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": record.disruption_policy}
-                                                if record.disruption_policy else None)
+        if args.cluster_dir is None:
+            return plan_of(store, args.pool, system_clock())
+        record, target, policy = _fresh(store, record, args.cluster_dir)
         fleet = store.list_node_status()
         statuses = [s for s in fleet if s.pool == args.pool]
-        plan = plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock(),
-                            durations=recorded_durations(fleet))
+        return plan_rollout(record, target, statuses, rendered=store.get_rendered, policy=policy, now=system_clock(),
+                            durations=recorded_durations(fleet)).to_dict()
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """`mco rollout plan POOL [CLUSTER_DIR]`."""
+    plan = _planned(args)
     if args.output == "json":
-        print(pretty_json(plan.to_dict()), end="")
+        print(pretty_json(plan), end="")
     else:
         print(_text(plan))
-    flagged = [m.node for m in plan.machines if m.wave is not None
-               and (m.reboot if args.fail_on == "reboot" else m.drain if args.fail_on == "drain" else False)]
+    flagged = [m["node"] for m in plan["machines"] if m["wave"] is not None and args.fail_on
+               and m["reboot" if args.fail_on == "reboot" else "drain"]]
     if flagged:
         print(f"mco: {len(flagged)} machine(s) would {args.fail_on}: {', '.join(flagged)}", file=sys.stderr)
         return 1

@@ -6,6 +6,8 @@ running at the same moment does not undo them.
 
 - `resume`: failures reported before now no longer pause the pool (fleet/rollout_gates.py); a node that fails
   after it pauses the pool again.
+- `rollout_state` and `plan_of`: what the commands answer (`mco rollout` on a store, and the server's rollout
+  routes for `mco rollout --server`).
 - `auto_revert`: `revert` for each pool that asks for it instead of the automatic pause.
 - `revert`: the pool's target goes back to the newest config of its history that every node of the pool reached
   (`revert_target`); the config left is kept as `reverted_from`: while the manifests still render it, the pool
@@ -19,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from fleet.clock import timestamp
+from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.errors import FleetError
 from fleet.rendered import Condition, HistoryEntry, PoolRecord
 from fleet.rollout import NodeStatuses
 from fleet.rollout_gates import Pause, failing_of, revert_target, rollout_pause
+from fleet.rollout_plan import plan_rollout, recorded_durations
 from fleet.store import Store
 
 ROLLOUT_PINNED = "RolloutPinned"
@@ -98,3 +103,26 @@ def revert(store: Store, pool: str, *, now: datetime) -> PoolRecord:
                       conditions=tuple(conditions[k] for k in sorted(conditions)))
     store.put_pool(updated)
     return updated
+
+
+def rollout_state(store: Store, record: PoolRecord) -> dict[str, Any]:
+    """What the rollout commands answer: the pool's target, pin, resume time and pause."""
+    pause = paused_by(store, record)
+    return {"pool": record.name, "target": record.current, "revertedFrom": record.reverted_from,
+            "resumedAt": record.resumed_at, "rolloutPause": pause.to_dict() if pause is not None else None}
+
+
+def plan_of(store: Store, pool: str, now: datetime) -> dict[str, Any]:
+    """The plan of the move to the pool's target, with the fleet's recorded durations."""
+    record = store.get_pool(pool)
+    if not record.current:
+        raise RolloutRefused(f"pool {pool} has no target yet")
+    try:
+        policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": record.disruption_policy}
+                                            if record.disruption_policy else None)
+    except PolicyError:
+        policy = None  # the render refused it too; agents use the defaults
+    fleet = store.list_node_status()
+    plan = plan_rollout(record, store.get_rendered(record.current), [s for s in fleet if s.pool == pool],
+                        rendered=store.get_rendered, policy=policy, durations=recorded_durations(fleet), now=now)
+    return plan.to_dict()

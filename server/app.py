@@ -7,7 +7,8 @@ Status codes (never a blanket 500):
   413 body too large     503 not ready (no good render yet) or the store failed (Ignition retries 5xx)
 Every route obeys the --allow/--deny rules (health and metrics too). A pool with tokens shows its
 details (sources, nodes, condition messages) only to a request carrying one of its tokens. Node
-routes live in node_routes.py, the node administration routes in admin_routes.py.
+routes live in node_routes.py, the node administration routes in admin_routes.py, the rollout steering routes in
+rollout_routes.py.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
 from server.node_routes import NodeRoutes, json_error, store_failed
 from server.respond import JSON, ConfigResponder
+from server.rollout_routes import RolloutRoutes
 from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import pool_status
@@ -256,5 +258,6 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     nodes.add_to(app)
     AdminRoutes(store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                 selectors=nodes.selectors).add_to(app)
+    RolloutRoutes(store=store, policy=settings.policy, clock=h.clock).add_to(app)
     app.router.add_get("/rendered/{name}", h.rendered)
     return app

@@ -1,0 +1,113 @@
+"""The rollout steering routes: only the administrator token opens them; resume, revert and plan answer what
+`mco rollout --store` does; a refused revert or an unknown pool writes nothing. And `mco rollout --server` against
+a real `mco serve --admin-token-file`."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.store import MemoryStore
+from server.auth import AccessPolicy, node_token
+from tests.builders import rendered_config
+from tests.server.conftest import MakeClient
+from tests.server.helpers import ignition_config
+
+SECRET = b"0123456789abcdef-node-secret"
+ADMIN = {"Authorization": "Bearer admin-token"}
+POLICY = AccessPolicy(tokens={"worker": ("pool-token",)}, node_secret=SECRET, admin_tokens=("admin-token",))
+GOOD = rendered_config("good", config=ignition_config("3.4.0", files=1))
+BAD = rendered_config("bad", config=ignition_config("3.4.0", files=2))
+
+
+def _store(*, every_node_ran_good: bool = True) -> MemoryStore:
+    store = MemoryStore()
+    for config in (GOOD, BAD):
+        store.put_rendered(config)
+    store.put_pool(PoolRecord("worker", current=BAD.name, max_unavailable=1,
+                              history=(HistoryEntry(GOOD.name, "t1"), HistoryEntry(BAD.name, "t2"))))
+    store.put_node_status(NodeStatus("a", "worker", GOOD.name, BAD.name, "Degraded", "health check app failed",
+                                     "2026-12-04T10:00:00Z"))
+    store.put_node_status(NodeStatus("b", "worker", GOOD.name if every_node_ran_good else BAD.name, GOOD.name
+                                     if every_node_ran_good else BAD.name, "Done", "", "2026-12-04T09:00:00Z"))
+    return store
+
+
+ROUTES = [("POST", "/pools/worker/rollout/resume"), ("POST", "/pools/worker/rollout/revert"),
+          ("GET", "/pools/worker/rollout/plan")]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=["resume", "revert", "plan"])
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer pool-token"},
+                                     {"Authorization": f"Bearer {node_token(SECRET, 'a')}"},
+                                     {"Authorization": "Bearer wrong"}], ids=["none", "pool", "node", "wrong"])
+async def test_only_the_admin_token_opens_them(make_client: MakeClient, method: str, path: str,
+                                               headers: dict[str, str]) -> None:
+    store = _store()
+    client = await make_client(store, policy=POLICY)
+    assert (await client.request(method, path, headers=headers)).status == 403
+    assert store.get_pool("worker").current == BAD.name and not store.get_pool("worker").resumed_at
+    assert (await client.request(method, path, headers=ADMIN)).status == 200
+
+
+async def test_resume_revert_and_plan(make_client: MakeClient) -> None:
+    store = _store()
+    client = await make_client(store, policy=POLICY)
+    state: dict[str, Any] = await (await client.post("/pools/worker/rollout/resume", headers=ADMIN)).json()
+    assert state["rolloutPause"] is None and state["resumedAt"]
+    plan = await (await client.get("/pools/worker/rollout/plan", headers=ADMIN)).json()
+    assert plan["target"] == BAD.name and {m["node"] for m in plan["machines"]} == {"a", "b"}
+    state = await (await client.post("/pools/worker/rollout/revert", headers=ADMIN)).json()
+    assert (state["target"], state["revertedFrom"]) == (GOOD.name, BAD.name)
+    assert store.get_pool("worker").current == GOOD.name
+
+
+@pytest.mark.parametrize(("path", "status"), [("/pools/nosuch/rollout/revert", 404), ("/pools/Bad_Name/rollout/revert", 400),
+                                              ("/pools/worker/rollout/revert", 409)], ids=["unknown", "bad-name", "refused"])
+async def test_refusals_write_nothing(make_client: MakeClient, path: str, status: int) -> None:
+    store = _store(every_node_ran_good=False)
+    client = await make_client(store, policy=POLICY)
+    answer = await client.post(path, headers=ADMIN)
+    assert answer.status == status
+    if status == 409:
+        assert "no earlier config" in (await answer.json())["message"]
+    assert store.get_pool("worker").current == BAD.name
+
+
+def test_mco_rollout_through_a_server(tmp_path: Path) -> None:
+    """The real `mco serve --admin-token-file` and `mco rollout ... --server URL --token-file F`."""
+    import shutil
+
+    from fleet.directory_store import DirectoryStore
+    from fleet.rendered import with_report
+    from tests.serving import env, mco, serving
+
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "applier" / "cluster_small", cluster)
+    (tmp_path / "admin").write_text("admin-token\n")
+    with serving(cluster, tmp_path / "store", extra=("--admin-token-file", str(tmp_path / "admin"))) as url:
+        store = DirectoryStore(tmp_path / "store")
+        first = store.get_pool("worker").current
+        assert first
+        store.put_node_status(with_report(None, NodeStatus("a", "worker", first, first, "Done", "", "t0")))
+
+        def rollout(*argv: str, token: str = "admin") -> subprocess.CompletedProcess[str]:
+            return subprocess.run(mco("rollout", *argv, "--server", url, "--token-file", str(tmp_path / token)),
+                                  env=env(), capture_output=True, text=True)
+
+        plan = rollout("plan", "worker", "-o", "json")
+        assert plan.returncode == 0, plan.stderr
+        assert '"target": "' + first in plan.stdout
+        assert rollout("resume", "worker").returncode == 0
+        assert store.get_pool("worker").resumed_at
+        refused = rollout("revert", "worker")
+        assert refused.returncode == 1 and "409" in refused.stderr  # no earlier config: nothing written
+        (tmp_path / "wrong").write_text("wrong\n")
+        assert rollout("resume", "worker", token="wrong").returncode == 1
+        usage = subprocess.run(mco("rollout", "plan", "worker", str(cluster), "--server", url, "--token-file",
+                                   str(tmp_path / "admin")), env=env(), capture_output=True, text=True)
+        assert usage.returncode == 2 and "--store" in usage.stderr
