@@ -27,7 +27,7 @@ from aiohttp import web
 from fleet.store import Store
 from fleet.store_open import open_store
 from server import accesslog
-from server.app import create_app
+from server.app import config_first, create_app
 from server.auth import AuthSettingsError
 from server.connection import Connection, http_logger, request_factory
 from server.gate import ConnectionGate
@@ -99,6 +99,7 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     server = runner.server
     assert server is not None
     server.request_factory = request_factory(server.request_factory)
+    server.request_handler = config_first(app, server.request_handler)  # config answers skip the routing
 
     def protocol(release: Callable[[], None]) -> Connection:
         return Connection(server(), read_timeout=limits.read_timeout, on_lost=release)
