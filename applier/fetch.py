@@ -26,7 +26,7 @@ from applier.errors import PermanentError, TemporaryError
 from applier.retry import retrying
 from fleet.clock import system_clock
 from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
-from fleet.rendered import ModelError, RenderedConfig
+from fleet.rendered import ModelError, RenderedConfig, pool_config_of
 from fleet.rollout import MAX_HANDOUT_WAIT
 from fleet.rollout_settings import HEALTH_ANNOTATION, gate_annotation
 
@@ -94,8 +94,9 @@ class ServerClient:
     def __init__(self, url: str, *, ca: Path | None = None, token: str = "", node_token: str = "",
                  timeout: float = 10.0) -> None:
         """`token` goes with every request; `node_token` (the node's own, `mco certs node-token`) replaces it on
-        the node routes (`/nodes/...`), which a server with node authentication checks against the node's name,
-        while the config routes keep asking for the pool's token (docs/server-security.md)."""
+        the node routes (`/nodes/...`) and on a machine's own config (`machine_config_path`), which a server with
+        node authentication checks against the node's name, while the config routes keep asking for the pool's
+        token (docs/server-security.md)."""
         self.url = url.rstrip("/")
         self.session = requests.Session()
         # passed on every request: a session-level `verify` loses to REQUESTS_CA_BUNDLE in the environment
@@ -110,7 +111,7 @@ class ServerClient:
         PermanentError naming the URL."""
         url = f"{self.url}{path}"
         timeout = (self.timeout, self.timeout + held) if held else self.timeout
-        if self.node_headers and path.startswith("/nodes/"):
+        if self.node_headers and (path.startswith("/nodes/") or machine_config_path(path)):
             kwargs["headers"] = {**kwargs.get("headers", {}), **self.node_headers}
         try:
             response = self.session.request(method, url, timeout=timeout, verify=self.verify, **kwargs)
@@ -132,6 +133,13 @@ class ServerClient:
             return response.json()
         except ValueError as exc:
             raise PermanentError(f"{self.url}{path}", "answer is not JSON") from exc
+
+
+def machine_config_path(path: str) -> bool:
+    """Whether `path` fetches a machine's config (`/rendered/rendered-<pool>-<hash>-<overlay hash>`), which a
+    server with node authentication gives only to the machine's own node (fleet/machines.py)."""
+    name = path[len("/rendered/"):] if path.startswith("/rendered/") else ""
+    return bool(name) and pool_config_of(name) != name
 
 
 @dataclass

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,9 +98,10 @@ def wait_healthy(url: str, timeout: float = 60) -> None:
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 
 
-def run_wrk(url: str, duration: float, *, close: bool = False) -> dict[str, float]:
-    """Requests/s, p99 (ms) and non-2xx count of one wrk run (`close`: a new connection per request)."""
-    extra = ["-H", "Connection: close"] if close else []
+def run_wrk(url: str, duration: float, extra: Sequence[str] = (), *, close: bool = False) -> dict[str, float]:
+    """Requests/s, p99 (ms) and non-2xx count of one wrk run (`extra`: more wrk arguments, e.g. a script;
+    `close`: a new connection per request)."""
+    extra = [*extra, *(["-H", "Connection: close"] if close else [])]
     out = subprocess.run(["wrk", "-t2", "-c64", f"-d{duration:g}s", "--latency", "--timeout", "5s",
                           "-H", f"Accept: {ACCEPT}", *extra, url], capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]

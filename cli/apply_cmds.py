@@ -42,8 +42,9 @@ def register(subparsers: Any) -> None:
                         "sent on every request unless --node-token-file is given too")
     p.add_argument("--node-token-file", type=Path,
                    help="file holding this node's own token (`mco certs node-token`), sent on its reports and "
-                        "update-slot claims (/nodes/NAME/...) when the server has --node-secret-file; "
-                        "--token-file's token then goes only to the config routes")
+                        "update-slot claims (/nodes/NAME/...) and on the fetch of its machine's own config "
+                        "when the server has --node-secret-file; --token-file's token then goes only to the "
+                        "pool's config routes")
     p.add_argument("--pool", help="the node's pool (default: from the state or node-annotations.json)")
     p.add_argument("--node-labels", default="", metavar="K=V[,K=V...]",
                    help="the labels this node registers with, as the kubelet's --node-labels (default: the role label "

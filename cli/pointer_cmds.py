@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--ca", type=Path, metavar="FILE", help="CA certificate to trust (e.g. DIR/ca.crt)")
     p.add_argument("--token-file", type=Path, metavar="FILE", help="file holding the pool's bearer token")
     p.add_argument("--replace", action="store_true", help="use ignition.config.replace instead of merge")
+    p.add_argument("--machine", action="append", default=[], metavar="KEY=VALUE",
+                   help="a fact naming this machine (mac, uuid, serial, hostname; repeatable): the server answers "
+                        "with the config of the machine document it matches")
     p.add_argument("--spec-version", default="3.1.0", help="spec of the pointer config (default 3.1.0)")
     add_output_file(p, help="write the pointer config to FILE instead of stdout", old=("-o", "--output"))
     p.set_defaults(func=run_pointer)
@@ -48,7 +51,7 @@ def run_pointer(args: argparse.Namespace) -> int:
             raise InvalidInput(f"--token-file {args.token_file}: no token in file")
         token = lines[0]
     config = pointer_config(pool=args.pool, url=args.url, ca_pem=ca, token=token, replace=args.replace,
-                            version=args.spec_version)  # an unusable input raises PointerError: exit 1 (cli/errors.py)
+                            version=args.spec_version, machine=args.machine)  # an unusable input raises PointerError: exit 1 (cli/errors.py)
     text = pretty_json(config)
     if args.output_file:
         try:

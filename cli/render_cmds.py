@@ -4,6 +4,7 @@
     mco render CLUSTER_DIR --pool P --print [-o yaml|json]
                                                          the pool's rendered MachineConfig on stdout
     mco render CLUSTER_DIR --explain P [PATH|UNIT|karg]  which manifest (file:line) set what, and what it overrode
+    mco render CLUSTER_DIR --explain P [QUERY] --machine M  the same for machine document M's config
     mco diff A B --store DIR [--cluster DIR] [-o json]    two rendered configs from the store
     mco diff --pool P --store DIR --cluster DIR [-o json] the pool's current target against a fresh render
 
@@ -47,6 +48,8 @@ def register(subparsers: Any) -> None:
     add_format(render, ("yaml", "json"), "yaml", what="format for --print")
     render.add_argument("--explain", nargs="+", metavar=("POOL", "QUERY"),
                         help="provenance of POOL's rendered config, optionally for one path, unit or karg")
+    render.add_argument("--machine", metavar="NAME",
+                        help="with --print or --explain: the config of machine document NAME of the pool instead")
     render.set_defaults(func=run_render)
 
     diff = subparsers.add_parser("diff", help="what changes between two rendered configs, and the disruption",
@@ -113,6 +116,8 @@ def run_render(args: argparse.Namespace) -> int:
         raise UsageError("--print needs --pool P")
     if args.pool and not args.print_config:
         raise UsageError("--pool is used with --print")
+    if args.machine is not None and not (args.print_config or args.explain):
+        raise UsageError("--machine is used with --print or --explain")
     if args.explain and len(args.explain) > 2:
         raise UsageError("--explain takes a pool and at most one PATH, UNIT or karg")
     store = _open_store(args.store)
@@ -125,15 +130,22 @@ def run_render(args: argparse.Namespace) -> int:
             raise InvalidInput(f"no pool {wanted!r} (pools: {', '.join(sorted(result.pools))})")
         if pool.rendered is None or pool.errors:
             raise InvalidInput(f"pool {wanted} did not render")
+        shown = pool.rendered
+        if args.machine is not None:
+            machine = result.machines.get(args.machine)
+            if machine is None or machine.pool != wanted:
+                raise InvalidInput(f"no machine {args.machine!r} in pool {wanted} (machines: "
+                                   f"{', '.join(sorted(n for n, c in result.machines.items() if c.pool == wanted))})")
+            shown = machine
         if args.print_config:
-            sys.stdout.write(document(pool.rendered, args.output))
+            sys.stdout.write(document(shown, args.output))
             return 0
         query = args.explain[1] if len(args.explain) > 1 else None
-        lines = explain(pool.rendered.provenance, query)
+        lines = explain(shown.provenance, query)
         if not lines:
-            raise InvalidInput(f"nothing in {pool.rendered.name} matches {query!r}")
+            raise InvalidInput(f"nothing in {shown.name} matches {query!r}")
         width = max(len(k) for k, _ in lines)
-        print(f"# {pool.rendered.name}")
+        print(f"# {shown.name}")
         for key, value in lines:
             print(f"{key.ljust(width)}  <- {value}")
         return 0

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Iterable, Mapping
+from itertools import combinations
 
 from fleet.errors import FleetError
+from fleet.machine_entry import MachineEntry
 from fleet.names import valid_name
-from fleet.rendered import MachineEntry
+from fleet.rendered import pool_config_of
 
 SELECTOR_KEYS = ("mac", "uuid", "serial", "hostname")
 MAX_SERIAL = 128
@@ -105,26 +107,69 @@ def normalise(key: str, value: object) -> str:
     return _NORMALISE[key](value)
 
 
+def query_facts(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """A booting machine's facts from a parsed query string's (key, value) pairs: the selector keys, each at most
+    once, normalised (other keys are ignored); FactError names the key."""
+    facts: dict[str, str] = {}
+    for key, value in pairs:
+        if key in _NORMALISE:
+            if key in facts:
+                raise FactError(key, "given more than once")
+            facts[key] = _NORMALISE[key](value)
+    return facts
+
+
 def facts_of(values: Mapping[str, str]) -> dict[str, str]:
     """Normalised facts from selector keys to values (keys not among SELECTOR_KEYS are left out)."""
     return {k: normalise(k, v) for k, v in values.items() if k in _NORMALISE}
 
 
+class MachineIndex:
+    """The machine entries of one pool, indexed by selector, so choosing one costs the subsets of a request's
+    facts (at most 16 lookups), not a pass over every machine."""
+
+    def __init__(self, entries: Iterable[MachineEntry]) -> None:
+        self._by_selector: dict[frozenset[tuple[str, str]], list[MachineEntry]] = {}
+        for entry in entries:
+            self._by_selector.setdefault(frozenset(entry.selector.items()), []).append(entry)
+        self._sizes = sorted({len(k) for k in self._by_selector}, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_selector)
+
+    def entries(self) -> Iterable[list[MachineEntry]]:
+        """The entries, grouped by selector."""
+        return self._by_selector.values()
+
+    def select(self, facts: Mapping[str, str]) -> MachineEntry | None:
+        """The most specific entry matching `facts` (normalised), None when none does; MachineTie on a tie."""
+        if not self._by_selector:
+            return None
+        items = sorted(facts.items())
+        for size in self._sizes:
+            if size > len(items):
+                continue
+            found: list[MachineEntry] = []
+            for subset in combinations(items, size):
+                found.extend(self._by_selector.get(frozenset(subset), ()))
+            if len(found) > 1:
+                first, second = sorted(e.name for e in found)[:2]
+                raise MachineTie(first, second)
+            if found:
+                return found[0]
+        return None
+
+
 def select_machine(entries: Iterable[MachineEntry], facts: Mapping[str, str]) -> MachineEntry | None:
     """The most specific entry matching `facts` (normalised), None when none does; MachineTie on a tie."""
-    best: MachineEntry | None = None
-    tied: MachineEntry | None = None
-    for entry in entries:
-        if not entry.matches(facts):
-            continue
-        if best is None or len(entry.selector) > len(best.selector):
-            best, tied = entry, None
-        elif len(entry.selector) == len(best.selector):
-            tied = entry
-    if best is not None and tied is not None:
-        first, second = sorted((best.name, tied.name))
-        raise MachineTie(first, second)
-    return best
+    return MachineIndex(entries).select(facts)
+
+
+def config_parts(name: str) -> dict[str, str]:
+    """What a machine's config name is made of, `{"poolConfig", "overlay"}` (empty for a pool's config): what
+    `GET /nodes`, `mco nodes` and the fleet page show beside a node's current config."""
+    base = pool_config_of(name)
+    return {} if base == name else {"poolConfig": base, "overlay": name[len(base) + 1:]}
 
 
 def machine_of_node(entries: Iterable[MachineEntry], node: str) -> MachineEntry | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from fleet.machines import config_parts
 from fleet.membership import Membership, PoolSelectors
 from fleet.node_labels import relabelled
 from fleet.rendered import NodeStatus
@@ -32,8 +33,9 @@ def _membership(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
 
 def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
     """A node record as `mco nodes get` and `GET /nodes/{name}` show it: the record, and its membership (the
-    pools its labels select, the MCO's words when they select none or `master` won over a custom pool)."""
-    return {**status.to_dict(), "membership": _membership(status, selectors)}
+    pools its labels select, the MCO's words when they select none or `master` won over a custom pool) and, for a
+    machine's own config, the pool config and overlay it is made of (fleet/machines.py config_parts)."""
+    return {**status.to_dict(), **config_parts(status.current_config), "membership": _membership(status, selectors)}
 
 
 def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
@@ -53,8 +55,9 @@ def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[
         else:
             view = _membership(s, selectors)
         items.append({"name": s.name, "pool": s.pool, "labels": s.labels, "state": s.state,
-                      "currentConfig": s.current_config, "desiredConfig": s.desired_config, "message": s.message,
-                      "reportedAt": s.reported_at, "membership": view,
+                      "currentConfig": s.current_config, **config_parts(s.current_config),
+                      "desiredConfig": s.desired_config, "message": s.message, "reportedAt": s.reported_at,
+                      "membership": view,
                       "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None})
     return {"kind": "NodeList", "items": items}
 

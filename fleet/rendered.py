@@ -11,11 +11,13 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from fleet.conditions import ConditionProblem
 from fleet.errors import FleetError
 from fleet.label_selector import LabelSelector, parse_selector, role_labels, role_selector
+from fleet.machine_entry import MachineEntry
 from fleet.phases import PhaseEntry, Timeline, advance, timeline_from, updates_from
 from fleet.rollout_settings import RolloutSettings
 from ignition.canonical import canonical_json
@@ -244,50 +246,6 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
-class MachineEntry:
-    """What a pool record keeps of one machine document: how to recognise it and what it is served.
-
-    `rendered` is the machine's config on the pool's current target (`rendered-<pool>-<pool hash>-<overlay
-    hash>`, fleet/rendered.py machine_config_name), `overlay` the spec merged over the pool's config (kept so
-    that a config served to a booting machine while the pool holds its target back gets the same overlay),
-    `source` the document's file:line.
-    """
-
-    name: str
-    selector: Mapping[str, str]
-    rendered: str
-    overlay: MachineConfigSpec
-    overlay_hash: str
-    source: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    provenance: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def node(self) -> str:
-        """The node this machine is on day 2 (its `hostname` selector; "" for a first-boot-only document)."""
-        return self.selector.get("hostname", "")
-
-    def matches(self, facts: Mapping[str, str]) -> bool:
-        """Every selector key equals the fact of the same key."""
-        return all(facts.get(k) == v for k, v in self.selector.items())
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form inside the pool record."""
-        return {"name": self.name, "selector": dict(self.selector), "rendered": self.rendered,
-                "overlay": self.overlay.to_dict(), "overlayHash": self.overlay_hash, "source": self.source,
-                "labels": dict(self.labels), "provenance": dict(self.provenance)}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> MachineEntry:
-        """Read the stored JSON form."""
-        return cls(name=str(data["name"]), selector={str(k): str(v) for k, v in (data.get("selector") or {}).items()},
-                   rendered=str(data.get("rendered", "")),
-                   overlay=MachineConfigSpec.from_dict(data.get("overlay") or {}, path="$.machines.overlay"),
-                   overlay_hash=str(data.get("overlayHash", "")), source=str(data.get("source", "")),
-                   labels=dict(data.get("labels") or {}), provenance=dict(data.get("provenance") or {}))
-
-
-@dataclass(frozen=True)
 class PoolRecord:
     """What the store keeps per pool: the current target, its sources, conditions and history.
 
@@ -316,6 +274,7 @@ class PoolRecord:
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
     resumed_at: str = ""
     reverted_from: str = ""
+    require_machine: bool = False  # a booting machine no machine document matches gets a 404, not the pool's config
 
     def __post_init__(self) -> None:
         if self.node_selector is None:  # so a record read back equals the one written
@@ -325,18 +284,28 @@ class PoolRecord:
         """The condition of this type, if any."""
         return next((c for c in self.conditions if c.type == type_), None)
 
+    @cached_property
+    def _machine_targets(self) -> dict[str, str]:
+        return {m.node: m.rendered for m in self.machines if m.node and m.rendered}
+
     def target_for(self, node: str) -> str | None:
         """The config node `node` is to run: its machine's config (a machine document names it as its
         hostname), else the pool's target."""
-        for machine in self.machines:
-            if machine.node == node and machine.rendered:
-                return machine.rendered
+        if self.machines:
+            found = self._machine_targets.get(node)
+            if found is not None:
+                return found
         return self.current
 
     @property
     def selector(self) -> LabelSelector:
         """The nodeSelector that decides which nodes are this pool's (fleet/membership.py)."""
         return self.node_selector if self.node_selector is not None else role_selector(self.name)
+
+    @property
+    def targets(self) -> frozenset[str]:
+        """Every config a member at its target runs: the pool's target and each machine's config on it."""
+        return frozenset([*([self.current] if self.current else []), *(m.rendered for m in self.machines)])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form stored in `pools/<name>.json`."""
@@ -354,6 +323,7 @@ class PoolRecord:
             **({"rollout": settings} if (settings := self.rollout.to_dict()) else {}),
             **({"resumedAt": self.resumed_at} if self.resumed_at else {}),
             **({"revertedFrom": self.reverted_from} if self.reverted_from else {}),
+            **({"requireMachine": True} if self.require_machine else {}),
         }
 
     @classmethod
@@ -373,6 +343,7 @@ class PoolRecord:
             rollout=RolloutSettings.from_dict(data.get("rollout")),
             resumed_at=str(data.get("resumedAt") or ""),
             reverted_from=str(data.get("revertedFrom") or ""),
+            require_machine=data.get("requireMachine") is True,
         )
 
 

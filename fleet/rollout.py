@@ -242,7 +242,7 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
     mine = view.get(node)
     current = (mine.current_config or None) if mine else None
-    target = pool.current
+    target = pool.target_for(node)  # the pool's target, or this node's machine's config on it (fleet/machines.py)
     if not target or current == target:
         return current or target
     if mine is None:

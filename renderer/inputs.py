@@ -31,6 +31,7 @@ from renderer.cluster import Cluster, load_cluster
 from renderer.errors import ClusterDirectoryMissing
 from renderer.generated import Failure, base_kubelet_config, generate
 from renderer.load import BUTANE_SUFFIXES, Document, load_file, manifest_files
+from renderer.machines_model import MACHINE_API, Machine
 from renderer.model import (
     ROLE_LABEL,
     ContainerRuntimeConfig,
@@ -74,6 +75,8 @@ class Inputs:
     problems: list[tuple[Any, Problem]] = field(default_factory=list)
     # per pool: the KubeletConfigs/ContainerRuntimeConfigs refused there (reported, not degrading the pool)
     failures: dict[str, tuple[Failure, ...]] = field(default_factory=dict)
+    machines: list[Machine] = field(default_factory=list)  # machine documents (renderer/machine_render.py)
+    broken_machines: set[str] = field(default_factory=set)  # names of machine documents that did not parse
 
 
 def _raw_labels(doc: Document) -> dict[str, str] | None:
@@ -180,6 +183,14 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
     obj, problems = parse_manifest(doc)
     owner: Any
     if obj is None:
+        raw: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}
+        if raw.get("kind") == "Machine" and raw.get("apiVersion") == MACHINE_API:  # kept as it was (machine_render)
+            about = raw.get("metadata")
+            machine = about.get("name") if isinstance(about, Mapping) else None
+            if isinstance(machine, str):
+                inputs.broken_machines.add(machine)
+            inputs.problems.extend((WHOLE_CLUSTER, p) for p in problems)
+            return
         owner = _owner_of_broken(doc)
         if owner == WHOLE_CLUSTER and any(p.severity == "error" for p in problems):
             data: Mapping[str, Any] = doc.data if isinstance(doc.data, Mapping) else {}
@@ -206,6 +217,9 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
         owner = WHOLE_CLUSTER  # refusals become Failures of the pools (renderer/registries_generated.py)
         {MirrorSet: inputs.mirror_sets, ImageConfig: inputs.image_configs,
          ConfigMap: inputs.config_maps}[type(obj)].append(obj)  # type: ignore[attr-defined]
+    elif isinstance(obj, Machine):
+        owner = WHOLE_CLUSTER  # a machine document's problems degrade no pool (machine_render.py)
+        inputs.machines.append(obj)
     else:
         owner = WHOLE_CLUSTER
         if inputs.machine_configuration is not None:

@@ -1,5 +1,6 @@
 """Typed manifests: MachineConfig, MachineConfigPool, KubeletConfig, ContainerRuntimeConfig, MachineConfiguration,
-and the image-registry kinds of renderer/registries_model.py.
+and the image-registry kinds of renderer/registries_model.py and the machine document of
+renderer/machines_model.py.
 
 Second stage of the flow: a loaded `Document` becomes one of these, or `Problem`s naming file:line:col and
 the field path. Only the shape is checked here (types, required fields, names); what a MachineConfig's
@@ -16,13 +17,14 @@ from typing import Any
 from fleet.label_selector import NOTHING, LabelSelector
 from fleet.rendered import MachineConfigSpec
 from fleet.rollout_settings import RolloutSettings, parse_settings
-from renderer import registries_model
+from renderer import machines_model, registries_model
 from renderer.load import Document
 from renderer.problems import Path, Problem
 from renderer.shape import Checker, Origin, origin_of, read_metadata
 
 MCO_API = "machineconfiguration.openshift.io/v1"
 OPERATOR_API = "operator.openshift.io/v1"
+REQUIRE_MACHINE = "machine-config.io/require-machine"  # pool annotation: serve only machines a document matches
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 GENERATED_BY = "machineconfiguration.openshift.io/generated-by-controller-version"
 NAME_SUFFIX = "machineconfiguration.openshift.io/mc-name-suffix"
@@ -70,6 +72,7 @@ class MachineConfigPool:
     doc: Document | None = field(default=None, compare=False, repr=False)
     broken: bool = False   # its manifest did not parse: the pool only carries its errors
     rollout: RolloutSettings = field(default_factory=RolloutSettings)  # its rollout.machine-config.io/ annotations
+    require_machine: bool = False  # annotation REQUIRE_MACHINE "true": a booting machine must match a document
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ class MachineConfiguration:
 
 
 Manifest = (MachineConfig | MachineConfigPool | KubeletConfig | ContainerRuntimeConfig | MachineConfiguration
-            | registries_model.RegistriesManifest)
+            | registries_model.RegistriesManifest | machines_model.Machine)
 
 
 
@@ -166,13 +169,18 @@ def _pool(check: Checker, data: Mapping[str, Any]) -> MachineConfigPool:
     rollout, problems = parse_settings(annotations)
     for key, message in problems:
         check.add("rollout-setting", ("metadata", "annotations", key), message)
+    required = annotations.get(REQUIRE_MACHINE, "false")
+    if required not in ("true", "false"):
+        check.add("annotation", ("metadata", "annotations", REQUIRE_MACHINE), f"{REQUIRE_MACHINE} must be "
+                  f"\"true\" or \"false\", got {required!r}")
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigSelector", ("spec",))
     node_selector = check.selector(spec, "nodeSelector", ("spec",)) or NOTHING
     paused = check.boolean(spec, "paused", ("spec",))
     return MachineConfigPool(name=name, labels=labels, mc_selector=selector, node_selector=node_selector,
                              paused=bool(paused), max_unavailable=_max_unavailable(check, spec),
-                             origin=origin_of(check.doc), doc=check.doc, rollout=rollout)
+                             origin=origin_of(check.doc), doc=check.doc, rollout=rollout,
+                             require_machine=required == "true")
 
 
 def _kubelet_config(check: Checker, data: Mapping[str, Any]) -> KubeletConfig:
@@ -214,6 +222,7 @@ _KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], Manifest]] 
     (MCO_API, "ContainerRuntimeConfig"): _container_runtime_config,
     (OPERATOR_API, "MachineConfiguration"): _machine_configuration,
     **registries_model.KINDS,
+    **machines_model.KINDS,
 }
 
 

@@ -14,7 +14,7 @@ What it decides:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from renderer.errors import StoreWriteFailed
 from renderer.generated import Failure
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs, load_inputs
 from renderer.last_sync import failure_conditions
+from renderer.machine_render import pool_of_machine, render_machines
 from renderer.problems import Problem, path_str
 from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
@@ -55,6 +56,7 @@ class RenderResult:
     pools: Mapping[str, PoolRender]
     errors: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    machines: Mapping[str, RenderedConfig] = field(default_factory=dict)  # machine document -> its config
 
     @property
     def ok(self) -> bool:
@@ -138,7 +140,9 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
                       conditions=tuple(conditions[k] for k in sorted(conditions)), history=history,
                       max_unavailable=max_unavailable, node_selector=node_selector, paused=paused,
                       disruption_policy=policy, rollout=settings,
-                      resumed_at=previous.resumed_at if previous is not None else "", reverted_from=pinned), changed
+                      resumed_at=previous.resumed_at if previous is not None else "", reverted_from=pinned,
+                      require_machine=previous.require_machine if pool.broken and previous else pool.require_machine
+                      ), changed
 
 
 def _operator_state(store: Store, record: PoolRecord) -> PoolRecord:
@@ -185,6 +189,15 @@ def render_cluster(cluster_dir: Path, *, store: Store,
                 store.put_rendered(outcome.rendered)
             records.append(_record(previous, outcome, now, inputs.failures.get(outcome.pool.name, ()),
                                    _cluster_policy(inputs)))
+        known = {c.name: c for o, _, current in outcomes for c in (o.rendered, current) if c is not None}
+        machines = render_machines(  # over each pool's target as its record now has it (a revert pins the old)
+            Path(cluster_dir), inputs.cluster, inputs.machines, pool_of=pool_of_machine(inputs.pools),
+            targets={r.name: known.get(r.current) if r.current else None for r, _ in records},
+            previous={o.pool.name: previous.machines for o, previous, _ in outcomes if previous is not None},
+            broken=frozenset(inputs.broken_machines))
+        records = [(replace(r, machines=tuple(machines.entries.get(r.name, ()))), changed) for r, changed in records]
+        for config in machines.configs.values():
+            store.put_rendered(config)
         for record, _ in records:
             store.put_pool(_operator_state(store, record))
     except StoreError as exc:
@@ -196,8 +209,8 @@ def render_cluster(cluster_dir: Path, *, store: Store,
             pool=outcome.pool.name, rendered=target, errors=tuple(p.format() for p in outcome.errors),
             changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources,
             pinned_from=record.reverted_from)
-    unowned = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems
-                                  if owner in (EVERY_POOL, WHOLE_CLUSTER) and p.severity == "error"))
-    unowned_warnings = tuple(dict.fromkeys(p.format() for owner, p in inputs.problems
-                                           if owner in (EVERY_POOL, WHOLE_CLUSTER) and p.severity == "warning"))
-    return RenderResult(pools=pools, errors=unowned, warnings=unowned_warnings)
+    unowned_problems = [p for owner, p in inputs.problems if owner in (EVERY_POOL, WHOLE_CLUSTER)]
+    unowned_problems += machines.problems
+    unowned = tuple(dict.fromkeys(p.format() for p in unowned_problems if p.severity == "error"))
+    unowned_warnings = tuple(dict.fromkeys(p.format() for p in unowned_problems if p.severity == "warning"))
+    return RenderResult(pools=pools, errors=unowned, warnings=unowned_warnings, machines=machines.configs)

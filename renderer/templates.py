@@ -22,6 +22,7 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -57,7 +58,10 @@ def template_roles(cluster_dir: FsPath) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+@lru_cache(maxsize=8)
 def _environment(cluster_dir: FsPath) -> jinja2.Environment:
+    """One environment per cluster directory, so a template is compiled once for every role and machine that
+    renders it (jinja2 reloads a template whose file changed)."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(cluster_dir)), undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True, autoescape=False)
 
@@ -158,11 +162,65 @@ def _unit_entry(doc: Any) -> tuple[dict[str, Any] | None, list[Problem]]:
     return unit, problems
 
 
+@dataclass(frozen=True)
+class Snippets:
+    """The Ignition config one template directory's `files/` and `units/` snippets make, with each entry's
+    origin (a provenance key -> `file:1`), and the problems found."""
+
+    config: dict[str, Any]
+    origins: dict[str, str]
+    problems: tuple[Problem, ...]
+
+
+def render_snippets(cluster_dir: FsPath, directory: FsPath, context: Mapping[str, Any]) -> Snippets:
+    """Render the snippets under `directory/files` and `directory/units` with `context` (module docstring)."""
+    env = _environment(cluster_dir)
+    files: list[dict[str, Any]] = []
+    units: list[dict[str, Any]] = []
+    origins: dict[str, str] = {}
+    problems: list[Problem] = []
+    for kind in ("files", "units"):
+        sub = directory / kind
+        if not sub.is_dir():
+            continue
+        for snippet in sorted(p for p in sub.iterdir() if p.is_file() and not p.name.startswith(".")):
+            rel = snippet.relative_to(cluster_dir).as_posix()
+            doc, found = _render_snippet(env, cluster_dir, rel, context)
+            problems.extend(found)
+            if doc is None:
+                continue
+            if kind == "files":
+                entry, found = _file_entry(doc, rel)
+                if entry is not None:
+                    files = [f for f in files if f["path"] != entry["path"]] + [entry]
+                    origins[f"storage.files[{entry['path']}]"] = f"{rel}:1"
+            else:
+                entry, found = _unit_entry(doc)
+                if entry is not None:
+                    units = [u for u in units if u["name"] != entry["name"]] + [entry]
+                    origins[f"systemd.units[{entry['name']}]"] = f"{rel}:1"
+                    for dropin in entry.get("dropins") or ():
+                        if isinstance(dropin, Mapping) and "name" in dropin:
+                            origins[f"systemd.units[{entry['name']}].dropins[{dropin['name']}]"] = f"{rel}:1"
+            problems.extend(found)
+    config: dict[str, Any] = {"ignition": {"version": IGNITION_VERSION}}
+    if files:
+        config["storage"] = {"files": sorted(files, key=lambda f: f["path"])}
+    if units:
+        config["systemd"] = {"units": sorted(units, key=lambda u: u["name"])}
+    return Snippets(config, origins, tuple(problems))
+
+
+def render_text(cluster_dir: FsPath, rel: str, context: Mapping[str, Any]) -> tuple[Any, list[Problem]]:
+    """One template file of the cluster directory rendered with `context` and read as one YAML document
+    (its `Document`, or None and the problems)."""
+    return _render_snippet(_environment(cluster_dir), cluster_dir, rel, context)
+
+
 def render_role(cluster_dir: FsPath, cluster: Cluster, role: str, *, template_role: str | None = None) -> TemplateSet:
     """The base MachineConfigs of `role`, rendered from `templates/<template_role or role>/`."""
     source_role = template_role or role
     root = cluster_dir / TEMPLATES_DIR / source_role
-    env = _environment(cluster_dir)
     context = {**cluster.values, "role": role, "cluster": cluster.values}
     configs: list[MachineConfig] = []
     problems: list[Problem] = []
@@ -170,43 +228,13 @@ def render_role(cluster_dir: FsPath, cluster: Cluster, role: str, *, template_ro
         return TemplateSet((), ())
     for mc_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         name = mc_dir.name.replace(source_role, role) if source_role != role else mc_dir.name
-        files: list[dict[str, Any]] = []
-        units: list[dict[str, Any]] = []
-        origins: dict[str, str] = {}
-        for kind in ("files", "units"):
-            sub = mc_dir / kind
-            if not sub.is_dir():
-                continue
-            for snippet in sorted(p for p in sub.iterdir() if p.is_file() and not p.name.startswith(".")):
-                rel = snippet.relative_to(cluster_dir).as_posix()
-                doc, found = _render_snippet(env, cluster_dir, rel, context)
-                problems.extend(found)
-                if doc is None:
-                    continue
-                if kind == "files":
-                    entry, found = _file_entry(doc, rel)
-                    if entry is not None:
-                        files = [f for f in files if f["path"] != entry["path"]] + [entry]
-                        origins[f"storage.files[{entry['path']}]"] = f"{rel}:1"
-                else:
-                    entry, found = _unit_entry(doc)
-                    if entry is not None:
-                        units = [u for u in units if u["name"] != entry["name"]] + [entry]
-                        origins[f"systemd.units[{entry['name']}]"] = f"{rel}:1"
-                        for dropin in entry.get("dropins") or ():
-                            if isinstance(dropin, Mapping) and "name" in dropin:
-                                origins[f"systemd.units[{entry['name']}].dropins[{dropin['name']}]"] = f"{rel}:1"
-                problems.extend(found)
-        config: dict[str, Any] = {"ignition": {"version": IGNITION_VERSION}}
-        if files:
-            config["storage"] = {"files": sorted(files, key=lambda f: f["path"])}
-        if units:
-            config["systemd"] = {"units": sorted(units, key=lambda u: u["name"])}
+        snippets = render_snippets(cluster_dir, mc_dir, context)
+        problems.extend(snippets.problems)
         configs.append(MachineConfig(
             name=name, labels={ROLE_LABEL: role}, annotations={GENERATED_BY: CONTROLLER_VERSION},
-            spec=MachineConfigSpec(config=config), has_config=True,
+            spec=MachineConfigSpec(config=snippets.config), has_config=True,
             origin=Origin(mc_dir.relative_to(cluster_dir).as_posix() + "/"),
-            entry_origins=origins))
+            entry_origins=snippets.origins))
     return TemplateSet(tuple(configs), tuple(problems))
 
 

@@ -26,6 +26,7 @@ from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
 from ignition.canonical import canonical_json
+from renderer.machine_render import MACHINE_ANNOTATION, NODE_ANNOTATION
 from server.accesslog import LOG_NOTE
 from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
@@ -52,10 +53,12 @@ HIDDEN = "hidden: this pool needs a token"
 
 
 def hide_details(item: dict[str, Any]) -> dict[str, Any]:
-    """A pool status without what a pool's token protects: source names, node names, condition messages."""
+    """A pool status without what a pool's token protects: source names, node names and machines, condition
+    messages."""
     spec = dict(item["spec"], configuration=dict(item["spec"]["configuration"], source=[]))
     conditions = [dict(c, message=HIDDEN if c.get("message") else "") for c in item["status"]["conditions"]]
     status = dict(item["status"], nodes=[], conditions=conditions)
+    status.pop("machines", None)
     return dict(item, spec=spec, status=status)
 
 
@@ -79,15 +82,19 @@ class Handlers:
         return await self.answer_config(request, request.match_info["pool"])
 
     async def answer_config(self, request: web.BaseRequest, pool: str) -> web.Response:
-        """The `/config/{pool}` answer (decided once per parsed request and snapshot: respond.py)."""
+        """The `/config/{pool}` answer (decided once per parsed request, query and snapshot: respond.py)."""
         responder, method, lines = self.responder, request.method, request.raw_headers
-        answer = responder.recall(method, pool, lines, request.remote)
+        query, raw_query = request.query, request.query_string
+        answer = responder.recall(method, pool, lines, request.remote, raw_query)
         if answer is None:
-            build = responder.unbuilt(pool, request.headers)
+            build = responder.unbuilt(pool, request.headers, query, request.remote)
             if build is not None:
-                await asyncio.to_thread(build)
-            answer = responder.answer(method, pool, request.headers, request.remote)
-            responder.remember(method, pool, lines, request.remote, answer)
+                try:
+                    await asyncio.to_thread(build)
+                except StoreError as exc:
+                    return store_failed(exc)
+            answer = responder.answer(method, pool, request.headers, request.remote, query)
+            responder.remember(method, pool, lines, request.remote, answer, raw_query)
         request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
 
@@ -216,7 +223,14 @@ class Handlers:
         except ModelError:
             return json_error(503, "store", f"rendered config {name} cannot be read")
         try:
-            self.policy.check_token(rendered.pool, authorization)
+            if MACHINE_ANNOTATION in rendered.annotations and self.policy.nodes_authenticated:
+                # a machine's config (its addresses, its keys) goes to its own node only (fleet/machines.py)
+                node = rendered.annotations.get(NODE_ANNOTATION, "")
+                if not node:
+                    raise Refused(f"machine config {name} belongs to no node")
+                self.policy.check_node(node, authorization)
+            else:
+                self.policy.check_token(rendered.pool, authorization)
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
             return json_error(403, "forbidden", "forbidden")

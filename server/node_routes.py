@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -31,11 +31,12 @@ from aiohttp import web
 
 from fleet.clock import Clock, timestamp
 from fleet.label_selector import role_labels
+from fleet.machines import machine_of_node
 from fleet.membership import PoolSelectors
 from fleet.names import valid_name
 from fleet.node_admin import selectors_of
 from fleet.node_labels import LabelError, parse_label_list
-from fleet.rendered import NodeStatus, PoolRecord, with_report
+from fleet.rendered import NodeStatus, PoolRecord, pool_config_of, with_report
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
@@ -124,6 +125,16 @@ class NodeRoutes:
             cached = self._selectors = (snapshot, PoolSelectors(e.record for e in snapshot.pools.values()))
         return cached[1]
 
+    def machine_labels(self, node: str) -> Mapping[str, str] | None:
+        """The labels of the machine document naming `node` (its `hostname`), which a node registering takes
+        before any it gives itself (fleet/machines.py); None when no document names it."""
+        snapshot = self.state.snapshot
+        for entry in snapshot.pools.values() if snapshot is not None else ():
+            machine = machine_of_node(entry.record.machines, node)
+            if machine is not None and machine.labels:
+                return machine.labels
+        return None
+
     def _membership(self) -> PoolSelectors:
         return self.selectors() or selectors_of(self.store)
 
@@ -180,8 +191,8 @@ class NodeRoutes:
         entry = snapshot.pools.get(status.pool) if snapshot is not None else None
         target = entry.record.current if entry is not None else None
 
-        def at_target(s: NodeStatus) -> bool:
-            return s.state == "Done" and s.current_config == target
+        def at_target(s: NodeStatus) -> bool:  # (a machine's config on the target counts: served_config's rule)
+            return s.state == "Done" and pool_config_of(s.current_config) == target
 
         # Only these reports can change which config booting nodes get (snapshot.served_config): any while the
         # pool holds its target back, and one that leaves (or joins without) Done at the target. Rebuilding the
@@ -202,7 +213,7 @@ class NodeRoutes:
             known = None
         if known is None:
             self.store.get_pool(status.pool)  # NotFound for an unknown pool
-            labels = status.labels or role_labels(status.pool)
+            labels = self.machine_labels(status.name) or status.labels or role_labels(status.pool)
         else:
             labels = known.labels
         stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
@@ -295,6 +306,7 @@ class NodeRoutes:
         rank: list[tuple[Any, ...]] = [()]
         membership = self._membership()
         unpooled: list[str] = []
+        registering = self.machine_labels(node) or given
 
         def decide(statuses: NodeStatuses) -> NodeStatus | None:
             unpooled.clear()
@@ -303,7 +315,7 @@ class NodeRoutes:
                 if not pool:
                     raise MissingPool()
                 self.store.get_pool(pool)  # NotFound: a node registers naming a pool that exists
-            labels = mine.labels if mine is not None else (given or role_labels(pool))
+            labels = mine.labels if mine is not None else (registering or role_labels(pool))
             chosen = membership.of(labels).pool
             if not self.policy.nodes_authenticated:  # the pool token it holds: of the pool it names
                 self.policy.check_token(pool or chosen or (mine.pool if mine is not None else ""), authorization)
@@ -329,7 +341,8 @@ class NodeRoutes:
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if stay[0] is not None and mine is not None:
                 rank[0] = rollout_rank(mine, record)
-            if claim and desired and desired == record.current and (mine is None or mine.desired_config != desired):
+            if (claim and desired and desired == record.target_for(node)
+                    and (mine is None or mine.desired_config != desired)):
                 # Record the hand-out before answering, so the next node sees this one as busy.
                 return with_report(mine, replace(mine, pool=chosen, desired_config=desired, reported_at=now)
                                    if mine is not None else NodeStatus(node, chosen, "", desired, "Working",

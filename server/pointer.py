@@ -1,6 +1,7 @@
 """The pointer config: the small Ignition config an installer hands a machine so it fetches the real one.
 
-`ignition.config.merge` (or `replace`) points at `<url>/config/<pool>`; `ignition.security.tls.
+`ignition.config.merge` (or `replace`) points at `<url>/config/<pool>` (with `?mac=...&hostname=...` for one
+machine's own config, `--machine`); `ignition.security.tls.
 certificateAuthorities` carries our CA as a base64 data URL (as the MCO's installer stub does); a bearer
 token travels as an `Authorization` header of that reference (`httpHeaders`, spec 3.1+).
 """
@@ -8,11 +9,13 @@ token travels as an `Authorization` header of that reference (`httpHeaders`, spe
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from cryptography import x509
 
+from fleet.machines import FactError, normalise
 from fleet.names import valid_name
 from server.errors import ServerError
 
@@ -53,12 +56,31 @@ def ca_data_url(pem: bytes) -> str:
     return "data:text/plain;charset=utf-8;base64," + base64.b64encode(pem).decode()
 
 
+def machine_query(facts: Sequence[str]) -> str:
+    """`mac=52:54:00:aa:bb:cc&hostname=node-a` from `KEY=VALUE` strings naming selector keys (fleet/machines.py):
+    the query the server picks the machine's own config by, values normalised."""
+    pairs: dict[str, str] = {}
+    for fact in facts:
+        key, sep, value = fact.partition("=")
+        if not sep:
+            raise PointerError("--machine", f"{fact!r} is not KEY=VALUE")
+        if key in pairs:
+            raise PointerError("--machine", f"{key} given more than once")
+        try:
+            pairs[key] = normalise(key, value)
+        except FactError as exc:
+            raise PointerError(f"--machine {key}", exc.message) from None
+    return urlencode(pairs)
+
+
 def pointer_config(*, pool: str, url: str, ca_pem: bytes | None = None, token: str | None = None,
-                   replace: bool = False, version: str = "3.1.0") -> dict[str, Any]:
-    """The pointer config as a JSON-ready dict."""
+                   replace: bool = False, version: str = "3.1.0", machine: Sequence[str] = ()) -> dict[str, Any]:
+    """The pointer config as a JSON-ready dict (`machine`: KEY=VALUE facts naming one machine, `machine_query`)."""
     if version not in POINTER_VERSIONS:
         raise PointerError("--spec-version", f"{version!r} is not one of {', '.join(POINTER_VERSIONS)}")
     source = config_url(url, pool)
+    if machine:
+        source += "?" + machine_query(machine)
     reference: dict[str, Any] = {"source": source}
     if token is not None:
         token = token.strip()

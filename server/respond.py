@@ -6,8 +6,14 @@ body). The order of checks:
 
     client address (403) -> pool name (400) -> snapshot loaded (503) -> pool known (404)
     -> Authorization readable (400) -> bearer token (403) -> pool has a target (503)
+    -> machine facts readable (400) -> machine chosen (409 on a tie; 404 if the pool requires one)
     -> Accept (400 / 406) -> version servable (406) -> If-None-Match (304)
     -> Accept-Encoding (gzip or identity) -> 200
+
+A machine (fleet/machines.py) is chosen from the query parameters `mac`, `uuid`, `serial` and `hostname`
+(aiohttp's parsed query; other parameters are ignored) among the pool's machine documents, and is served
+its own config, the pool's merged with its overlay. The facts identify a machine; they authorise nothing:
+the pool's token and address rules apply first, as to the pool's config.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import Any
 
 from multidict import MultiMapping
 
+from fleet.machines import FactError, MachineTie, query_facts
 from fleet.names import valid_name
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.convert import ConversionRefused
@@ -31,6 +38,9 @@ __all__ = ["JSON", "Answer", "ConfigResponder", "Headers", "accepts_gzip", "erro
 
 
 Headers = MultiMapping[str]  # parsed request headers, case-insensitive (aiohttp's CIMultiDictProxy)
+Query = MultiMapping[str]  # the parsed query string (yarl's MultiDictProxy, as aiohttp hands it)
+
+
 @dataclass(slots=True)
 class Answer:
     """One response: `body` is the full body even for HEAD (the writer leaves it out)."""
@@ -117,20 +127,21 @@ class ConfigResponder:
         self._by_address = bool(policy.allow or policy.deny)
         self._snapshot: Any = None
         self._store_error: str | None = None
-        self._recalled: dict[tuple[str, str, tuple[tuple[bytes, bytes], ...], str | None], Answer] = {}
+        self._recalled: dict[tuple[str, str, tuple[tuple[bytes, bytes], ...], str | None, str], Answer] = {}
 
-    def answer(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
+    def answer(self, method: str, pool: str, headers: Headers, remote: str | None,
+               query: Query | None = None) -> Answer:
         """Decide, count, return."""
-        answer = self.decide(method, pool, headers, remote)
+        answer = self.decide(method, pool, headers, remote, query)
         self.count(answer, method)
         return answer
 
     def recall(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...],
-               remote: str | None) -> Answer | None:
+               remote: str | None, query: str = "") -> Answer | None:
         """The counted answer decided before for the same request, or None (then: `answer` and `remember`).
 
-        `header_lines` are the parsed header lines (aiohttp's `raw_headers`) the headers were built from, so
-        equal lines mean an equal decision; the client address counts only when CIDR rules exist. A fleet
+        `header_lines` are the parsed header lines (aiohttp's `raw_headers`) the headers were built from, and
+        `query` the query string (which names a machine), so equal lines and query mean an equal decision; the client address counts only when CIDR rules exist. A fleet
         sends the same few requests (same Ignition build, same pool), so most cost a dict lookup. Entries
         live for one snapshot and store-error state; the memory is bounded (emptied when full).
         """
@@ -138,27 +149,30 @@ class ConfigResponder:
         if state.snapshot is not self._snapshot or state.store_error != self._store_error:
             self._snapshot, self._store_error = state.snapshot, state.store_error
             self._recalled.clear()
-        found = self._recalled.get((method, pool, header_lines, remote if self._by_address else None))
+        found = self._recalled.get((method, pool, header_lines, remote if self._by_address else None, query))
         if found is not None:
             self.count(found, method)
         return found
 
     def remember(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...], remote: str | None,
-                 answer: Answer) -> None:
-        """Keep an answer for `recall` (decided on the snapshot `recall` last saw)."""
-        if self.state.snapshot is not self._snapshot or self.state.store_error != self._store_error:
+                 answer: Answer, query: str = "") -> None:
+        """Keep an answer for `recall` (decided on the snapshot `recall` last saw); a 503 says "try again" and is
+        not kept."""
+        if self.state.snapshot is not self._snapshot or self.state.store_error != self._store_error \
+                or answer.status == 503:
             return
         recalled = self._recalled
         if len(recalled) >= self.limit:
             recalled.clear()
-        recalled[(method, pool, header_lines, remote if self._by_address else None)] = answer
+        recalled[(method, pool, header_lines, remote if self._by_address else None, query)] = answer
 
     def count(self, answer: Answer, method: str) -> None:
         """Count one answer (and its body bytes) in the metrics."""
         nbytes = len(answer.body) if answer.status == 200 and method != "HEAD" else 0
         self.metrics.config_request(answer.pool_label, answer.version, answer.status, nbytes)
 
-    def unbuilt(self, pool: str, headers: Headers) -> Callable[[], None] | None:
+    def unbuilt(self, pool: str, headers: Headers, query: Query | None = None,
+                remote: str | None = None) -> Callable[[], None] | None:
         """The build of the variant this request would be served, when it is not ready yet (else None).
 
         Translating and compressing a large config takes long enough to stall every connection, so the
@@ -168,22 +182,40 @@ class ConfigResponder:
         snapshot = self.state.snapshot
         entry = snapshot.pools.get(pool) if snapshot is not None else None
         payload = entry.payload if entry is not None else None
-        if payload is None:
+        if payload is None or entry is None:
             return None
+        machines = entry.machines
+        machine = None
+        if machines is not None:
+            try:
+                self.policy.check_address(remote)
+                self.policy.check_token(pool, headers.getall("Authorization", ()))  # no work for a refused client
+                machine = machines.choose(query)
+            except (FactError, MachineTie, Refused):
+                return None  # decide() answers these
         accept = headers.getall("Accept", ())
         choice = choose_cached(", ".join(accept) if accept else None)
         version = choice.version or self.default_version
-        if choice.error is not None or payload.built(version):
+        if choice.error is not None:
+            return None
+        if machine is not None and machines is not None:
+            found = machines.peek(machine)
+            if found is not None and found.built(version):
+                return None
+            chosen, source = machine, machines
+        elif payload.built(version):
             return None
 
         def build() -> None:
+            built = source.build(chosen) if machine is not None else payload
             try:
-                payload.variant(version)
+                built.variant(version)
             except ConversionRefused:
                 pass  # remembered too: decide() answers the refusal
         return build
 
-    def decide(self, method: str, pool: str, headers: Headers, remote: str | None) -> Answer:
+    def decide(self, method: str, pool: str, headers: Headers, remote: str | None,
+               query: Query | None = None) -> Answer:
         """The answer to one request (the order of checks is in the module docstring)."""
         note: dict[str, Any] = {"pool": pool if valid_name(pool) else "-"}
         policy = self.policy
@@ -212,6 +244,26 @@ class ConfigResponder:
         payload = entry.payload
         if payload is None:
             return _error(503, "not-ready", f"pool {pool} has no rendered config yet", label=pool, note=note)
+        machines = entry.machines
+        if machines is not None or entry.record.require_machine:
+            try:
+                machine = machines.choose(query) if machines is not None else None
+            except FactError as exc:
+                return _error(400, "machine-facts", exc.message, f"query {exc.key}", label=pool, note=note)
+            except MachineTie as exc:
+                return _error(409, "machine-tie", str(exc), "query", label=pool, note=note)
+            if machine is None and entry.record.require_machine:
+                given = ", ".join(sorted(query_facts(query.items() if query else ()))) or "no mac, uuid, serial or " \
+                    "hostname given"
+                return _error(404, "unknown-machine", f"no machine of pool {pool} matches ({given})", "query",
+                              label=pool, note=note)
+            if machine is not None and machines is not None:
+                note["machine"] = machine.name
+                found = machines.peek(machine)
+                if found is None:  # dropped by a reload since unbuilt() built it: the client retries a 503
+                    return _error(503, "not-ready", f"machine {machine.name}'s config is being built", label=pool,
+                                  note=note)
+                payload = found
         accept = headers.getall("Accept", ())
         choice = choose_cached(", ".join(accept) if accept else None)
         if choice.error is not None:

@@ -12,9 +12,15 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fleet.rendered import NodeStatus, PoolRecord
+from multidict import MultiMapping
+
+from fleet.errors import FleetError
+from fleet.machine_entry import MachineEntry
+from fleet.machines import FactError, MachineIndex, MachineTie, query_facts
+from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig, machine_config_name, pool_config_of
 from fleet.store import Store
 from ignition.canonical import canonical_json
+from renderer.machine_render import machine_config
 from server.added_files import AppendOptions
 from server.payload import ConfigPayload
 
@@ -23,12 +29,14 @@ from server.payload import ConfigPayload
 class PoolEntry:
     """One pool: its record (target, conditions) and the payload it serves (None: no target yet).
 
-    `held_back` is True while the pool serves an older config than its target (served_config's rule).
+    `held_back` is True while the pool serves an older config than its target (served_config's rule);
+    `machines` chooses a booting machine's own config (None: the pool has no machine documents).
     """
 
     record: PoolRecord
     payload: ConfigPayload | None
     held_back: bool = False
+    machines: MachinePayloads | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,69 @@ class Snapshot:
     def held_back(self) -> bool:
         """Whether some pool serves an older config than its target (node reports then matter)."""
         return any(e.held_back for e in self.pools.values())
+
+
+CHOSEN_LIMIT = 4096  # distinct machine queries remembered per pool and snapshot
+
+
+class MachinePayloads:
+    """A pool's machines in one snapshot: which machine a request is (fleet/machines.py MachineIndex) and its
+    config's payload, merged over the config the pool serves and cached by name across snapshots (a machine
+    config's name changes with its pool config or its overlay, so a change is a new entry, never a stale one).
+
+    A machine's config on the pool's target is read from the store (the render wrote it); while the pool
+    holds its target back, the overlay is merged over the older config served (renderer/machine_render.py)."""
+
+    def __init__(self, record: PoolRecord, served: str, *, cache: PayloadCache, store: Store) -> None:
+        self.index = MachineIndex(record.machines)
+        self._chosen: dict[tuple[tuple[str, str], ...], MachineEntry | FleetError | None] = {}
+        self._served = served
+        self._target = record.current
+        self._cache = cache
+        self._store = store
+
+    def choose(self, query: MultiMapping[str] | None) -> MachineEntry | None:
+        """The machine a request's query names (None: none matches); FactError or MachineTie as
+        fleet/machines.py raises them. Remembered per distinct query for this snapshot (bounded): a fleet's
+        machines ask again and again with the same few queries."""
+        key = tuple(query.items()) if query else ()
+        try:
+            found = self._chosen[key]
+        except KeyError:
+            try:
+                found = self.index.select(query_facts(key))
+            except (FactError, MachineTie) as exc:
+                found = exc
+            if len(self._chosen) >= CHOSEN_LIMIT:
+                self._chosen.clear()
+            self._chosen[key] = found
+        if isinstance(found, FleetError):
+            raise found.with_traceback(None)  # (a remembered refusal, raised again without its old traceback)
+        return found
+
+    def name(self, machine: MachineEntry) -> str:
+        """The name of `machine`'s config on the config the pool serves."""
+        if self._served == self._target and machine.rendered:
+            return machine.rendered
+        return machine_config_name(self._served, machine.overlay_hash)
+
+    def names(self) -> set[str]:
+        """Every machine's config name (what the payload cache keeps)."""
+        return {self.name(m) for entries in self.index.entries() for m in entries}
+
+    def peek(self, machine: MachineEntry) -> ConfigPayload | None:
+        """The payload if built (no I/O)."""
+        return self._cache.peek(self.name(machine))
+
+    def build(self, machine: MachineEntry) -> ConfigPayload:
+        """The payload, read or merged on first use (store I/O: call it off the event loop)."""
+        name = self.name(machine)
+        if name == machine.rendered:
+            return self._cache.get(self._store, name)
+        found = self._cache.peek(name)
+        if found is not None:
+            return found
+        return self._cache.put(machine_config(self._store.get_rendered(self._served), machine))
 
 
 class PayloadCache:
@@ -65,6 +136,17 @@ class PayloadCache:
             self._payloads[name] = payload
         return payload
 
+    def peek(self, name: str) -> ConfigPayload | None:
+        """The payload of `name` when it is built (no I/O)."""
+        with self._lock:
+            return self._payloads.get(name)
+
+    def put(self, rendered: RenderedConfig) -> ConfigPayload:
+        """Keep the payload of a config built here (not read from the store)."""
+        payload = ConfigPayload(rendered, options=self.options, gzip_level=self.gzip_level)
+        with self._lock:
+            return self._payloads.setdefault(rendered.name, payload)
+
     def keep_only(self, names: set[str]) -> None:
         """Forget payloads of configs no pool serves any more."""
         with self._lock:
@@ -85,9 +167,9 @@ def served_config(record: PoolRecord, nodes: Sequence[NodeStatus]) -> str | None
     members = [n for n in nodes if n.pool == record.name]
     if not target or not members:
         return target
-    if any(n.state == "Done" and n.current_config == target for n in members):
+    if any(n.state == "Done" and pool_config_of(n.current_config) == target for n in members):
         return target
-    running = {n.current_config for n in members}
+    running = {pool_config_of(n.current_config) for n in members}
     for entry in reversed(record.history):
         if entry.name != target and entry.name in running:
             return entry.name
@@ -109,11 +191,15 @@ def load_snapshot(store: Store, *, cache: PayloadCache, generation: int) -> Snap
     records = [store.get_pool(p) for p in store.list_pools()]
     nodes = store.list_node_status()
     pools = {}
+    keep: set[str] = set()
     for record in records:
         served = served_config(record, nodes)
         payload = cache.get(store, served) if served else None
-        pools[record.name] = PoolEntry(record, payload, held_back=served != record.current)
+        machines = MachinePayloads(record, served, cache=cache, store=store) if record.machines and served else None
+        if machines is not None:
+            keep |= machines.names()
+        pools[record.name] = PoolEntry(record, payload, held_back=served != record.current, machines=machines)
     held = any(e.held_back for e in pools.values())
     fingerprint = canonical_json([r.to_dict() for r in records]).decode() + (_nodes_digest(store) if held else "")
-    cache.keep_only({e.payload.name for e in pools.values() if e.payload is not None})
+    cache.keep_only(keep | {e.payload.name for e in pools.values() if e.payload is not None})
     return Snapshot(generation, pools, fingerprint)

@@ -4,7 +4,7 @@ Node reports are persisted in the store (`nodes/<node>.json`), so status survive
 status is computed from the store on every read, which keeps several worker processes consistent.
 
 Counts over the nodes whose last report names the pool:
-- updated  = state Done, currentConfig == desiredConfig == the pool's target
+- updated  = state Done, currentConfig == desiredConfig == the pool's target (a machine's: its config on it)
 - ready    = updated (nodes report no separate readiness)
 - degraded = state Degraded
 - unavailable = not Done, or desired set and current != desired (mid-update or broken): fleet/rollout.py
@@ -28,7 +28,7 @@ from typing import Any
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_labels import LabelError, check_labels
 from fleet.phases import DETAIL_LIMIT, PHASES, PhaseEntry
-from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord
+from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from server.errors import ServerError
@@ -104,11 +104,14 @@ class PoolTally:
         """The tally of `members`, the reports of one pool."""
         return cls(members, Counter(map(_REPORT, members)))
 
-    def count(self, state: str | None = None, *, settled: bool | None = None, at: str | None = None) -> int:
-        """Machines in `state` (None: any), with current == desired (`settled`) or not, at current config `at`."""
+    def count(self, state: str | None = None, *, settled: bool | None = None,
+              at: str | frozenset[str] | None = None) -> int:
+        """Machines in `state` (None: any), with current == desired (`settled`) or not, at current config `at`
+        (or at one of them)."""
+        among = frozenset((at,)) if isinstance(at, str) else at
         return sum(n for (s, current, desired), n in self.reports.items()
                    if (state is None or s == state) and (settled is None or (current == desired) == settled)
-                   and (at is None or current == at))
+                   and (among is None or current in among))
 
     def states(self) -> dict[str, int]:
         """Machines per state (every known state present, 0 when none)."""
@@ -130,6 +133,10 @@ def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, An
     body["status"]["nodes"] = [
         {"name": n.name, "currentConfig": n.current_config, "desiredConfig": n.desired_config, "state": n.state,
          "message": n.message, "reportedAt": n.reported_at} for n in counted.members]
+    if record.machines:  # each machine document: its config on the target, the pool's config and overlay in it
+        body["status"]["machines"] = [
+            {"name": m.name, "node": m.node, "source": m.source, "config": m.rendered,
+             "poolConfig": pool_config_of(m.rendered), "overlay": m.overlay_hash} for m in record.machines]
     return body
 
 
@@ -137,7 +144,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     """`pool_status` without the per-node list: the counts and conditions (what the fleet page shows)."""
     members = counted.members
     target = record.current
-    updated = counted.count("Done", settled=True, at=target) if target else 0
+    updated = counted.count("Done", settled=True, at=record.targets) if target else 0  # machines: their own
     degraded = [n for n in members if n.state == "Degraded"]
     unavailable_count = sum(n for report, n in counted.reports.items() if unavailable(*report))
     all_updated = updated == len(members) and not unavailable_count

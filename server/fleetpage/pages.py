@@ -18,8 +18,9 @@ from fleet.clock import Clock, system_clock
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.machines import machine_of_node
 from fleet.names import valid_name
-from fleet.rendered import HISTORY_LIMIT, ModelError, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import HISTORY_LIMIT, ModelError, NodeStatus, PoolRecord, RenderedConfig, pool_config_of
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
@@ -170,7 +171,7 @@ class Pages:
         row = pool_row(record, counted, self.clock())
         chosen = select(counted, query)
         now = self.clock()
-        machines = [machine_row(n, row.target, now) for n in chosen.rows]
+        machines = [machine_row(n, record.target_for(n.name) or "", now) for n in chosen.rows]
         return page("pool.html.j2", row=row, record=record, machines=machines, listing=chosen, query=query,
                     sorts=SORTS, configs=configs, **self._common(request))
 
@@ -232,10 +233,13 @@ class Pages:
             raise
         self._check_pool(request, status.pool)
         now = self.clock()
-        target = (record.current or "") if record is not None else ""
+        target = (record.target_for(node) or "") if record is not None else ""
+        document = machine_of_node(record.machines, node) if record is not None else None
         return page("machine.html.j2", machine=machine_row(status, target, now),
                     reports=report_rows(status, target, now), limit=HISTORY_LIMIT, pool_known=record is not None,
                     phases=status.timeline,
+                    document=document, pool_config=pool_config_of(status.current_config),
+                    overlay=status.current_config[len(pool_config_of(status.current_config)) + 1:],
                     **self._common(request))
 
     # -- token form --------------------------------------------------------------------------------------

@@ -7,15 +7,9 @@ from collections.abc import Mapping
 
 import pytest
 
+from fleet.machine_entry import MachineEntry
 from fleet.machines import FactError, MachineTie, facts_of, machine_of_node, normalise, select_machine
-from fleet.rendered import (
-    MachineConfigSpec,
-    MachineEntry,
-    PoolRecord,
-    machine_config_name,
-    pool_config_of,
-    pool_of_name,
-)
+from fleet.rendered import PoolRecord, machine_config_name, pool_config_of, pool_of_name
 
 POOL_CONFIG = "rendered-worker-" + "a" * 32
 OVERLAY = "b" * 32
@@ -23,7 +17,7 @@ OVERLAY = "b" * 32
 
 def entry(name: str, **selector: str) -> MachineEntry:
     return MachineEntry(name=name, selector=facts_of(selector), rendered=machine_config_name(POOL_CONFIG, OVERLAY),
-                        overlay=MachineConfigSpec(config={}), overlay_hash=OVERLAY)
+                        overlay={}, overlay_hash=OVERLAY)
 
 
 # matchbox's own cases (poseidon/matchbox matchbox/storage/storagepb/group_test.go, server_test.go SelectGroup):

@@ -1,0 +1,133 @@
+"""Benchmark: a machine's own config (`/config/worker?mac=...&hostname=...`) against its pool's, from one `mco serve`.
+
+One run: render the server benchmark's cluster (a ~250 KB worker config, bench/server_bench.py) plus
+`--machines` machine documents, each with a hostname and a NetworkManager keyfile overlay; start
+`mco serve`; then wrk (`-t2 -c64`, Ignition 2.14's Accept header) alternately on the pool's config and on
+the machines' configs (a wrk script cycling over every machine's boot URL; the pool's run uses the same
+script over its one URL, so the client does the same work), `--rounds` interleaved rounds
+after an unmeasured warm-up; every machine's config is fetched once before (its first fetch builds and caches
+it; the time is printed). Requests per CPU-second of the server process are printed too: unlike req/s they do
+not depend on how much CPU wrk and the rest of the machine took. Prints requests/s (best, median) and the ratio per-machine / pool, against
+the goal (>= 0.9x: each machine's merge is built once and cached by name, so a request only picks the
+machine from the query and serves cached bytes).
+
+    .venv/bin/python bench/machine_bench.py [--duration 10] [--rounds 3] [--machines 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from server_bench import ROOT, cpu_seconds, fetch, free_port, run_wrk, wait_healthy, write_cluster
+
+GOAL = 0.9
+TEMPLATE = """path: /etc/NetworkManager/system-connections/eth0.nmconnection
+mode: 0600
+contents:
+  inline: |
+    [connection]
+    id=eth0
+    type=ethernet
+    [ipv4]
+    method=manual
+    address1={{ address }},10.0.0.1
+"""
+HOSTNAME = "path: /etc/hostname\nmode: 0644\ncontents:\n  inline: |\n    {{ hostname }}\n"
+
+
+def machine_url(i: int) -> str:
+    return f"/config/worker?mac=52:54:00:00:{i >> 8:02x}:{i & 255:02x}&hostname=node-{i}"
+
+
+def write_machines(cluster: Path, count: int) -> None:
+    """`count` machine documents of the worker pool and their two templates."""
+    for name, text in (("net", TEMPLATE), ("host", HOSTNAME)):
+        (cluster / "machine-templates" / name / "files").mkdir(parents=True)
+        (cluster / "machine-templates" / name / "files" / "file.yaml").write_text(text)
+    docs = [f"apiVersion: machine-config.io/v1\nkind: Machine\nmetadata:\n  name: node-{i}\nspec:\n"
+            f"  selector: {{mac: \"52:54:00:00:{i >> 8:02x}:{i & 255:02x}\", hostname: node-{i}}}\n"
+            f"  labels: {{node-role.kubernetes.io/worker: \"\"}}\n  templates: [host, net]\n"
+            f"  variables: {{address: 10.0.{i >> 8}.{i & 255}/16}}\n" for i in range(count)]
+    (cluster / "manifests" / "machines.yaml").write_text("---\n".join(docs))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured wrk run")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved measured runs per case (best is kept)")
+    parser.add_argument("--machines", type=int, default=200, help="machine documents of the worker pool")
+    parser.add_argument("--large-files", type=int, default=200, help="files in the pool's config (~1.2 KB each)")
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        print("wrk not installed (scripts/install-deps.sh)", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="mco-machine-bench-"))
+    proc = None
+    try:
+        cluster = tmp / "cluster"
+        write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
+        write_machines(cluster, args.machines)
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp / "store"),
+                                 "--listen", f"127.0.0.1:{port}", "--access-log", "off"],
+                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=open(tmp / "mco.log", "wb"))
+        wait_healthy(f"http://127.0.0.1:{port}/healthz", timeout=300)
+        base = f"http://127.0.0.1:{port}"
+        pool_body = fetch(f"{base}/config/worker")
+        started = time.perf_counter()
+        for i in range(args.machines):  # each machine's own bytes, not the pool's; the first fetch builds them
+            body = json.loads(fetch(base + machine_url(i)))
+            files = {f["path"] for f in body["storage"]["files"]}
+            assert "/etc/NetworkManager/system-connections/eth0.nmconnection" in files, sorted(files)[:5]
+        first = (time.perf_counter() - started) / args.machines
+        scripts = {"pool": tmp / "pool.lua", "machine": tmp / "machines.lua"}  # the same client work for both
+        for case, urls in (("pool", ["/config/worker"]), ("machine", [machine_url(i) for i in range(args.machines)])):
+            paths = ", ".join(f'"{url}"' for url in urls)
+            scripts[case].write_text(f"local paths = {{{paths}}}\nlocal i = 0\n"
+                                     "request = function()\n  i = i % #paths + 1\n"
+                                     "  return wrk.format(nil, paths[i])\nend\n")
+        runs: dict[str, list[float]] = {"pool": [], "machine": []}
+        per_cpu: dict[str, list[float]] = {"pool": [], "machine": []}
+        for _round in range(args.rounds):
+            for case in ("pool", "machine"):
+                extra = ["-s", str(scripts[case])]
+                run_wrk(f"{base}/config/worker", 2, extra)  # warm-up, not measured
+                before = cpu_seconds(proc.pid)
+                result = run_wrk(f"{base}/config/worker", args.duration, extra)
+                cpu = cpu_seconds(proc.pid) - before
+                assert not result["non2xx"], result
+                runs[case].append(result["rps"])
+                per_cpu[case].append(result["rps"] * args.duration / cpu if cpu else float("nan"))
+        load = os.getloadavg()[0]
+        print(f"per-machine vs pool config, {args.machines} machines, pool config {len(pool_body)} B, "
+              f"wrk -t2 -c64 -d{args.duration:g}s, {args.rounds} interleaved rounds, load average {load:.2f}")
+        print(f"first fetch of each machine's config (read, translate, gzip, then cached): {first * 1000:.1f} ms")
+        for case, values in runs.items():
+            print(f"{case:<8} best {max(values):>8.0f} req/s   median {statistics.median(values):>8.0f}   "
+                  f"best {max(per_cpu[case]):>8.0f} req/CPU-s")
+        ratio = max(runs["machine"]) / max(runs["pool"])
+        cpu_ratio = max(per_cpu["machine"]) / max(per_cpu["pool"])
+        print(f"ratio machine/pool: {ratio:.2f}x req/s, {cpu_ratio:.2f}x req/CPU-s (goal >= {GOAL}x) -> "
+              f"{'met' if ratio >= GOAL else 'NOT met'}")
+        return 0 if ratio >= GOAL else 1
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

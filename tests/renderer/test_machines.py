@@ -1,0 +1,168 @@
+"""Machine documents: each machine's overlay merged over its pool's config, named from both hashes, recorded in
+the pool record; their problems named by file, line and field, degrading no pool; a broken edit keeps the
+machine's previous overlay; `mco render --explain --machine` names the machine document."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from fleet.directory_store import DirectoryStore
+from fleet.rendered import pool_config_of
+from fleet.store import MemoryStore
+from ignition.dataurl import decode_data_url
+from renderer.machine_render import MACHINE_ANNOTATION, OVERLAY_ANNOTATION, POOL_CONFIG_ANNOTATION
+from renderer.render import render_cluster
+
+MACHINES = Path(__file__).resolve().parent / "machines_cluster"
+KEYFILE = "/etc/NetworkManager/system-connections/enp1s0.nmconnection"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Path:
+    target = tmp_path / "cluster"
+    shutil.copytree(MACHINES, target)
+    return target
+
+
+def _file(config: object, path: str) -> tuple[int, bytes]:
+    files = {f["path"]: f for f in config.spec.config["storage"]["files"]}  # type: ignore[attr-defined]
+    entry = files[path]
+    return entry["mode"], decode_data_url(entry["contents"]["source"])
+
+
+def test_each_machine_is_its_pool_config_with_its_overlay(cluster: Path) -> None:
+    store = MemoryStore()
+    result = render_cluster(cluster, store=store)
+    assert result.ok, result.errors
+    pool = result.pools["worker"].rendered
+    assert pool is not None
+    a, b = result.machines["node-a"], result.machines["node-b"]
+    for machine, host, address in ((a, "node-a", "192.168.122.10/24"), (b, "node-b", "192.168.122.11/24")):
+        assert pool_config_of(machine.name) == pool.name and machine.pool == "worker"
+        assert machine.annotations[POOL_CONFIG_ANNOTATION] == pool.name
+        assert machine.annotations[MACHINE_ANNOTATION] == host
+        assert machine.name.endswith("-" + machine.annotations[OVERLAY_ANNOTATION])
+        assert _file(machine, "/etc/hostname") == (0o644, f"{host}\n".encode())  # overlay replaced the pool's
+        mode, keyfile = _file(machine, KEYFILE)
+        assert mode == 0o600 and f"address1={address},192.168.122.1".encode() in keyfile
+        assert _file(machine, "/etc/motd") == _file(pool, "/etc/motd")  # the pool's files stay
+        assert machine.spec.kernel_arguments == (*pool.spec.kernel_arguments, f"systemd.hostname={host}")
+        assert store.get_rendered(machine.name) == machine
+    record = store.get_pool("worker")
+    assert {m.name: m.rendered for m in record.machines} == {"node-a": a.name, "node-b": b.name}
+    assert record.target_for("node-a") == a.name and record.target_for("node-c") == pool.name
+    assert store.get_pool("master").machines == ()
+
+
+def test_a_changed_variable_moves_that_machine_only(cluster: Path) -> None:
+    store = DirectoryStore(cluster.parent / "store")
+    first = render_cluster(cluster, store=store)
+    text = (cluster / "manifests/machines.yaml").read_text()
+    (cluster / "manifests/machines.yaml").write_text(text.replace("192.168.122.11/24", "192.168.122.21/24"))
+    second = render_cluster(cluster, store=store)
+    assert second.ok
+    assert second.pools["worker"].rendered == first.pools["worker"].rendered and not second.pools["worker"].changed
+    assert second.machines["node-a"].name == first.machines["node-a"].name
+    assert second.machines["node-b"].name != first.machines["node-b"].name
+    assert b"192.168.122.21/24" in _file(second.machines["node-b"], KEYFILE)[1]
+
+
+def test_a_pool_change_reaches_every_machine_with_its_overlay(cluster: Path) -> None:
+    store = MemoryStore()
+    first = render_cluster(cluster, store=store)
+    base = cluster / "manifests/10-worker-base.yaml"
+    base.write_text(base.read_text().replace("welcome%0A", "welcome%20back%0A"))
+    second = render_cluster(cluster, store=store)
+    for name in ("node-a", "node-b"):
+        machine = second.machines[name]
+        assert pool_config_of(machine.name) == second.pools["worker"].rendered.name  # type: ignore[union-attr]
+        assert machine.annotations[OVERLAY_ANNOTATION] == first.machines[name].annotations[OVERLAY_ANNOTATION]
+        assert _file(machine, "/etc/motd")[1] == b"welcome back\n"
+        assert _file(machine, "/etc/hostname")[1] == f"{name}\n".encode()
+
+
+BROKEN = [
+    ("bad mac", ('mac: "52:54:00:00:00:0a"', 'mac: "52:54:00:00:00"'),
+     "manifests/machines.yaml:7:10 $.spec.selector.mac: machine-selector"),
+    ("missing template", ("templates: [hostname, static-net]\n  variables:\n    interface: enp1s0\n    address: "
+                          "192.168.122.10/24", "templates: [hostname, nosuch]\n  variables:\n    interface: enp1s0\n"
+                          "    address: 192.168.122.10/24"), "$.spec.templates.1: machine node-a: no machine template"),
+    ("undefined variable", ("    interface: enp1s0\n    address: 192.168.122.10/24",
+                            "    interface: enp1s0\n    addresss: 192.168.122.10/24"), "undefined value: 'address'"),
+]
+
+
+@pytest.mark.parametrize(("edit", "expected"), [c[1:] for c in BROKEN], ids=[c[0] for c in BROKEN])
+def test_a_broken_machine_document_keeps_its_previous_overlay(cluster: Path, edit: tuple[str, str],
+                                                              expected: str) -> None:
+    store = MemoryStore()
+    first = render_cluster(cluster, store=store)
+    path = cluster / "manifests/machines.yaml"
+    text = path.read_text()
+    assert edit[0] in text
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    second = render_cluster(cluster, store=store)
+    assert not second.ok and second.pools["worker"].errors == ()  # the pool still renders
+    message = " ".join(second.errors).replace("error[", "")
+    assert all(part in message for part in expected.split(": machine-selector")), second.errors
+    assert second.machines["node-a"].name == first.machines["node-a"].name  # kept as it was
+    assert {m.name for m in store.get_pool("worker").machines} == {"node-a", "node-b"}
+
+
+CLASHES = [
+    ("same selector", "  selector:\n    uuid: 6e5b1c2a-0000-4000-8000-00000000000b\n    hostname: node-b",
+     "  selector:\n    uuid: 6E5B1C2A-0000-4000-8000-00000000000B\n    hostname: node-b",
+     "machine documents node-b and node-b2 have the same selector"),
+    ("same hostname", "  selector:\n    uuid: 6e5b1c2a-0000-4000-8000-00000000000b\n    hostname: node-b",
+     "  selector:\n    serial: SN-1\n    hostname: node-b", "machine documents node-b and node-b2 both select hostname"),
+]
+
+
+@pytest.mark.parametrize(("selector", "other", "expected"), [c[1:] for c in CLASHES], ids=[c[0] for c in CLASHES])
+def test_documents_that_would_tie_are_an_error_naming_both(cluster: Path, selector: str, other: str,
+                                                           expected: str) -> None:
+    path = cluster / "manifests/machines.yaml"
+    text = path.read_text()
+    second_doc = text[text.index("---"):].replace("metadata:\n  name: node-b", "metadata:\n  name: node-b2").replace(selector, other)
+    path.write_text(text + "\n" + second_doc)
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any(expected in e for e in result.errors), result.errors
+    assert "node-b2" not in result.machines and "node-b" in result.machines
+
+
+def test_a_machine_in_no_pool_is_an_error(cluster: Path) -> None:
+    path = cluster / "manifests/machines.yaml"
+    path.write_text(path.read_text().replace('node-role.kubernetes.io/worker: ""', "rack: r1", 1))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any("machine node-a: node node-a matches no pool" in e and "$.spec.labels" in e for e in result.errors)
+    assert "node-a" not in result.machines and "node-b" in result.machines
+
+
+def test_explain_names_the_machine_document(cluster: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["render", str(cluster), "--explain", "worker", KEYFILE, "--machine", "node-b"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (f"storage.files[{KEYFILE}]  <- machine node-b (manifests/machines.yaml:18, template "
+            "machine-templates/static-net/files/keyfile.yaml:1)") in out
+    code = main(["render", str(cluster), "--explain", "worker", "/etc/hostname", "--machine", "node-a"])
+    out = capsys.readouterr().out
+    assert "machine node-a (manifests/machines.yaml:1, template machine-templates/hostname/files/hostname.yaml:1); " \
+           "overrode 10-worker-base (manifests/10-worker-base.yaml:15)" in out
+    assert main(["render", str(cluster), "--explain", "worker", "--machine", "nosuch"]) == 1
+    assert main(["render", str(cluster), "--machine", "node-a"]) == 2
+
+
+def test_a_machine_config_over_the_size_limit_is_refused(cluster: Path) -> None:
+    big = "x" * 1_600_000
+    path = cluster / "manifests/machines.yaml"
+    path.write_text(path.read_text().replace("    gateway: 192.168.122.1\n", f"    gateway: 192.168.122.1\n"
+                                             f"    padding: {big}\n", 1))
+    keyfile = cluster / "machine-templates/static-net/files/keyfile.yaml"
+    keyfile.write_text(keyfile.read_text() + "    # {{ padding | default('') }}\n")
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any("machine node-a" in e and "more than the limit" in e for e in result.errors), result.errors
+    assert "node-a" not in result.machines and "node-b" in result.machines
