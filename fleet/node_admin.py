@@ -38,15 +38,24 @@ def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
     return {**status.to_dict(), **config_parts(status.current_config), "membership": _membership(status, selectors)}
 
 
-def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[str, Any]:
+def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors,
+              seen: dict[str, tuple[NodeStatus, dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Every node, as `mco nodes list -o json` and `GET /nodes` show them: the record without its histories
     and timelines, with the phase it is in and since when. (The membership of a node in a pool depends on its
-    labels only: one object per label set, shared; 10,000 nodes have a few dozen.)"""
+    labels only: one object per label set, shared; 10,000 nodes have a few dozen.) `seen` keeps each node's
+    item by its record across calls with the same `selectors`: a record that is the very object it was last
+    time gets its item again (the stores keep unchanged records), so a listing after one report builds one."""
     items = []
     shared: dict[Membership, dict[str, Any]] = {}
+    known: dict[int, Membership] = {}  # by the labels object: records read from a store share them (rendered.py)
     for s in statuses:
+        if seen is not None and (kept := seen.get(s.name)) is not None and kept[0] is s:
+            items.append(kept[1])
+            continue
         phase = s.phase
-        membership = selectors.of(s.labels)
+        membership = known.get(id(s.labels))
+        if membership is None:
+            membership = known[id(s.labels)] = selectors.of(s.labels)
         if membership.pools:
             view = shared.get(membership)
             if view is None:
@@ -54,11 +63,14 @@ def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors) -> dict[
                                                  "note": membership.note()}
         else:
             view = _membership(s, selectors)
-        items.append({"name": s.name, "pool": s.pool, "labels": s.labels, "state": s.state,
-                      "currentConfig": s.current_config, **config_parts(s.current_config),
-                      "desiredConfig": s.desired_config, "message": s.message, "reportedAt": s.reported_at,
-                      "membership": view,
-                      "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None})
+        item = {"name": s.name, "pool": s.pool, "labels": s.labels, "state": s.state,
+                "currentConfig": s.current_config, **config_parts(s.current_config),
+                "desiredConfig": s.desired_config, "message": s.message, "reportedAt": s.reported_at,
+                "membership": view,
+                "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None}
+        if seen is not None:
+            seen[s.name] = (s, item)
+        items.append(item)
     return {"kind": "NodeList", "items": items}
 
 

@@ -483,10 +483,26 @@ class NodeStatus:
             history=tuple(Transition.from_dict(t) for t in history[:HISTORY_LIMIT] if isinstance(t, Mapping))
             if isinstance(history, list) else (),
             registered_at=str(data.get("registeredAt", "")),
-            labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else role_labels(pool),
+            labels=_shared_labels(labels) if isinstance(labels, Mapping) else role_labels(pool),
             timeline=timeline_from(data.get("timeline")),
             updates=updates_from(data.get("updates")),
         )
+
+
+_LABEL_SETS: dict[frozenset[tuple[str, str]], dict[str, str]] = {}
+LABEL_SETS_KEPT = 4096
+
+
+def _shared_labels(labels: Mapping[Any, Any]) -> dict[str, str]:
+    """Stored labels as one dict per distinct label set: 10,000 records share a few dozen (less memory, and a
+    listing looks each set's pool up once). The dicts are never changed: relabelling builds a new one."""
+    items = frozenset((str(k), str(v)) for k, v in labels.items())
+    found = _LABEL_SETS.get(items)
+    if found is None:
+        if len(_LABEL_SETS) >= LABEL_SETS_KEPT:
+            _LABEL_SETS.clear()
+        found = _LABEL_SETS[items] = dict(sorted(items))
+    return found
 
 
 def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:

@@ -12,7 +12,7 @@ removes. A malformed body or label is a 400 naming the field, an unknown node a 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -21,13 +21,13 @@ from fleet.membership import PoolSelectors
 from fleet.names import valid_name
 from fleet.node_admin import node_list, node_view, relabel, selectors_of
 from fleet.node_labels import LabelError, check_labels, key_problem
+from fleet.rendered import NodeStatus
 from fleet.store import NotFound, Store, StoreError
-from ignition.canonical import canonical_json
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.node_routes import json_error, refusal, store_failed
 from server.request_body import BodyError, read_json
-from server.respond import JSON
+from server.respond import JSON, json_bytes
 
 
 class AdminRoutes:
@@ -39,6 +39,8 @@ class AdminRoutes:
         self.policy = policy
         self.read_timeout = read_timeout
         self._selectors = selectors
+        self._held: tuple[Sequence[NodeStatus], PoolSelectors, bytes] | None = None
+        self._seen: dict[str, tuple[NodeStatus, dict[str, Any]]] = {}  # node_list's items by record
 
     def add_to(self, app: web.Application) -> None:
         """Register the routes."""
@@ -59,7 +61,7 @@ class AdminRoutes:
         return self._selectors() or selectors_of(self.store)
 
     @staticmethod
-    async def _answer(node: str, compute: Callable[[], dict[str, Any]]) -> web.Response:
+    async def _answer(node: str, compute: Callable[[], dict[str, Any] | bytes]) -> web.Response:
         """`compute()` in a thread, its failures as answers: 404 unknown node, 400 bad label, 503 store."""
         try:
             body = await asyncio.to_thread(compute)
@@ -69,13 +71,30 @@ class AdminRoutes:
             return json_error(400, "invalid-labels", exc.message, exc.path)
         except StoreError as exc:
             return store_failed(exc)
-        return web.Response(body=canonical_json(body), content_type=JSON)
+        return web.Response(body=body if isinstance(body, bytes) else json_bytes(body), content_type=JSON)
 
     async def list_nodes(self, request: web.Request) -> web.Response:
         """Every node with its labels, pool and membership."""
         if (refused := self._refuse(request)) is not None:
             return refused
-        return await self._answer("", lambda: node_list(self.store.list_node_status(), self._pools()))
+        return await self._answer("", self._listing)
+
+    def _listing(self) -> bytes:
+        """`GET /nodes`'s bytes, kept while the store hands back the same listing and the pools are the same (the
+        stores keep one list until the next change: a dashboard polling an unchanged fleet costs nothing)."""
+        nodes, pools = self.store.list_node_status(), self._pools()
+        held = self._held
+        if held is not None and held[1].selectors == pools.selectors:
+            if held[0] is nodes:
+                return held[2]
+            seen = self._seen
+            if len(seen) > 2 * len(nodes) + 100:  # nodes removed since: start again
+                seen = self._seen = {}
+        else:
+            seen = self._seen = {}
+        body = json_bytes(node_list(nodes, pools, seen))
+        self._held = (nodes, pools, body)  # holding the list: no other list can take its identity
+        return body
 
     async def get_node(self, request: web.Request) -> web.Response:
         """One node's record: labels, pool, membership, state, history."""

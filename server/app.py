@@ -25,7 +25,6 @@ from fleet.names import valid_name
 from fleet.rendered import ModelError, NodeStatus, PoolRecord
 from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
-from ignition.canonical import canonical_json
 from renderer.machine_render import MACHINE_ANNOTATION, NODE_ANNOTATION
 from server.accesslog import LOG_NOTE
 from server.admin_routes import AdminRoutes
@@ -36,7 +35,7 @@ from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
 from server.node_routes import NodeRoutes, json_error, store_failed
-from server.respond import JSON, ConfigResponder
+from server.respond import JSON, ConfigResponder, json_bytes
 from server.rollout_routes import RolloutRoutes
 from server.settings import ServerSettings
 from server.state import ServerState
@@ -153,7 +152,7 @@ class Handlers:
                  if "metadata" in i]
         body = {"kind": "MachineConfigPoolList", "items": items, "renderErrors": list(self.state.render_errors),
                 "unpooled": unpooled[0]["unpooled"] if unpooled else []}
-        return web.Response(body=canonical_json(body), content_type=JSON)  # (2.4 MB at 10,000 machines)
+        return web.Response(body=json_bytes(body), content_type=JSON)  # (2.4 MB at 10,000 machines)
 
     async def pool(self, request: web.Request) -> web.Response:
         """One pool's status (a pool with tokens: only with one of them)."""
@@ -175,7 +174,7 @@ class Handlers:
             return json_error(404, "unknown-pool", f"no pool {name!r}", "path pool")
         except StoreError as exc:
             return store_failed(exc)
-        return web.json_response(items[0])
+        return web.Response(body=json_bytes(items[0]), content_type=JSON)
 
     def _rollout_pauses(self) -> list[tuple[str, str]]:
         """(pool, node) of each pool the rollout paused (fleet/rollout_gates.py), read without a claim."""

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from multidict import MultiMapping
 
 from fleet.machines import FactError, MachineTie, query_facts
@@ -51,6 +52,16 @@ class Answer:
     pool_label: str = "-"
     version: str = "-"
     note: dict[str, Any] = field(default_factory=dict)
+
+
+def json_bytes(body: Any) -> bytes:
+    """An API answer's JSON (not a stored or hashed form: ignition/canonical.py has that one). orjson writes the
+    2-4 MB of `/pools` and `/nodes` for 10,000 machines ~10x faster than the json module; what it refuses
+    (integers beyond 64 bits) goes through the json module."""
+    try:
+        return orjson.dumps(body)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(body).encode()
 
 
 def error_body(code: str, message: str, path: str = "") -> bytes:
