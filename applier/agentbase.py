@@ -27,6 +27,7 @@ from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from fleet.atomic import sweep_temp
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
+from fleet.drift_events import DriftEvent
 from fleet.rendered import RenderedConfig, pool_of_name
 
 NODE_ANNOTATIONS = "node-annotations.json"
@@ -126,7 +127,8 @@ class AgentBase:
             name = ""
         return pool_of(name)
 
-    def _result(self, state: str, message: str, current: RenderedConfig | None, desired: str, **kw: Any) -> SyncResult:
+    def _result(self, state: str, message: str, current: RenderedConfig | None, desired: str, *,
+                drift: tuple[DriftEvent, ...] = (), **kw: Any) -> SyncResult:
         result = SyncResult(state=state, message=message, current=current.name if current else "", desired=desired,
                             **kw)
         phase, detail = "", ""
@@ -137,7 +139,8 @@ class AgentBase:
         if state != "Working":
             self._phase = self.aim = ""
         report = NodeReport(node=self.settings.node, pool=self._pool(current), current=result.current,
-                            desired=desired, state=state, message=message, phase=phase, detail=detail)
+                            desired=desired, state=state, message=message, phase=phase, detail=detail,
+                            drift=drift)
         self._send(report)
         return result
 
@@ -152,8 +155,8 @@ class AgentBase:
         """Deliver a report; an undelivered one stays in the state dir for the next sync."""
         last = self.state.last_report()
         body = {"node": report.node, **report.body()}
-        if last and last.get("report") == body and last.get("acked"):
-            return
+        if last and last.get("report") == body and last.get("acked") and not report.drift:
+            return  # a report with drift events goes out every time: the same path drifting again is news
         acked = self.reporter.send(report)
         self.state.set_last_report({"report": body, "acked": bool(acked)})
 

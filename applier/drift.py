@@ -10,7 +10,9 @@ unit: files, unit files, drop-ins, and the unit's links in every `*.wants/`/`*.r
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,9 @@ from typing import Any
 from applier.files import host_path
 from applier.units import UNIT_DIR, Systemctl, dropin_path, unit_path
 from applier.verify import check_file, check_unit
-from fleet.diff import dropins_of, files_of, units_of
+from fleet.diff import ContentsError, dropins_of, file_contents, file_mode, files_of, units_of
+from fleet.drift_events import CONTENTS_LIMIT, DriftEvent
+from ignition.dataurl import encode_data_url
 
 WANTS_SUFFIXES = (".wants", ".requires")
 StatKey = tuple[int, int, int, int, int]
@@ -110,3 +114,45 @@ def watch_map(root: Path, config: Mapping[str, Any]) -> dict[str, tuple[str, str
             for directory in link_dirs:
                 watched[f"{directory}/{name}"] = ("unit", name)
     return watched
+
+
+def _fingerprint(data: bytes, mode: int) -> str:
+    return f"sha256:{hashlib.sha256(data).hexdigest()} mode:{mode:04o}"
+
+
+def file_event(root: Path, entry: Mapping[str, Any], *, at: str, repaired: bool, carry: bool) -> DriftEvent:
+    """The drift event of one file entry as it is on disk now (before its repair); `carry`: the file as found
+    goes with it (for `mco drift export`) when it is a regular file of at most CONTENTS_LIMIT bytes."""
+    path = str(entry.get("path", ""))
+    try:
+        expected = _fingerprint(file_contents(entry), file_mode(entry))
+    except ContentsError:
+        expected = "unreadable contents"
+    target = host_path(Path(root), path)
+    contents, mode = "", None
+    try:
+        st = os.lstat(target)
+        if not stat.S_ISREG(st.st_mode):
+            found = f"not a regular file ({stat.filemode(st.st_mode)[0]} type)"
+        else:
+            data = target.read_bytes()
+            found = _fingerprint(data, stat.S_IMODE(st.st_mode))
+            if carry and len(data) <= CONTENTS_LIMIT:
+                contents, mode = encode_data_url(data), stat.S_IMODE(st.st_mode)
+    except FileNotFoundError:
+        found = "missing"
+    except OSError as exc:
+        found = f"unreadable: {exc.strerror}"
+    return DriftEvent("file", path, expected, found, at, repaired, contents, mode)
+
+
+def unit_event(unit: Mapping[str, Any], systemctl: Systemctl | None, *, at: str, repaired: bool) -> DriftEvent:
+    """The drift event of one unit: its enablement as declared and as systemctl reports it now."""
+    name = str(unit.get("name", ""))
+    enabled = unit.get("enabled")
+    expected = "masked" if unit.get("mask") else "enabled" if enabled is True else "disabled" if enabled is False \
+        else "as declared"
+    found = systemctl.is_enabled(name) if systemctl is not None else "unknown"
+    if found == expected:
+        found = f"{found}; unit file or drop-in changed"
+    return DriftEvent("unit", name, expected, found, at, repaired)

@@ -18,13 +18,15 @@ from typing import Any
 from applier.agentbase import SyncResult
 from applier.drift import watch_map
 from applier.errors import ApplyError
-from applier.live import booted_kargs, fips_problems, next_boot_kargs, stopped_units
+from applier.live import CMDLINE, booted_kargs, fips_problems, next_boot_kargs, stopped_units
 from applier.repairing import Repair
 from applier.state import Pending
 from applier.updating import UpdateSteps
 from applier.verify import on_disk_message
+from fleet.clock import system_clock, timestamp
 from fleet.diff import ConfigDiff, ListChange, SetChange
 from fleet.disruption import Disruption, disruption
+from fleet.drift_events import DriftEvent
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 
 RESTART_BUDGET = 3  # starts of one unit the agent makes per window before it leaves the node Degraded
@@ -45,41 +47,54 @@ class DriftSteps(UpdateSteps):
         staged = self.backend.stage(ConfigDiff(kernel_arguments=ListChange((), spec.kernel_arguments)), spec, spec)
         return str(staged.get("id", ""))
 
-    def check_boot(self, current: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
-        """Kernel arguments and FIPS (applier/live.py): (what was put right, the mismatches left).
+    def check_boot(self, current: RenderedConfig, *, repair: bool) -> Repair:
+        """Kernel arguments and FIPS (applier/live.py): what was put right (`live`), the mismatches left.
 
         A next boot without the config's kernel arguments is staged again (repair); a booted command line
         without them is reported, and a reboot into the (re-)staged deployment puts it right."""
+        spec, at = current.spec, timestamp(system_clock())
+        wanted = " ".join(spec.kernel_arguments)
+        fips = [DriftEvent("fips", problem.split(":", 2)[1].split()[0], "FIPS", problem, at, False)
+                for problem in fips_problems(self.root, spec)]
         if self.backend.name == "none":
-            return [], fips_problems(self.root, current.spec)
-        spec, repaired, left = current.spec, [], []
+            return Repair([], [], [e.found for e in fips], events=tuple(fips))
+        repaired: list[str] = []
+        left: list[str] = []
+        events: list[DriftEvent] = []
         try:
             wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
             if wrong_next and repair:
+                was = wrong_next
                 staged = self._restage(spec)
                 wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
                 if not wrong_next:
                     repaired.append(f"kernel arguments of the next boot (staged again: {staged})")
+                    events.append(DriftEvent("kargs", "next boot", wanted, was, at, True))
         except ApplyError as exc:
             wrong_next = f"next boot's kernel arguments: {exc}"
         if wrong_next:
             left.append(wrong_next)
+            events.append(DriftEvent("kargs", "next boot", wanted, wrong_next, at, False))
         wrong_booted = booted_kargs(self.root, spec)
         if wrong_booted:
             left.append(wrong_booted + ("" if wrong_next else "; the next boot's deployment has them: a reboot "
                                         "puts them right"))
-        return repaired, left + fips_problems(self.root, spec)
+            events.append(DriftEvent("kargs", f"/{CMDLINE}", wanted, wrong_booted, at, False))
+        return Repair([], [], left + [e.found for e in fips], tuple(repaired), (*events, *fips))
 
-    def check_running(self, current: RenderedConfig, *, repair: bool) -> tuple[list[str], list[str]]:
+    def check_running(self, current: RenderedConfig, *, repair: bool) -> Repair:
         """Units the config enables that are not running (live systems): started again, RESTART_BUDGET times per
         RESTART_WINDOW seconds each, then left naming the unit."""
-        repaired, left = [], []
-        now = time.monotonic()
+        repaired: list[str] = []
+        left: list[str] = []
+        events: list[DriftEvent] = []
+        now, at = time.monotonic(), timestamp(system_clock())
         for name, state in stopped_units(self.systemctl, current.spec.config or {}).items():
             starts = [t for t in self._starts.get(name, []) if now - t < RESTART_WINDOW]
             if not repair or len(starts) >= RESTART_BUDGET:
                 spent = f" after {len(starts)} starts in {RESTART_WINDOW:.0f} s" if starts else ""
                 left.append(f'unit "{name}" is {state}{spent}')
+                events.append(DriftEvent("service", name, "active", state, at, False))
                 self._starts[name] = starts
                 continue
             self._starts[name] = [*starts, now]
@@ -87,15 +102,17 @@ class DriftSteps(UpdateSteps):
                 self.systemctl.live_action("start", name)
             except ApplyError as exc:
                 left.append(f'unit "{name}" is {state}: {exc}')
+                events.append(DriftEvent("service", name, "active", state, at, False))
                 continue
             repaired.append(f"unit {name} started (was {state})")
-        return repaired, left
+            events.append(DriftEvent("service", name, "active", state, at, True))
+        return Repair([], [], left, tuple(repaired), tuple(events))
 
     def _live(self, current: RenderedConfig, found: Repair, *, repair: bool) -> Repair:
         """`found` with the live state's checks added."""
-        boot_fixed, boot_left = self.check_boot(current, repair=repair)
-        run_fixed, run_left = self.check_running(current, repair=repair)
-        return found._replace(left=found.left + boot_left + run_left, live=(*boot_fixed, *run_fixed))
+        boot, running = self.check_boot(current, repair=repair), self.check_running(current, repair=repair)
+        return found._replace(left=found.left + boot.left + running.left, live=(*boot.live, *running.live),
+                              events=(*found.events, *boot.events, *running.events))
 
     def repair_disruption(self, config: RenderedConfig, repair: Repair) -> Disruption:
         """What the policy asks for the repaired paths and units (those no policy names ask nothing)."""
@@ -113,21 +130,27 @@ class DriftSteps(UpdateSteps):
         if found.left:
             note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
             return self._result("Degraded", on_disk_message(current.name, found.left) + note, current,
-                                current.name)
+                                current.name, drift=found.events)
         message = f"repaired drift: {', '.join(found.names)}"
         decided = self.repair_disruption(current, found)
         if decided.reboot:
+            self._send_events(current, found)
             return self.request_reboot(current, Pending(current, "rebooting", previous=current.name),
                                        f"{message}; the disruption policy asks for a reboot")
         try:
             actions = self._post_actions(decided)
         except ApplyError as exc:  # the files are right, the running service is not
-            return self._result("Degraded", f"{message}; post-repair action failed: {exc}", current, current.name)
+            return self._result("Degraded", f"{message}; post-repair action failed: {exc}", current, current.name,
+                                drift=found.events)
         if actions:
             message += f"; actions: {', '.join(actions)}"
         elif decided.verdict != "none":
             message += f"; no live system to {decided.verdict}"
-        return self._result("Done", message, current, current.name, changed=True)
+        return self._result("Done", message, current, current.name, changed=True, drift=found.events)
+
+    def _send_events(self, current: RenderedConfig, found: Repair) -> None:
+        """Report the repair's events before a reboot the policy asks for (the reboot's reports carry none)."""
+        self._result("Done", f"repaired drift: {', '.join(found.names)}", current, current.name, drift=found.events)
 
     def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
         """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
@@ -141,8 +164,7 @@ class DriftSteps(UpdateSteps):
         last = self.state.last_report() or {}
         if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
             return self.check_drift(current, repair=repair)
-        fixed, left = self.check_boot(current, repair=True)
-        found = Repair([], [], left, tuple(fixed))
+        found = self.check_boot(current, repair=True)
         return self._repaired(current, found) if found.left or found.names else None
 
     def check_changed(self, current: RenderedConfig, changed: Iterable[str], *, repair: bool) -> SyncResult | None:

@@ -8,12 +8,16 @@ that cannot be written, leaves the node Degraded. `--drift report` repairs nothi
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import NamedTuple
 
 from applier.agentbase import AgentBase
+from applier.drift import file_event, unit_event
 from applier.errors import ApplyError
 from applier.verify import on_disk_message
+from fleet.clock import system_clock, timestamp
 from fleet.diff import files_of, units_of
+from fleet.drift_events import DriftEvent
 from fleet.rendered import RenderedConfig
 
 REPAIR_PASSES = 3
@@ -26,6 +30,7 @@ class Repair(NamedTuple):
     units: list[str]
     left: list[str]
     live: tuple[str, ...] = ()  # live state put right (applier/drift_steps.py), named
+    events: tuple[DriftEvent, ...] = ()  # every drift found, as the fleet sees it
 
     @property
     def names(self) -> list[str]:
@@ -45,9 +50,23 @@ class RepairSteps(AgentBase):
         """
         cfg = config.spec.config or {}
         files, names, problems = self.drift.check(cfg, paths=paths, units=units)
-        if not problems or not repair:
-            return Repair([], [], problems)
+        if not problems:
+            return Repair([], [], [])
         entries, unit_entries = files_of(cfg), units_of(cfg)
+        at = timestamp(system_clock())
+        found: dict[tuple[str, str], DriftEvent] = {}  # each path and unit as first found (before any repair)
+
+        def record() -> None:
+            for path in files:
+                found.setdefault(("file", path), file_event(self.root, entries[path], at=at, repaired=repair,
+                                                            carry=not repair))
+            for name in names:
+                found.setdefault(("unit", name), unit_event(unit_entries[name], self.systemctl, at=at,
+                                                            repaired=repair))
+
+        record()
+        if not repair:
+            return Repair([], [], problems, events=tuple(found.values()))
         repaired_files: dict[str, None] = {}
         repaired_units: dict[str, None] = {}
         for _ in range(REPAIR_PASSES):
@@ -59,15 +78,16 @@ class RepairSteps(AgentBase):
                 if names:
                     self.units.set_enablement(unit_entries[n] for n in names)
             except ApplyError as exc:
-                return Repair([], [], [*problems, f"repair failed: {exc}"])
+                return Repair([], [], [*problems, f"repair failed: {exc}"], events=_unrepaired(found))
             self.files.flush()
             self.drift.forget(files)
             repaired_files.update(dict.fromkeys(files))
             repaired_units.update(dict.fromkeys(names))
             files, names, problems = self.drift.check(cfg, paths=files, units=names)
             if not problems:
-                return Repair(list(repaired_files), list(repaired_units), [])
-        return Repair([], [], problems)
+                return Repair(list(repaired_files), list(repaired_units), [], events=tuple(found.values()))
+            record()
+        return Repair([], [], problems, events=_unrepaired(found))
 
     def _repair_note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
         """An explicit repair of `config`'s drift, as text to append to a sync's message: (`; repaired drift:
@@ -77,3 +97,8 @@ class RepairSteps(AgentBase):
         found = self._check_drift(config, repair=True)
         return (f"; repaired drift: {', '.join(found.names)}" if found.names else "",
                 f"; {on_disk_message(config.name, found.left)}" if found.left else "")
+
+
+def _unrepaired(found: dict[tuple[str, str], DriftEvent]) -> tuple[DriftEvent, ...]:
+    """The events of a repair that did not succeed."""
+    return tuple(replace(e, repaired=False) for e in found.values())

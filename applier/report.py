@@ -16,6 +16,7 @@ from typing import Any, Protocol, TextIO
 from applier.errors import ApplyError, TemporaryError
 from applier.fetch import ServerClient
 from applier.retry import retrying
+from fleet.drift_events import REPORT_LIMIT, DriftEvent
 
 MAX_MESSAGE = 2000  # the MCD truncates its reason annotation to 2000 characters
 
@@ -32,15 +33,18 @@ class NodeReport:
     message: str = ""
     phase: str = ""   # the update phase entered (fleet/phases.py), "" outside an update
     detail: str = ""  # the phase's detail: the boot ID of a reboot request, the phase a failure happened in
+    drift: tuple[DriftEvent, ...] = ()  # what a drift check found (fleet/drift_events.py)
 
-    def body(self) -> dict[str, str]:
-        """The POST body (`phase` and `detail` only when set)."""
-        body = {"pool": self.pool, "currentConfig": self.current, "desiredConfig": self.desired,
-                "state": self.state, "message": self.message[:MAX_MESSAGE]}
+    def body(self) -> dict[str, Any]:
+        """The POST body (`phase` and `detail` only when set, `drift` only when there are events)."""
+        body: dict[str, Any] = {"pool": self.pool, "currentConfig": self.current, "desiredConfig": self.desired,
+                                "state": self.state, "message": self.message[:MAX_MESSAGE]}
         if self.phase:
             body["phase"] = self.phase
             if self.detail:
                 body["detail"] = self.detail
+        if self.drift:
+            body["drift"] = [e.to_dict() for e in self.drift[-REPORT_LIMIT:]]
         return body
 
 

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "apply": "cli.apply_cmds",
     "rollout": "cli.rollout_cmds",
     "nodes": "cli.nodes_cmds",
+    "drift": "cli.drift_cmds",
 }
 COMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 

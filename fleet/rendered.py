@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 from fleet.conditions import ConditionProblem
+from fleet.drift_events import DriftEvent, kept, stored_events
 from fleet.errors import FleetError
 from fleet.label_selector import LabelSelector, parse_selector, role_labels, role_selector
 from fleet.machine_entry import MachineEntry
@@ -428,6 +429,7 @@ class NodeStatus:
     labels: Mapping[str, str] = None  # type: ignore[assignment]  # None: its pool's role label (__post_init__)
     timeline: Timeline = ()
     updates: tuple[Timeline, ...] = ()
+    drift: tuple[DriftEvent, ...] = ()  # the last drift events, newest first (fleet/drift_events.py)
 
     def __post_init__(self) -> None:
         if self.labels is None:  # a record made before labels: the role label it registered with
@@ -462,6 +464,8 @@ class NodeStatus:
             data["timeline"] = [e.to_dict() for e in self.timeline]
         if self.updates:
             data["updates"] = [[e.to_dict() for e in t] for t in self.updates]
+        if self.drift:
+            data["drift"] = [e.to_dict() for e in self.drift]
         return data
 
     @classmethod
@@ -486,6 +490,7 @@ class NodeStatus:
             labels=_shared_labels(labels) if isinstance(labels, Mapping) else role_labels(pool),
             timeline=timeline_from(data.get("timeline")),
             updates=updates_from(data.get("updates")),
+            drift=stored_events(data.get("drift")),
         )
 
 
@@ -521,6 +526,7 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
     timeline, updates = (previous.timeline, previous.updates) if previous is not None else ((), ())
     if report.timeline:
         timeline, updates = advance(timeline, updates, report.timeline[-1])
+    drift = kept(report.drift, previous.drift if previous is not None else ())
     return replace(report, history=history, registered_at=first or report.reported_at,
                    labels=previous.labels if previous is not None else report.labels, timeline=timeline,
-                   updates=updates)
+                   updates=updates, drift=drift)

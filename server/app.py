@@ -306,7 +306,7 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     metrics.held_claims.set_function(state.handouts.held)
     metrics.held_wakeups = lambda: (state.handouts.woken, state.handouts.lost)
     nodes = NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
-                       poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock)
+                       poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock, metrics=metrics)
     nodes.add_to(app)
     AdminRoutes(store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                 selectors=nodes.selectors).add_to(app)

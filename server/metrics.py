@@ -27,6 +27,7 @@ class ServerMetrics:
         self.config_counts: dict[tuple[str, str, int], int] = {}  # (pool, version, status) -> answers
         self.config_bytes: dict[tuple[str, str], int] = {}  # (pool, version) -> body bytes sent
         self.http_counts: dict[tuple[str, int], int] = {}  # (route, status) -> requests
+        self.drift_counts: dict[tuple[str, str, bool], int] = {}  # (pool, kind, repaired) -> drift events
         self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
         self.held_wakeups: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (woken, lost) held claims (app.py)
         self.rollout_pauses: list[tuple[str, str]] = []  # (pool, node) paused by the rollout, as of this scrape (app.py)
@@ -56,6 +57,11 @@ class ServerMetrics:
         """Count one request to any route."""
         key = (route, status)
         self.http_counts[key] = self.http_counts.get(key, 0) + 1
+
+    def drift_event(self, pool: str, kind: str, repaired: bool) -> None:
+        """Count one drift event a node reported (fleet/drift_events.py)."""
+        key = (pool, kind, repaired)
+        self.drift_counts[key] = self.drift_counts.get(key, 0) + 1
 
     def exposition(self) -> bytes:
         """The text exposition of every metric."""
@@ -98,5 +104,10 @@ class _Counted(Collector):
                                    labels=["pool", "node"])
         for pool, node in m.rollout_pauses:
             paused.add_metric([pool, node], 1)
-        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, paused)
+        drift = CounterMetricFamily("mco_drift_events", "Drift events nodes reported, by pool, kind (file, unit, "
+                                    "kargs, fips, service) and whether the node repaired it.",
+                                    labels=["pool", "kind", "repaired"])
+        for (pool, kind, repaired), n in sorted(m.drift_counts.items()):
+            drift.add_metric([pool, kind, str(repaired).lower()], n)
+        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, paused, drift)
         yield from m.fleet

@@ -44,6 +44,7 @@ from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
 from server.handout_follow import follow_snapshots
 from server.handout_wait import HandoutWaiters, WaitError, parse_wait
+from server.metrics import ServerMetrics
 from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body
 from server.state import ServerState
@@ -90,8 +91,9 @@ class NodeRoutes:
     """The node-facing handlers (dependencies through the constructor; run.py is the composition root)."""
 
     def __init__(self, *, state: ServerState, store: Store, policy: AccessPolicy, read_timeout: float,
-                 poll_interval: float, desired_for: DesiredFn | None, clock: Clock) -> None:
+                 poll_interval: float, desired_for: DesiredFn | None, clock: Clock, metrics: ServerMetrics) -> None:
         self.state = state
+        self.metrics = metrics
         self.store = store
         self.policy = policy
         self.read_timeout = read_timeout
@@ -182,11 +184,14 @@ class NodeRoutes:
         if not self.policy.nodes_authenticated and (refused := self._refuse(request, node, status.pool)) is not None:
             return refused
         try:
+            reported = status.drift  # this report's events (the stored record keeps earlier ones too)
             known, status = await asyncio.to_thread(self._store_status, status)
         except NotFound:
             return json_error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
         except StoreError as exc:
             return store_failed(exc)
+        for event in reported:
+            self.metrics.drift_event(status.pool, event.kind, event.repaired)
         snapshot = self.state.snapshot
         entry = snapshot.pools.get(status.pool) if snapshot is not None else None
         target = entry.record.current if entry is not None else None

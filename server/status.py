@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from fleet.drift_events import DriftEventError, parse_events
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_labels import LabelError, check_labels
 from fleet.phases import DETAIL_LIMIT, PHASES, PhaseEntry
@@ -77,10 +78,15 @@ def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
         raise StatusReportError("$.phase", f"must be one of {', '.join(PHASES)}")
     if not isinstance(detail, str) or len(detail) > DETAIL_LIMIT:
         raise StatusReportError("$.detail", f"must be a string of at most {DETAIL_LIMIT} characters")
+    try:
+        drift = parse_events(body.get("drift"))
+    except DriftEventError as exc:
+        raise StatusReportError(exc.path, exc.message) from exc
     entered = (PhaseEntry(phase, reported_at, fields["desiredConfig"], detail),) if phase else ()
     return NodeStatus(name=node, pool=fields["pool"], current_config=fields["currentConfig"],
                       desired_config=fields["desiredConfig"], state=fields["state"],
-                      message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels, timeline=entered)
+                      message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels, timeline=entered,
+                      drift=drift)
 
 
 def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since: str = "") -> dict[str, str]:

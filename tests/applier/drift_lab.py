@@ -33,6 +33,7 @@ class DriftLab:
     cluster: Path
     root: Path
     url: str
+    store: Path
     agent: subprocess.Popen[bytes]
     log: Path
 
@@ -78,7 +79,7 @@ def drift_lab(tmp_path: Path, *, interval: float = 60.0, extra: Sequence[str] = 
         agent = subprocess.Popen(mco("apply", "--node", NODE, "--server", url, "--pool", "worker", "--root", str(root),
                                      "--interval", str(interval), *extra),
                                  env=env(), stdout=out, stderr=out)
-        lab = DriftLab(work, root, url, agent, log)
+        lab = DriftLab(work, root, url, tmp_path / "store", agent, log)
         try:
             lab.until(lambda: lab.node().get("state") == "Done" and lab.rules_ok(), 60, "first update")
             yield lab
