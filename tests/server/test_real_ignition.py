@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +76,17 @@ def _rendered_config(served: Served, pool: str) -> dict[str, Any]:
     return rendered["spec"]["config"]
 
 
+def _ignition_fetches(log: Path) -> list[dict[str, Any]]:
+    """The access log's Ignition fetches of /config/worker; the server's writer thread flushes every 0.1 s."""
+    deadline = time.monotonic() + 10
+    while True:
+        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        fetches = [e for e in lines if e["path"] == "/config/worker" and e["ua"].startswith("Ignition/")]
+        if fetches or time.monotonic() > deadline:
+            return fetches
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("scheme", ["http", "https"])
 def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: Path) -> None:
     ignition = real_tool("ignition")
@@ -96,8 +108,7 @@ def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: 
     assert annotations["machineconfiguration.openshift.io/currentConfig"].startswith("rendered-worker-")
     encapsulated = json.loads((run.root / "etc/ignition-machine-config-encapsulated.json").read_text())
     assert encapsulated["spec"]["config"] == {"ignition": {"version": "3.3.0"}}
-    served_lines = [json.loads(line) for line in served.access_log.read_text().splitlines()]
-    fetches = [e for e in served_lines if e["path"] == "/config/worker" and e["ua"].startswith("Ignition/")]
+    fetches = _ignition_fetches(served.access_log)
     assert fetches and fetches[-1]["status"] == 200 and fetches[-1]["version"] == "3.3.0"
     assert TOKEN not in served.access_log.read_text()  # no secrets in the access log
 
