@@ -44,8 +44,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from ui_bench import _rendered, _time, fill, reporter  # noqa: E402
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
+from fleet.node_status import NodeStatus  # noqa: E402
 from fleet.phases import PhaseEntry  # noqa: E402
-from fleet.rendered import NodeStatus, PoolRecord  # noqa: E402
+from fleet.rendered import PoolRecord  # noqa: E402
 from fleet.store import MemoryStore, Store  # noqa: E402
 from fleet.store_open import close_store, open_store  # noqa: E402
 from server.auth import AccessPolicy  # noqa: E402

@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
-from fleet.rendered import NodeStatus, PoolRecord  # noqa: E402
+from fleet.node_status import NodeStatus  # noqa: E402
+from fleet.rendered import PoolRecord  # noqa: E402
 from fleet.rollout import NodeStatuses, desired_for  # noqa: E402
 from fleet.store import MemoryStore, Store  # noqa: E402
 

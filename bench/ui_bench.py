@@ -39,15 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fleet.directory_store import DirectoryStore  # noqa: E402
-from fleet.rendered import (  # noqa: E402
-    Condition,
-    HistoryEntry,
-    MachineConfigSpec,
-    NodeStatus,
-    PoolRecord,
-    RenderedConfig,
-    with_report,
-)
+from fleet.node_status import NodeStatus, with_report  # noqa: E402
+from fleet.rendered import Condition, HistoryEntry, MachineConfigSpec, PoolRecord, RenderedConfig  # noqa: E402
 from fleet.store import MemoryStore, Store  # noqa: E402
 from fleet.store_open import close_store, open_store  # noqa: E402
 from server.run import start  # noqa: E402

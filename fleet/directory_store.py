@@ -24,7 +24,8 @@ from pathlib import Path
 
 from fleet.atomic import write_atomic
 from fleet.node_journal import NodeIndex, load_record
-from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names
 from ignition.canonical import canonical_json

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from fleet.drift_events import DriftEvent, unrepaired_files
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 EXPORT_IGNITION = "3.4.0"

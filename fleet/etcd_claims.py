@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses, PoolCounts, is_unavailable
 from fleet.store import StoreError, check_name
 from ignition.canonical import canonical_json

@@ -23,7 +23,8 @@ import aetcd
 from aetcd import rpc
 
 from fleet.etcd_client import Connection
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
 
 log = logging.getLogger("mco.etcd")

@@ -28,7 +28,8 @@ from aetcd import rpc
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
 from fleet.etcd_client import Connection
-from fleet.rendered import ModelError, NodeStatus, PoolRecord, RenderedConfig, with_report
+from fleet.node_status import NodeStatus, with_report
+from fleet.rendered import ModelError, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses, is_unavailable
 from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references
 from ignition.canonical import canonical_json
@@ -229,7 +230,7 @@ class EtcdStore:
     def put_node_status(self, status: NodeStatus) -> None:
         """Store a record; one that may make the node unavailable also bumps its pool's hand-out fence.
 
-        A record with a history (fleet.rendered.with_report) was built on the node's record as this store saw
+        A record with a history (fleet.node_status.with_report) was built on the node's record as this store saw
         it, which on a replica may lag a report another replica just stored. So its write compares the node
         key's revision with the one seen; when another report landed meanwhile, the history is built again on
         that report and written again: the report always lands and no entry of the history is lost."""

@@ -16,7 +16,7 @@ from typing import Any
 from fleet.machines import config_parts
 from fleet.membership import Membership, PoolSelectors
 from fleet.node_labels import relabelled
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import NotFound, Store, check_name
 

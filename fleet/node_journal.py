@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import MAX_NAME, StoreError, valid_name
 

@@ -33,7 +33,8 @@ from typing import Any, overload
 
 from fleet.clock import system_clock
 from fleet.errors import FleetError
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.rollout_gates import FAILED_STATES, hold_reason
 
 # The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);

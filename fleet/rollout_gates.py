@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 
 from fleet.clock import parse_timestamp, timestamp
 from fleet.maintenance_windows import is_open, next_opening
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 
 if TYPE_CHECKING:  # fleet/rollout.py calls `hold_reason`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses

@@ -26,7 +26,8 @@ from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy
 from fleet.maintenance_windows import is_open, next_opening
-from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses, max_unavailable_count
 from fleet.rollout_gates import canaries
 

@@ -13,7 +13,8 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from fleet.errors import FleetError
 from fleet.names import MAX_NAME, valid_name
-from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from fleet.membership import PoolSelectors
 from fleet.names import valid_name
 from fleet.node_admin import node_list, node_view, relabel, selectors_of
 from fleet.node_labels import LabelError, check_labels, key_problem
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused

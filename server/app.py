@@ -22,7 +22,8 @@ from aiohttp import web
 from fleet.clock import Clock, system_clock
 from fleet.membership import PoolSelectors
 from fleet.names import valid_name
-from fleet.rendered import ModelError, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import ModelError, PoolRecord
 from fleet.rollout_control import paused_by
 from fleet.store import NotFound, Store, StoreError
 from renderer.machine_render import MACHINE_ANNOTATION, NODE_ANNOTATION

@@ -27,8 +27,9 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 
 from fleet.clock import parse_timestamp
+from fleet.node_status import NodeStatus
 from fleet.phases import FINAL, PHASES
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.rendered import PoolRecord
 from server.status import PoolTally, pool_summary
 
 DEGRADED_SERIES = 50

@@ -36,7 +36,8 @@ from fleet.membership import PoolSelectors
 from fleet.names import valid_name
 from fleet.node_admin import selectors_of
 from fleet.node_labels import LabelError, parse_label_list
-from fleet.rendered import NodeStatus, PoolRecord, pool_config_of, with_report
+from fleet.node_status import NodeStatus, with_report
+from fleet.rendered import PoolRecord, pool_config_of
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE

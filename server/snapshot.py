@@ -17,7 +17,8 @@ from multidict import MultiMapping
 from fleet.errors import FleetError
 from fleet.machine_entry import MachineEntry
 from fleet.machines import FactError, MachineIndex, MachineTie, query_facts
-from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig, machine_config_name, pool_config_of
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord, RenderedConfig, machine_config_name, pool_config_of
 from fleet.store import Store
 from ignition.canonical import canonical_json
 from renderer.machine_render import machine_config

@@ -28,8 +28,9 @@ from typing import Any
 from fleet.drift_events import DriftEventError, parse_events
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_labels import LabelError, check_labels
+from fleet.node_status import NODE_STATES, NodeStatus
 from fleet.phases import DETAIL_LIMIT, PHASES, PhaseEntry
-from fleet.rendered import NODE_STATES, Condition, NodeStatus, PoolRecord, pool_config_of
+from fleet.rendered import Condition, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from server.errors import ServerError

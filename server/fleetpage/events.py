@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import Store, StoreError
 
 KEEPALIVE = 15.0

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 from urllib.parse import urlencode
 
-from fleet.rendered import NODE_STATES, NodeStatus
+from fleet.node_status import NODE_STATES, NodeStatus
 from server.errors import ServerError
 from server.fleetpage.views import STATE_ORDER
 from server.status import PoolTally

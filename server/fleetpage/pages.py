@@ -20,7 +20,8 @@ from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.machines import machine_of_node
 from fleet.names import valid_name
-from fleet.rendered import HISTORY_LIMIT, ModelError, NodeStatus, PoolRecord, RenderedConfig, pool_config_of
+from fleet.node_status import HISTORY_LIMIT, NodeStatus
+from fleet.rendered import ModelError, PoolRecord, RenderedConfig, pool_config_of
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused

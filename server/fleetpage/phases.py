@@ -13,8 +13,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from fleet.node_status import NodeStatus
 from fleet.phases import FINAL
-from fleet.rendered import NodeStatus
 from server.fleetpage.views import age
 
 SHOWN = 50  # rows of the table (the longest in their phase)

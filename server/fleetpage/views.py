@@ -16,7 +16,8 @@ from typing import Any
 
 from fleet.clock import parse_timestamp, system_clock, timestamp
 from fleet.conditions import ConditionProblem
-from fleet.rendered import NodeStatus, PoolRecord, Transition
+from fleet.node_status import NodeStatus, Transition
+from fleet.rendered import PoolRecord
 from fleet.rollout_gates import window_closed
 from server.status import PoolTally, pool_summary, tally
 

@@ -11,7 +11,8 @@ import pytest
 
 from cli.main import main
 from fleet.directory_store import DirectoryStore
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import Store
 from fleet.store_open import close_store, open_store
 from server.auth import AccessPolicy

@@ -12,7 +12,7 @@ import pytest
 
 from cli.main import main
 from fleet.directory_store import DirectoryStore
-from fleet.rendered import NodeStatus, with_report
+from fleet.node_status import NodeStatus, with_report
 from fleet.rollout import desired_for
 from renderer.render import render_cluster
 

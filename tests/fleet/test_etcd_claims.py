@@ -11,7 +11,7 @@ import pytest
 
 from fleet.etcd_claims import ClaimGroups, _Claim, _own_copy
 from fleet.etcd_store import EtcdStore
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import NotLeader, StoreError
 from tests.etcd_cluster import EtcdCluster

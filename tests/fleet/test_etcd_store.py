@@ -15,7 +15,8 @@ from fleet.etcd_client import Connection
 from fleet.etcd_election import Election
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import CHUNK, EtcdStore
-from fleet.rendered import NodeStatus, PoolRecord, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import desired_for, is_unavailable
 from fleet.store import NotLeader, StoreError
 from tests.builders import rendered_config
@@ -183,7 +184,7 @@ def test_the_fence_moves_only_when_a_node_may_newly_count(store: EtcdStore, befo
                                                           report: tuple[str, str, str], moves: bool) -> None:
     """A claim compares the fence: it must move when a node may start counting against maxUnavailable, and only
     then (a report of a node already counted would fail every concurrent claim for nothing)."""
-    from fleet.rendered import with_report
+    from fleet.node_status import with_report
 
     def status(fields: tuple[str, str, str]) -> NodeStatus:
         current, desired, state = fields

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fleet.node_admin import node_list, node_view, relabel, selectors_of
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import NotFound, Store
 
 GPU = "node-role.kubernetes.io/gpu"

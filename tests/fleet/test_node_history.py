@@ -12,7 +12,7 @@ import pytest
 from fleet.etcd_client import Connection
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import EtcdStore
-from fleet.rendered import HISTORY_LIMIT, HISTORY_MESSAGE, NodeStatus, Transition, with_report
+from fleet.node_status import HISTORY_LIMIT, HISTORY_MESSAGE, NodeStatus, Transition, with_report
 from fleet.store import Store
 from tests.etcd_cluster import EtcdCluster
 from tests.fleet.stores import open_etcd_store

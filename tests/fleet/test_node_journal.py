@@ -18,7 +18,7 @@ from fleet import node_journal
 from fleet.atomic import write_atomic
 from fleet.directory_store import DirectoryStore
 from fleet.node_journal import HEADER_LEN, JOURNAL
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import StoreError
 

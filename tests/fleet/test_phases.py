@@ -3,8 +3,8 @@ timeline with the old one kept (bounded), and the record round trip."""
 
 from __future__ import annotations
 
+from fleet.node_status import NodeStatus, with_report
 from fleet.phases import TIMELINE_LIMIT, UPDATES_LIMIT, PhaseEntry, advance
-from fleet.rendered import NodeStatus, with_report
 
 
 def _entry(phase: str, at: int, config: str = "rendered-worker-b", detail: str = "") -> PhaseEntry:

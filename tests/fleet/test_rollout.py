@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.rollout import (
     NodeStatuses,
     PoolCounts,

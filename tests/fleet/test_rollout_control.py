@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, PoolRecord
 from fleet.rollout_control import RolloutRefused, auto_revert, paused_by, resume, revert
 from fleet.rollout_settings import RolloutSettings
 from fleet.store import MemoryStore

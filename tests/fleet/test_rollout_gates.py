@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from fleet.maintenance_windows import is_open, next_opening, parse_window
-from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord, Transition
+from fleet.node_status import NodeStatus, Transition
+from fleet.rendered import HistoryEntry, PoolRecord
 from fleet.rollout import NodeStatuses, desired_for, order_key
 from fleet.rollout_gates import canaries, hold_reason, revert_target, rollout_pause
 from fleet.rollout_settings import RolloutSettings

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from fleet.maintenance_windows import parse_window
+from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
-from fleet.rendered import MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.rendered import MachineConfigSpec, PoolRecord, RenderedConfig
 from fleet.rollout_plan import DEFAULT_DURATIONS, plan_rollout, recorded_durations
 from fleet.rollout_settings import RolloutSettings
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from fleet.directory_store import DirectoryStore
-from fleet.rendered import HistoryEntry, MachineConfigSpec, NodeStatus, PoolRecord, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, MachineConfigSpec, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, Store, StoreError
 from tests.builders import rendered_config

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from fleet.label_selector import LabelSelector
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import MemoryStore
 from server.auth import AccessPolicy, node_token
 from tests.builders import rendered_config

@@ -12,7 +12,8 @@ import pytest
 
 from fleet.etcd_election import Election
 from fleet.etcd_store import EtcdStore
-from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, PoolRecord
 from server.controller import Controller, collect_garbage
 from tests.builders import rendered_config
 from tests.etcd_cluster import EtcdCluster

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
-from fleet.rendered import NodeStatus
 from fleet.store import MemoryStore
 from server.fleet_metrics import DEGRADED_SERIES
 from tests.server.conftest import MakeClient

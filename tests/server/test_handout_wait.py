@@ -56,7 +56,7 @@ def _seed(store: Store, **record: Any) -> None:
 
 
 def _status(node: str, config: RenderedConfig, state: str = "Done") -> Any:
-    from fleet.rendered import NodeStatus
+    from fleet.node_status import NodeStatus
 
     return NodeStatus(f"node-{node}", "worker", config.name, config.name, state, "", "2026-01-01T00:00:00Z")
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fleet.rendered import NodeStatus, machine_config_name, pool_config_of
+from fleet.node_status import NodeStatus
+from fleet.rendered import machine_config_name, pool_config_of
 from fleet.store import MemoryStore
 from ignition.dataurl import decode_data_url
 from renderer.render import render_cluster

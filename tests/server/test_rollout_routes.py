@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, PoolRecord
 from fleet.store import MemoryStore
 from server.auth import AccessPolicy, node_token
 from tests.builders import rendered_config
@@ -83,7 +84,7 @@ def test_mco_rollout_through_a_server(tmp_path: Path) -> None:
     import shutil
 
     from fleet.directory_store import DirectoryStore
-    from fleet.rendered import with_report
+    from fleet.node_status import with_report
     from tests.serving import env, mco, serving
 
     cluster = tmp_path / "cluster"

@@ -8,7 +8,7 @@ from typing import Any
 
 from fleet.clock import ManualClock
 from fleet.maintenance_windows import parse_window
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout_settings import RolloutSettings
 from fleet.store import MemoryStore
 from server.app import create_app

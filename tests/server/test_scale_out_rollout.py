@@ -18,7 +18,7 @@ import aiohttp
 from fleet.etcd_client import Connection
 from fleet.etcd_store import prefix_end
 from fleet.etcd_url import parse_url
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from fleet.rollout import is_unavailable
 from tests.etcd_cluster import EtcdCluster
 from tests.server.scale_out import CLUSTER, ROLLOUT_POOL, Fleet

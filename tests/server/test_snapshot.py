@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fleet.rendered import HistoryEntry, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, PoolRecord
 from server.snapshot import served_config
 
 POOL = PoolRecord(name="worker", current="r-3",

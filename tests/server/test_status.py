@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.rollout import is_unavailable
 from server.status import pool_status
 

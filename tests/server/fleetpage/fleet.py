@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 
 import html5lib
 
-from fleet.rendered import HistoryEntry, NodeStatus, RenderedConfig
+from fleet.node_status import NodeStatus
+from fleet.rendered import HistoryEntry, RenderedConfig
 from fleet.store import Store
 from tests.builders import rendered_config
 from tests.server.helpers import SOURCES, ignition_config, publish

@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from fleet.directory_store import DirectoryStore
-from fleet.rendered import NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import MemoryStore
 from server.fleetpage.events import Fleet, changed, read_fleet
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fleet.rendered import NodeStatus
+from fleet.node_status import NodeStatus
 from server.fleetpage.machines import PAGE_SIZE, MachineQuery, QueryError, parse_query, select
 from server.status import PoolTally
 

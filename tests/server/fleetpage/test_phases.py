@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from fleet.clock import timestamp
+from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
-from fleet.rendered import NodeStatus
 from fleet.store import MemoryStore
 from server.auth import AccessPolicy
 from tests.server.conftest import MakeClient

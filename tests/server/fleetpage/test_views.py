@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from fleet.conditions import ConditionProblem
-from fleet.rendered import Condition, NodeStatus, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import Condition, PoolRecord
 from server.fleetpage.views import BAR_WIDTH, Tallies, age, bar, machine_row, pool_row
 from server.status import pool_status, tally
 
