@@ -114,6 +114,33 @@ def process_trees(trees: list[dict[str, Any]], config: dict[str, Any], ctx: Cont
         del config["storage"]
 
 
+def _filled(kind: str, entry: dict[str, Any]) -> bool:
+    """Whether an explicit entry already says what the tree would (a file's contents, a link's target)."""
+    if kind == "files":
+        return bool((entry.get("contents") or {}).get("source"))
+    return bool(entry.get("target"))
+
+
+def _claim(
+    kind: str, dest_path: str, tree: dict[str, Any], tracker: Tracker, ypath: tuple, ctx: Context
+) -> tuple[int, dict[str, Any]] | None:
+    """The entry a tree's file or link fills in at `dest_path`: an explicit one of the same kind that left
+    its contents (or target) unset, else a new one; None (the error reported) when the path is taken."""
+    n, found = tracker.get(kind, dest_path)
+    if found is not None:
+        if _filled(kind, found):
+            ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
+            return None
+        return n, found
+    if tracker.exists(dest_path):
+        ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
+        return None
+    entry = _node(dest_path, tree)
+    n = tracker.add(kind, entry)
+    ctx.translated(("storage", kind, n), ypath)
+    return n, entry
+
+
 def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: tuple, ctx: Context) -> None:
     custom_dirs = "dir_mode" in tree or bool(_owner(tree, "user")) or bool(_owner(tree, "group"))
     walk_problems: list[str] = []
@@ -137,19 +164,10 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: 
             n = tracker.add("directories", entry)
             ctx.translated(("storage", "directories", n), ypath)
         elif stat.S_ISREG(mode):
-            n, found = tracker.get("files", dest_path)
-            if found is not None:
-                if (found.get("contents") or {}).get("source"):
-                    ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
-                    continue
-                entry = found
-            else:
-                if tracker.exists(dest_path):
-                    ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
-                    continue
-                entry = _node(dest_path, tree)
-                n = tracker.add("files", entry)
-                ctx.translated(("storage", "files", n), ypath)
+            claimed = _claim("files", dest_path, tree, tracker, ypath, ctx)
+            if claimed is None:
+                continue
+            n, entry = claimed
             try:
                 with open(full, "rb") as handle:
                     data = handle.read()
@@ -168,19 +186,10 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: 
                 entry["mode"] = tree.get("file_mode", 0o755 if mode & 0o111 else 0o644)
                 ctx.translated(("storage", "files", n, "mode"), ypath)
         elif stat.S_ISLNK(mode):
-            n, found = tracker.get("links", dest_path)
-            if found is not None:
-                if found.get("target"):
-                    ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
-                    continue
-                entry = found
-            else:
-                if tracker.exists(dest_path):
-                    ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
-                    continue
-                entry = _node(dest_path, tree)
-                n = tracker.add("links", entry)
-                ctx.translated(("storage", "links", n), ypath)
+            claimed = _claim("links", dest_path, tree, tracker, ypath, ctx)
+            if claimed is None:
+                continue
+            n, entry = claimed
             try:
                 entry["target"] = os.readlink(full)
             except OSError as exc:
