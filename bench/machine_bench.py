@@ -19,15 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from server_bench import ROOT, cpu_seconds, fetch, free_port, run_wrk, wait_healthy, write_cluster
+from server_bench import cpu_seconds, fetch, run_wrk, write_cluster
+from wrk_setup import WrkBench, run_bench
 
 GOAL = 0.9
 TEMPLATE = """path: /etc/NetworkManager/system-connections/eth0.nmconnection
@@ -67,66 +65,54 @@ def main() -> int:
     parser.add_argument("--machines", type=int, default=200, help="machine documents of the worker pool")
     parser.add_argument("--large-files", type=int, default=200, help="files in the pool's config (~1.2 KB each)")
     args = parser.parse_args()
-    if not shutil.which("wrk"):
-        print("wrk not installed (scripts/install-deps.sh)", file=sys.stderr)
-        return 2
-    tmp = Path(tempfile.mkdtemp(prefix="mco-machine-bench-"))
-    proc = None
-    try:
-        cluster = tmp / "cluster"
-        write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
-        write_machines(cluster, args.machines)
-        port = free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp / "store"),
-                                 "--listen", f"127.0.0.1:{port}", "--access-log", "off"],
-                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=open(tmp / "mco.log", "wb"))
-        wait_healthy(f"http://127.0.0.1:{port}/healthz", timeout=300)
-        base = f"http://127.0.0.1:{port}"
-        pool_body = fetch(f"{base}/config/worker")
-        started = time.perf_counter()
-        for i in range(args.machines):  # each machine's own bytes, not the pool's; the first fetch builds them
-            body = json.loads(fetch(base + machine_url(i)))
-            files = {f["path"] for f in body["storage"]["files"]}
-            assert "/etc/NetworkManager/system-connections/eth0.nmconnection" in files, sorted(files)[:5]
-        first = (time.perf_counter() - started) / args.machines
-        scripts = {"pool": tmp / "pool.lua", "machine": tmp / "machines.lua"}  # the same client work for both
-        for case, urls in (("pool", ["/config/worker"]), ("machine", [machine_url(i) for i in range(args.machines)])):
-            paths = ", ".join(f'"{url}"' for url in urls)
-            scripts[case].write_text(f"local paths = {{{paths}}}\nlocal i = 0\n"
-                                     "request = function()\n  i = i % #paths + 1\n"
-                                     "  return wrk.format(nil, paths[i])\nend\n")
-        runs: dict[str, list[float]] = {"pool": [], "machine": []}
-        per_cpu: dict[str, list[float]] = {"pool": [], "machine": []}
-        for _round in range(args.rounds):
-            for case in ("pool", "machine"):
-                extra = ["-s", str(scripts[case])]
-                run_wrk(f"{base}/config/worker", 2, extra)  # warm-up, not measured
-                before = cpu_seconds(proc.pid)
-                result = run_wrk(f"{base}/config/worker", args.duration, extra)
-                cpu = cpu_seconds(proc.pid) - before
-                assert not result["non2xx"], result
-                runs[case].append(result["rps"])
-                per_cpu[case].append(result["rps"] * args.duration / cpu if cpu else float("nan"))
-        load = os.getloadavg()[0]
-        print(f"per-machine vs pool config, {args.machines} machines, pool config {len(pool_body)} B, "
-              f"wrk -t2 -c64 -d{args.duration:g}s, {args.rounds} interleaved rounds, load average {load:.2f}")
-        print(f"first fetch of each machine's config (read, translate, gzip, then cached): {first * 1000:.1f} ms")
-        for case, values in runs.items():
-            print(f"{case:<8} best {max(values):>8.0f} req/s   median {statistics.median(values):>8.0f}   "
-                  f"best {max(per_cpu[case]):>8.0f} req/CPU-s")
-        ratio = max(runs["machine"]) / max(runs["pool"])
-        cpu_ratio = max(per_cpu["machine"]) / max(per_cpu["pool"])
-        print(f"ratio machine/pool: {ratio:.2f}x req/s, {cpu_ratio:.2f}x req/CPU-s (goal >= {GOAL}x) -> "
-              f"{'met' if ratio >= GOAL else 'NOT met'}")
-        return 0 if ratio >= GOAL else 1
-    finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+    return run_bench("mco-machine-bench-", ("wrk",), measure, args)
+
+
+def measure(bench: WrkBench, args: argparse.Namespace) -> int:
+    """Each machine's config fetched once, then interleaved wrk runs on the pool's and the machines' URLs."""
+    tmp = bench.tmp
+    cluster = tmp / "cluster"
+    write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
+    write_machines(cluster, args.machines)
+    served = bench.serve(cluster, "--access-log", "off", timeout=300)
+    base = served.url
+    pool_body = fetch(f"{base}/config/worker")
+    started = time.perf_counter()
+    for i in range(args.machines):  # each machine's own bytes, not the pool's; the first fetch builds them
+        body = json.loads(fetch(base + machine_url(i)))
+        files = {f["path"] for f in body["storage"]["files"]}
+        assert "/etc/NetworkManager/system-connections/eth0.nmconnection" in files, sorted(files)[:5]
+    first = (time.perf_counter() - started) / args.machines
+    scripts = {"pool": tmp / "pool.lua", "machine": tmp / "machines.lua"}  # the same client work for both
+    for case, urls in (("pool", ["/config/worker"]), ("machine", [machine_url(i) for i in range(args.machines)])):
+        paths = ", ".join(f'"{url}"' for url in urls)
+        scripts[case].write_text(f"local paths = {{{paths}}}\nlocal i = 0\n"
+                                 "request = function()\n  i = i % #paths + 1\n"
+                                 "  return wrk.format(nil, paths[i])\nend\n")
+    runs: dict[str, list[float]] = {"pool": [], "machine": []}
+    per_cpu: dict[str, list[float]] = {"pool": [], "machine": []}
+    for _round in range(args.rounds):
+        for case in ("pool", "machine"):
+            extra = ["-s", str(scripts[case])]
+            run_wrk(f"{base}/config/worker", 2, extra)  # warm-up, not measured
+            before = cpu_seconds(served.proc.pid)
+            result = run_wrk(f"{base}/config/worker", args.duration, extra)
+            cpu = cpu_seconds(served.proc.pid) - before
+            assert not result["non2xx"], result
+            runs[case].append(result["rps"])
+            per_cpu[case].append(result["rps"] * args.duration / cpu if cpu else float("nan"))
+    load = os.getloadavg()[0]
+    print(f"per-machine vs pool config, {args.machines} machines, pool config {len(pool_body)} B, "
+          f"wrk -t2 -c64 -d{args.duration:g}s, {args.rounds} interleaved rounds, load average {load:.2f}")
+    print(f"first fetch of each machine's config (read, translate, gzip, then cached): {first * 1000:.1f} ms")
+    for case, values in runs.items():
+        print(f"{case:<8} best {max(values):>8.0f} req/s   median {statistics.median(values):>8.0f}   "
+              f"best {max(per_cpu[case]):>8.0f} req/CPU-s")
+    ratio = max(runs["machine"]) / max(runs["pool"])
+    cpu_ratio = max(per_cpu["machine"]) / max(per_cpu["pool"])
+    print(f"ratio machine/pool: {ratio:.2f}x req/s, {cpu_ratio:.2f}x req/CPU-s (goal >= {GOAL}x) -> "
+          f"{'met' if ratio >= GOAL else 'NOT met'}")
+    return 0 if ratio >= GOAL else 1
 
 
 if __name__ == "__main__":

@@ -22,19 +22,19 @@ import argparse
 import json
 import os
 import re
-import shutil
-import socket
 import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from wrk_setup import ROOT, WrkBench, run_bench  # noqa: E402  (before tests/: it puts ROOT on the path)
+
+from tests.serving import free_port  # noqa: E402
+
 ACCEPT = "application/vnd.coreos.ignition+json;version=3.3.0, */*;q=0.1"
 
 
@@ -45,12 +45,6 @@ def goals(workers: int, tls: bool) -> dict[str, float]:
     if workers > 1:
         return {"large": 0.75, "small": 0.75}
     return {"large": 0.6, "small": 0.35}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _file(path: str, size: int, seed: int) -> str:
@@ -169,100 +163,90 @@ def main() -> int:
     parser.add_argument("--large-files", type=int, default=200, help="files in the large config (~1.2 KB each)")
     parser.add_argument("--tls", action="store_true", help="HTTPS, a new connection (full handshake) per request")
     args = parser.parse_args()
+    return run_bench("mco-bench-", ("nginx", "wrk"), measure, args)
+
+
+def measure(bench: WrkBench, args: argparse.Namespace) -> int:
+    """Both servers on the same bytes, interleaved wrk runs, the table and the verdict (0: every goal met)."""
     global _TLS
-    for tool in ("nginx", "wrk"):
-        if not shutil.which(tool):
-            print(f"{tool} not installed (scripts/install-deps.sh)", file=sys.stderr)
-            return 2
-    tmp = Path(tempfile.mkdtemp(prefix="mco-bench-"))
+    tmp = bench.tmp
     os.chmod(tmp, 0o755)
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        cluster = tmp / "cluster"
-        write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
-        mco_port, nginx_port, health_port = free_port(), free_port(), free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        certs = tmp / "certs"
-        listen = ["--listen", f"127.0.0.1:{mco_port}"]
-        scheme = "http"
-        if args.tls:
-            subprocess.run([sys.executable, "-m", "cli", "certs", "init", str(certs), "--ip", "127.0.0.1"], env=env,
-                           check=True, capture_output=True)
-            _TLS = ssl.create_default_context(cafile=str(certs / "ca.crt"))
-            listen = ["--listen", f"127.0.0.1:{health_port}", "--tls-listen", f"127.0.0.1:{mco_port}",
-                      "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key")]
-            scheme = "https"
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "cli", "serve", str(cluster), "--store", str(tmp / "store"), *listen,
-             "--workers", str(args.workers), "--access-log", str(tmp / "access.log")],
-            env=env, stderr=open(tmp / "mco.log", "wb")))
-        wait_healthy(f"{scheme}://127.0.0.1:{mco_port}/healthz")
-        time.sleep(3)  # let the follower workers bind too
-        root = tmp / "www"
-        (root / "config").mkdir(parents=True)
-        sizes = {}
+    cluster = tmp / "cluster"
+    write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
+    nginx_port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    certs = tmp / "certs"
+    listen = ["--listen", "127.0.0.1:0"]
+    scheme = "http"
+    ca = None
+    if args.tls:
+        subprocess.run([sys.executable, "-m", "cli", "certs", "init", str(certs), "--ip", "127.0.0.1"], env=env,
+                       check=True, capture_output=True)
+        ca = certs / "ca.crt"
+        _TLS = ssl.create_default_context(cafile=str(ca))
+        listen = ["--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0",
+                  "--cert", str(certs / "tls.crt"), "--key", str(certs / "tls.key")]
+        scheme = "https"
+    served = bench.serve(cluster, *listen, "--workers", str(args.workers), "--access-log", str(tmp / "access.log"),
+                         ca=ca)
+    time.sleep(3)  # let the follower workers bind too
+    root = tmp / "www"
+    (root / "config").mkdir(parents=True)
+    sizes = {}
+    for name, pool in (("large", "worker"), ("small", "master")):
+        body = fetch(f"{served.urls[scheme]}/config/{pool}")
+        assert json.loads(body)["ignition"]["version"] == "3.3.0"
+        (root / "config" / pool).write_bytes(body)
+        sizes[name] = len(body)
+    for p in (tmp, root, root / "config", *(root / "config").iterdir()):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    if not args.tls:  # nginx wants the files to exist even where the listener does not use them
+        subprocess.run([sys.executable, "-m", "cli", "certs", "init", str(certs), "--ip", "127.0.0.1"], env=env,
+                       check=True, capture_output=True)
+    (tmp / "nginx.conf").write_text(NGINX_CONF.format(
+        workers=args.workers, tmp=tmp, port=nginx_port, root=root, tls=" ssl" if args.tls else "",
+        cert=certs / "tls.crt", key=certs / "tls.key"))
+    nginx = bench.start(["nginx", "-c", str(tmp / "nginx.conf")])
+    bases = {"nginx": f"{scheme}://127.0.0.1:{nginx_port}", "mco": served.urls[scheme]}
+    wait_healthy(f"{bases['nginx']}/config/master")
+    for pool in ("worker", "master"):
+        if fetch(f"{bases['nginx']}/config/{pool}") != fetch(f"{bases['mco']}/config/{pool}"):
+            raise RuntimeError(f"nginx and mco serve different bytes for {pool}")
+    pids = {"nginx": nginx.pid, "mco": served.proc.pid}
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for _round in range(args.rounds):  # interleaved, so foreign load hits both servers alike
         for name, pool in (("large", "worker"), ("small", "master")):
-            body = fetch(f"{scheme}://127.0.0.1:{mco_port}/config/{pool}")
-            assert json.loads(body)["ignition"]["version"] == "3.3.0"
-            (root / "config" / pool).write_bytes(body)
-            sizes[name] = len(body)
-        for p in (tmp, root, root / "config", *(root / "config").iterdir()):
-            os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        if not args.tls:  # nginx wants the files to exist even where the listener does not use them
-            subprocess.run([sys.executable, "-m", "cli", "certs", "init", str(certs), "--ip", "127.0.0.1"], env=env,
-                           check=True, capture_output=True)
-        (tmp / "nginx.conf").write_text(NGINX_CONF.format(
-            workers=args.workers, tmp=tmp, port=nginx_port, root=root, tls=" ssl" if args.tls else "",
-            cert=certs / "tls.crt", key=certs / "tls.key"))
-        procs.append(subprocess.Popen(["nginx", "-c", str(tmp / "nginx.conf")], stderr=subprocess.DEVNULL))
-        wait_healthy(f"{scheme}://127.0.0.1:{nginx_port}/config/master")
-        for pool in ("worker", "master"):
-            if fetch(f"{scheme}://127.0.0.1:{nginx_port}/config/{pool}") != fetch(
-                    f"{scheme}://127.0.0.1:{mco_port}/config/{pool}"):
-                raise RuntimeError(f"nginx and mco serve different bytes for {pool}")
-        pids = {"nginx": procs[1].pid, "mco": procs[0].pid}
-        runs: dict[tuple[str, str], list[dict[str, float]]] = {}
-        for _round in range(args.rounds):  # interleaved, so foreign load hits both servers alike
-            for name, pool in (("large", "worker"), ("small", "master")):
-                for server, port in (("nginx", nginx_port), ("mco", mco_port)):
-                    url = f"{scheme}://127.0.0.1:{port}/config/{pool}"
-                    run_wrk(url, 2, close=args.tls)  # warm-up, not measured
-                    before = cpu_seconds(pids[server])
-                    result = run_wrk(url, args.duration, close=args.tls)
-                    result["cpu"] = cpu_seconds(pids[server]) - before
-                    runs.setdefault((name, server), []).append(result)
-        print(f"mco serve vs {subprocess.run(['nginx', '-v'], capture_output=True, text=True).stderr.strip()}, "
-              f"{args.workers} worker(s) each, wrk -t2 -c64 -d{args.duration:g}s, {args.rounds} interleaved rounds, "
-              f"Accept spec 3.3.0, 127.0.0.1, {'HTTPS, a new connection per request' if args.tls else 'HTTP keep-alive'}, "
-              f"mco access log on, load average {os.getloadavg()[0]:.1f} at the end")
-        print(f"{'size':<16}{'server':<8}{'best req/s':>11}{'median':>9}{'p99 ms':>9}{'req/CPU-s':>11}{'errors':>8}")
-        best: dict[tuple[str, str], dict[str, float]] = {}
-        for key, results in runs.items():
-            top = max(results, key=lambda r: r["rps"])
-            best[key] = top
-            median = statistics.median(r["rps"] for r in results)
-            errors = sum(r["non2xx"] + r["socket_errors"] for r in results)
-            efficiency = top["rps"] * args.duration / top["cpu"] if top["cpu"] else float("nan")
-            print(f"{key[0] + ' ' + str(sizes[key[0]]) + ' B':<16}{key[1]:<8}{top['rps']:>11.0f}{median:>9.0f}"
-                  f"{top['p99']:>9.2f}{efficiency:>11.0f}{errors:>8.0f}")
-        ok = True
-        goal = goals(args.workers, args.tls)
-        for name in ("large", "small"):
-            mco, ngx = best[(name, "mco")], best[(name, "nginx")]
-            ratio, p99_ratio = mco["rps"] / ngx["rps"], mco["p99"] / ngx["p99"]
-            verdict = ratio >= goal[name]
-            ok &= verdict
-            print(f"ratio {name}: req/s {ratio:.2f}x (goal >= {goal[name]}x) -> {'met' if verdict else 'NOT met'}; "
-                  f"p99 {p99_ratio:.2f}x")
-        return 0 if ok else 1
-    finally:
-        for proc in reversed(procs):
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+            for server, base in bases.items():
+                url = f"{base}/config/{pool}"
+                run_wrk(url, 2, close=args.tls)  # warm-up, not measured
+                before = cpu_seconds(pids[server])
+                result = run_wrk(url, args.duration, close=args.tls)
+                result["cpu"] = cpu_seconds(pids[server]) - before
+                runs.setdefault((name, server), []).append(result)
+    print(f"mco serve vs {subprocess.run(['nginx', '-v'], capture_output=True, text=True).stderr.strip()}, "
+          f"{args.workers} worker(s) each, wrk -t2 -c64 -d{args.duration:g}s, {args.rounds} interleaved rounds, "
+          f"Accept spec 3.3.0, 127.0.0.1, {'HTTPS, a new connection per request' if args.tls else 'HTTP keep-alive'}, "
+          f"mco access log on, load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"{'size':<16}{'server':<8}{'best req/s':>11}{'median':>9}{'p99 ms':>9}{'req/CPU-s':>11}{'errors':>8}")
+    best: dict[tuple[str, str], dict[str, float]] = {}
+    for key, results in runs.items():
+        top = max(results, key=lambda r: r["rps"])
+        best[key] = top
+        median = statistics.median(r["rps"] for r in results)
+        errors = sum(r["non2xx"] + r["socket_errors"] for r in results)
+        efficiency = top["rps"] * args.duration / top["cpu"] if top["cpu"] else float("nan")
+        print(f"{key[0] + ' ' + str(sizes[key[0]]) + ' B':<16}{key[1]:<8}{top['rps']:>11.0f}{median:>9.0f}"
+              f"{top['p99']:>9.2f}{efficiency:>11.0f}{errors:>8.0f}")
+    ok = True
+    goal = goals(args.workers, args.tls)
+    for name in ("large", "small"):
+        mco, ngx = best[(name, "mco")], best[(name, "nginx")]
+        ratio, p99_ratio = mco["rps"] / ngx["rps"], mco["p99"] / ngx["p99"]
+        verdict = ratio >= goal[name]
+        ok &= verdict
+        print(f"ratio {name}: req/s {ratio:.2f}x (goal >= {goal[name]}x) -> {'met' if verdict else 'NOT met'}; "
+              f"p99 {p99_ratio:.2f}x")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -19,12 +19,8 @@ from __future__ import annotations
 import argparse
 import collections
 import hashlib
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -35,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from server_bench import ACCEPT, free_port, wait_healthy, write_cluster  # noqa: E402
+from server_bench import ACCEPT, write_cluster  # noqa: E402
+from wrk_setup import WrkBench, run_bench  # noqa: E402
 
 from tests.server.fuzzcases import cases, first_status  # noqa: E402
 
@@ -74,70 +71,60 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--threads", type=int, default=32)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="mco-soak-"))
-    proc = None
-    try:
-        write_cluster(tmp / "cluster", large_files=200, small_bytes=1600)
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", str(tmp / "cluster"), "--store",
-                                 str(tmp / "store"), "--listen", f"127.0.0.1:{port}", "--access-log", "off"],
-                                env=env, stderr=open(tmp / "mco.log", "wb"))
-        wait_healthy(f"{base}/healthz")
-        before_bytes, rss_before = served(base), rss_kib(proc.pid)
-        stop = threading.Event()
-        probes = collections.Counter[int]()
+    return run_bench("mco-soak-", (), soak, args)
 
-        def probe() -> None:
-            while not stop.is_set():
-                try:
-                    with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
-                        probes[response.status] += 1
-                except OSError:
-                    probes[0] += 1
-                stop.wait(0.2)
 
-        prober = threading.Thread(target=probe, daemon=True)
-        prober.start()
-        outcomes: collections.Counter[tuple[str, int]] = collections.Counter()
-        started = time.monotonic()
+def soak(bench: WrkBench, args: argparse.Namespace) -> int:
+    """The cases against the server while /healthz is probed; the checks printed (0: the server held)."""
+    write_cluster(bench.tmp / "cluster", large_files=200, small_bytes=1600)
+    server = bench.serve(bench.tmp / "cluster", "--access-log", "off")
+    proc, base = server.proc, server.url
+    port = int(base.rsplit(":", 1)[1])
+    before_bytes, rss_before = served(base), rss_kib(proc.pid)
+    stop = threading.Event()
+    probes = collections.Counter[int]()
 
-        def run(case: tuple[str, bytes]) -> tuple[str, int]:
-            return case[0], first_status(port, case[1], timeout=20)
-
-        with ThreadPoolExecutor(args.threads) as pool:
-            for kind, status in pool.map(run, ((c.kind, c.data) for c in cases(args.seed, args.cases)),
-                                         chunksize=64):
-                outcomes[(kind, status)] += 1
-        elapsed = time.monotonic() - started
-        stop.set()
-        prober.join()
-        longest, blocks = loop_metrics(base)
-        after_bytes, rss_after = served(base), rss_kib(proc.pid)
-        unexplained = {k: n for k, n in outcomes.items() if k[1] >= 500 and k[1] != 505}
-        by_status = collections.Counter[int]()
-        for (_, status), n in outcomes.items():
-            by_status[status] += n
-        print(f"cases: {sum(outcomes.values())} (seed {args.seed}) in {elapsed:.0f} s, {args.threads} at a time")
-        print("answers by status:", ", ".join(f"{s or 'closed'}: {n}" for s, n in sorted(by_status.items())))
-        print(f"event loop: longest block {longest * 1000:.1f} ms, blocks over 100 ms: {blocks:.0f}")
-        print(f"unexplained 5xx: {sum(unexplained.values())} {dict(unexplained) if unexplained else ''}")
-        print(f"/healthz probes: {probes[200]} answered 200, {sum(probes.values()) - probes[200]} not")
-        print(f"RSS: {rss_before / 1024:.1f} MiB before, {rss_after / 1024:.1f} MiB after")
-        print(f"served bytes unchanged: {before_bytes == after_bytes}")
-        ok = (blocks == 0 and not unexplained and probes[200] > 0 and sum(probes.values()) == probes[200]
-              and before_bytes == after_bytes)
-        print("soak:", "held" if ok else "FAILED")
-        return 0 if ok else 1
-    finally:
-        if proc is not None:
-            proc.terminate()
+    def probe() -> None:
+        while not stop.is_set():
             try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+                with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+                    probes[response.status] += 1
+            except OSError:
+                probes[0] += 1
+            stop.wait(0.2)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    prober.start()
+    outcomes: collections.Counter[tuple[str, int]] = collections.Counter()
+    started = time.monotonic()
+
+    def run(case: tuple[str, bytes]) -> tuple[str, int]:
+        return case[0], first_status(port, case[1], timeout=20)
+
+    with ThreadPoolExecutor(args.threads) as pool:
+        for kind, status in pool.map(run, ((c.kind, c.data) for c in cases(args.seed, args.cases)),
+                                     chunksize=64):
+            outcomes[(kind, status)] += 1
+    elapsed = time.monotonic() - started
+    stop.set()
+    prober.join()
+    longest, blocks = loop_metrics(base)
+    after_bytes, rss_after = served(base), rss_kib(proc.pid)
+    unexplained = {k: n for k, n in outcomes.items() if k[1] >= 500 and k[1] != 505}
+    by_status = collections.Counter[int]()
+    for (_, status), n in outcomes.items():
+        by_status[status] += n
+    print(f"cases: {sum(outcomes.values())} (seed {args.seed}) in {elapsed:.0f} s, {args.threads} at a time")
+    print("answers by status:", ", ".join(f"{s or 'closed'}: {n}" for s, n in sorted(by_status.items())))
+    print(f"event loop: longest block {longest * 1000:.1f} ms, blocks over 100 ms: {blocks:.0f}")
+    print(f"unexplained 5xx: {sum(unexplained.values())} {dict(unexplained) if unexplained else ''}")
+    print(f"/healthz probes: {probes[200]} answered 200, {sum(probes.values()) - probes[200]} not")
+    print(f"RSS: {rss_before / 1024:.1f} MiB before, {rss_after / 1024:.1f} MiB after")
+    print(f"served bytes unchanged: {before_bytes == after_bytes}")
+    ok = (blocks == 0 and not unexplained and probes[200] > 0 and sum(probes.values()) == probes[200]
+          and before_bytes == after_bytes)
+    print("soak:", "held" if ok else "FAILED")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
