@@ -15,7 +15,8 @@ presents, as matchbox groups do (`poseidon/matchbox` `matchbox/storage/storagepb
 
 On day 2 a node is known by its name alone (proven by its node token, server/auth.py): the machine of node
 `N` is the document whose selector has `hostname: N`. The facts of a booting machine are identifiers, never
-credentials: a per-machine answer is served only where the pool's own token and address rules allow.
+credentials: a per-machine answer is served only where the pool's own token and address rules allow, and once
+the node has registered only to its own token (server/machine_choice.py).
 """
 
 from __future__ import annotations

@@ -93,10 +93,26 @@ class Handlers:
                     await asyncio.to_thread(build)
                 except StoreError as exc:
                     return store_failed(exc)
-            answer = responder.answer(method, pool, request.headers, request.remote, query)
-            responder.remember(method, pool, lines, request.remote, answer, raw_query)
+            answer = responder.decide(method, pool, request.headers, request.remote, query)
+            if answer.first_boot_of:  # served by its facts only until its node registers (server/machine_choice.py)
+                try:
+                    if await asyncio.to_thread(self._registered, answer.first_boot_of):
+                        answer = responder.withdrawn(answer)
+                except StoreError as exc:
+                    return store_failed(exc)
+            else:
+                responder.remember(method, pool, lines, request.remote, answer, raw_query)
+            responder.count(answer, method)
         request[LOG_NOTE] = answer.note
         return web.Response(status=answer.status, body=answer.body or None, headers=answer.headers)
+
+    def _registered(self, node: str) -> bool:
+        """Whether the store knows node `node` (it has reported or claimed a slot): its machine is on day 2."""
+        try:
+            self.store.get_node_status(node)
+        except NotFound:
+            return False
+        return True
 
     # -- health and metrics --------------------------------------------------------------------------
     async def healthz(self, request: web.Request) -> web.Response:

@@ -5,15 +5,18 @@ and the client address, it reads the current snapshot once and returns an `Answe
 body). The order of checks:
 
     client address (403) -> pool name (400) -> snapshot loaded (503) -> pool known (404)
-    -> Authorization readable (400) -> bearer token (403) -> pool has a target (503)
-    -> machine facts readable (400) -> machine chosen (409 on a tie; 404 if the pool requires one)
-    -> Accept (400 / 406) -> version servable (406) -> If-None-Match (304)
-    -> Accept-Encoding (gzip or identity) -> 200
+    -> Authorization and `node` readable (400) -> the pool's bearer token, or the named node's (403)
+    -> pool has a target (503) -> machine facts readable (400) -> machine chosen (409 on a tie; 404 if the pool
+    requires one, or the named node has no machine) -> Accept (400 / 406) -> version servable (406)
+    -> If-None-Match (304) -> Accept-Encoding (gzip or identity) -> 200
 
-A machine (fleet/machines.py) is chosen from the query parameters `mac`, `uuid`, `serial` and `hostname`
-(aiohttp's parsed query; other parameters are ignored) among the pool's machine documents, and is served
-its own config, the pool's merged with its overlay. The facts identify a machine; they authorise nothing:
-the pool's token and address rules apply first, as to the pool's config.
+A machine is chosen (server/machine_choice.py) from the query parameters `mac`, `uuid`, `serial` and `hostname`
+(aiohttp's parsed query; other parameters are ignored) among the pool's machine documents, or on day 2 from
+`node` proven by that node's token, and is served its own config, the pool's merged with its overlay. The facts
+identify a machine; they authorise nothing: the pool's token and address rules apply first, as to the pool's
+config, and with node authentication on, a machine whose node has registered is served only to that node's
+token: such an answer names the node (`Answer.first_boot_of`) for the caller to check the store (app.py), and is
+never recalled.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ from typing import Any
 import orjson
 from multidict import MultiMapping
 
-from fleet.machines import FactError, MachineTie, query_facts
 from fleet.names import valid_name
-from server.auth import AccessPolicy, BadAuthorization, Refused
+from server.auth import AccessPolicy, Refused
 from server.convert import ConversionRefused
+from server.machine_choice import ChoiceRefused, authorise, choose
 from server.metrics import ServerMetrics
 from server.negotiate import choose_cached
+from server.payload import ConfigPayload
 from server.state import ServerState
 
 JSON = "application/json"
@@ -52,6 +56,7 @@ class Answer:
     pool_label: str = "-"
     version: str = "-"
     note: dict[str, Any] = field(default_factory=dict)
+    first_boot_of: str = ""  # a machine's config chosen by its facts: withdrawn (403) once this node registered
 
 
 def json_bytes(body: Any) -> bytes:
@@ -140,16 +145,9 @@ class ConfigResponder:
         self._store_error: str | None = None
         self._recalled: dict[tuple[str, str, tuple[tuple[bytes, bytes], ...], str | None, str], Answer] = {}
 
-    def answer(self, method: str, pool: str, headers: Headers, remote: str | None,
-               query: Query | None = None) -> Answer:
-        """Decide, count, return."""
-        answer = self.decide(method, pool, headers, remote, query)
-        self.count(answer, method)
-        return answer
-
     def recall(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...],
                remote: str | None, query: str = "") -> Answer | None:
-        """The counted answer decided before for the same request, or None (then: `answer` and `remember`).
+        """The counted answer decided before for the same request, or None (then: `decide`, `count` and `remember`).
 
         `header_lines` are the parsed header lines (aiohttp's `raw_headers`) the headers were built from, and
         `query` the query string (which names a machine), so equal lines and query mean an equal decision; the client address counts only when CIDR rules exist. A fleet
@@ -168,14 +166,23 @@ class ConfigResponder:
     def remember(self, method: str, pool: str, header_lines: tuple[tuple[bytes, bytes], ...], remote: str | None,
                  answer: Answer, query: str = "") -> None:
         """Keep an answer for `recall` (decided on the snapshot `recall` last saw); a 503 says "try again" and is
-        not kept."""
+        not kept, nor a machine's answer that depends on whether its node has registered since."""
         if self.state.snapshot is not self._snapshot or self.state.store_error != self._store_error \
-                or answer.status == 503:
+                or answer.status == 503 or answer.first_boot_of:
             return
         recalled = self._recalled
         if len(recalled) >= self.limit:
             recalled.clear()
         recalled[(method, pool, header_lines, remote if self._by_address else None, query)] = answer
+
+    def withdrawn(self, answer: Answer) -> Answer:
+        """`answer` refused because its machine's node has registered: day 2, its config goes to that node's token
+        only (`?node=NAME`), never again to whoever names the machine's facts."""
+        note = dict(answer.note, refused=f"machine of node {answer.first_boot_of} past its first boot: "
+                    "its node's token only")
+        note.pop("version", None)
+        note.pop("rendered", None)
+        return _error(403, "forbidden", "forbidden", label=answer.pool_label, note=note)
 
     def count(self, answer: Answer, method: str) -> None:
         """Count one answer (and its body bytes) in the metrics."""
@@ -199,10 +206,10 @@ class ConfigResponder:
         machine = None
         if machines is not None:
             try:
-                self.policy.check_address(remote)
-                self.policy.check_token(pool, headers.getall("Authorization", ()))  # no work for a refused client
-                machine = machines.choose(query)
-            except (FactError, MachineTie, Refused):
+                self.policy.check_address(remote)  # no work for a refused client
+                node = authorise(self.policy, pool, headers.getall("Authorization", ()), query)
+                machine = choose(self.policy, entry, pool, node, query).machine
+            except (ChoiceRefused, Refused):
                 return None  # decide() answers these
         accept = headers.getall("Accept", ())
         choice = choose_cached(", ".join(accept) if accept else None)
@@ -245,36 +252,30 @@ class ConfigResponder:
         if entry is None:
             return _error(404, "unknown-pool", f"no pool {pool!r}", "path pool", note=note)
         try:
-            policy.check_token(pool, headers.getall("Authorization", ()))
-        except BadAuthorization as exc:
-            note["refused"] = exc.message
-            return _error(400, "authorization", exc.message, exc.path, label=pool, note=note)
-        except Refused as exc:
+            node = authorise(policy, pool, headers.getall("Authorization", ()), query)
+            payload = entry.payload
+            if payload is None:
+                return _error(503, "not-ready", f"pool {pool} has no rendered config yet", label=pool, note=note)
+            chosen = choose(policy, entry, pool, node, query)
+        except ChoiceRefused as exc:
+            if exc.reason:
                 note["refused"] = exc.reason
-                return _error(403, "forbidden", "forbidden", label=pool, note=note)
-        payload = entry.payload
-        if payload is None:
-            return _error(503, "not-ready", f"pool {pool} has no rendered config yet", label=pool, note=note)
-        machines = entry.machines
-        if machines is not None or entry.record.require_machine:
-            try:
-                machine = machines.choose(query) if machines is not None else None
-            except FactError as exc:
-                return _error(400, "machine-facts", exc.message, f"query {exc.key}", label=pool, note=note)
-            except MachineTie as exc:
-                return _error(409, "machine-tie", str(exc), "query", label=pool, note=note)
-            if machine is None and entry.record.require_machine:
-                given = ", ".join(sorted(query_facts(query.items() if query else ()))) or "no mac, uuid, serial or " \
-                    "hostname given"
-                return _error(404, "unknown-machine", f"no machine of pool {pool} matches ({given})", "query",
-                              label=pool, note=note)
-            if machine is not None and machines is not None:
-                note["machine"] = machine.name
-                found = machines.peek(machine)
-                if found is None:  # dropped by a reload since unbuilt() built it: the client retries a 503
-                    return _error(503, "not-ready", f"machine {machine.name}'s config is being built", label=pool,
-                                  note=note)
-                payload = found
+            return _error(exc.status, exc.code, exc.message, exc.path, label=pool, note=note)
+        machine, machines = chosen.machine, entry.machines
+        if machine is not None and machines is not None:
+            note["machine"] = machine.name
+            found = machines.peek(machine)
+            if found is None:  # dropped by a reload since unbuilt() built it: the client retries a 503
+                return _error(503, "not-ready", f"machine {machine.name}'s config is being built", label=pool,
+                              note=note)
+            payload = found
+        answer = self._variant_answer(pool, payload, headers, note)
+        if chosen.first_boot_of and answer.status in (200, 304):
+            answer.first_boot_of = chosen.first_boot_of
+        return answer
+
+    def _variant_answer(self, pool: str, payload: ConfigPayload, headers: Headers, note: dict[str, Any]) -> Answer:
+        """The answer with `payload`'s bytes in the version and encoding the request accepts."""
         accept = headers.getall("Accept", ())
         choice = choose_cached(", ".join(accept) if accept else None)
         if choice.error is not None:

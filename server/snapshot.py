@@ -67,6 +67,7 @@ class MachinePayloads:
 
     def __init__(self, record: PoolRecord, served: str, *, cache: PayloadCache, store: Store) -> None:
         self.index = MachineIndex(record.machines)
+        self._by_node = {m.node: m for m in record.machines if m.node}
         self._chosen: dict[tuple[tuple[str, str], ...], MachineEntry | FleetError | None] = {}
         self._served = served
         self._target = record.current
@@ -91,6 +92,10 @@ class MachinePayloads:
         if isinstance(found, FleetError):
             raise found.with_traceback(None)  # (a remembered refusal, raised again without its old traceback)
         return found
+
+    def of_node(self, node: str) -> MachineEntry | None:
+        """The machine of node `node` on day 2 (fleet/machines.py `machine_of_node`'s rule: its `hostname`)."""
+        return self._by_node.get(node)
 
     def name(self, machine: MachineEntry) -> str:
         """The name of `machine`'s config on the config the pool serves."""

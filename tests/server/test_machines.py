@@ -206,3 +206,32 @@ async def test_the_node_listing_shows_the_pool_config_and_overlay(make_client: M
     listed = {n["name"]: n for n in (await (await client.get("/nodes", headers=admin)).json())["items"]}
     assert (listed["node-a"]["poolConfig"], listed["node-a"]["overlay"]) == (record.current, node_a.overlay_hash)
     assert "poolConfig" not in listed["node-c"] and "overlay" not in listed["node-c"]
+
+
+async def test_a_node_named_is_under_the_address_rules_and_without_node_auth_the_pools_token(
+        make_client: MakeClient, store: MemoryStore) -> None:
+    bearer = {"Authorization": f"Bearer {node_token(SECRET, 'node-a')}"}
+    walled = AccessPolicy(allow=parse_networks(["10.9.9.0/24"], option="--allow"), node_secret=SECRET)
+    client = await make_client(store, policy=walled)
+    refused = await client.get("/config/worker?node=node-a", headers=bearer)
+    assert refused.status == 403 and b"storage" not in await refused.read()
+    client = await make_client(store, policy=AccessPolicy(tokens={"worker": ("t0ken",)}))
+    assert (await client.get("/config/worker?node=node-a", headers=bearer)).status == 403
+    ok = await client.get("/config/worker?node=node-a", headers={"Authorization": "Bearer t0ken"})
+    assert ok.status == 200 and _hostname(await ok.read()) == b"node-a\n"
+
+
+NODE_REFUSALS = [
+    ("twice", "?node=node-a&node=node-a", 400),
+    ("not a name", "?node=Node_A", 400),
+    ("beside facts", "?node=node-a&uuid=6e5b1c2a-0000-4000-8000-00000000000b", 400),
+]
+
+
+@pytest.mark.parametrize(("query", "status"), [c[1:] for c in NODE_REFUSALS], ids=[c[0] for c in NODE_REFUSALS])
+async def test_an_unreadable_node_is_a_400_naming_it(make_client: MakeClient, store: MemoryStore, query: str,
+                                                     status: int) -> None:
+    client = await make_client(store, policy=AccessPolicy(node_secret=SECRET))
+    response = await client.get(f"/config/worker{query}",
+                                headers={"Authorization": f"Bearer {node_token(SECRET, 'node-a')}"})
+    assert response.status == status and (await response.json())["path"] == "query node"
