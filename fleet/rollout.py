@@ -35,7 +35,8 @@ from fleet.clock import system_clock
 from fleet.errors import FleetError
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
-from fleet.rollout_gates import FAILED_STATES, hold_reason
+from fleet.rollout_gates import FAILED_STATES, canaries, canaries_pending, hold_reason
+from fleet.rollout_turn import Present, turn_comes
 
 # The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);
 # the agent asks with its sync interval, bounded by this.
@@ -133,6 +134,8 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._failing: dict[str, set[str]] = {}  # pool -> its nodes reporting a failure (FAILED_STATES)
         self._members: dict[str, set[str]] = {}  # pool -> its nodes
         self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
+        self.version = 0  # counts every change: what derived caches (`memo`) are checked against
+        self.memo: dict[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
         for status in statuses:
             self.put(status)
 
@@ -153,6 +156,7 @@ class NodeStatuses(Sequence[NodeStatus]):
 
     def put(self, status: NodeStatus) -> None:
         """Add or replace a node's status (and move it between its pools' counts)."""
+        self.version += 1
         old = self._by_name.get(status.name)
         if old is not None:
             self._count(old, -1)
@@ -169,6 +173,7 @@ class NodeStatuses(Sequence[NodeStatus]):
         """Forget a node."""
         old = self._by_name.pop(name, None)
         if old is not None:
+            self.version += 1
             self._count(old, -1)
             self._renamed = True
             self._reorder(old.pool)
@@ -233,9 +238,10 @@ class NodeStatuses(Sequence[NodeStatus]):
 
 
 def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
-                now: datetime | None = None) -> str | None:
+                now: datetime | None = None, present: Present | None = None) -> str | None:
     """The rendered config `node` should apply now (rules in the module docstring); None when unknown. `now`
-    (default: the current time) is when maintenance windows and soak times are judged.
+    (default: the current time) is when maintenance windows and soak times are judged. With `present` (which
+    nodes are online: the server's), a free slot goes only to a node whose turn it is (fleet/rollout_turn.py).
 
     O(1) in the pool's size when `statuses` is a NodeStatuses (what stores hand to `claim_node`'s decide) and
     the pool has no canaries; with canaries, O(canaries).
@@ -252,12 +258,19 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
         return current
     if mine.desired_config == target:
         return target
-    if hold_reason(node, pool, view, now or system_clock()) is not None:
+    now = now or system_clock()
+    if hold_reason(node, pool, view, now) is not None:
         return current
     counts = view.counts(pool.name)
     here = mine.pool == pool.name  # a node moving in from another pool adds one member and no busy one
     size = counts.members + (0 if here else 1)
     busy = counts.unavailable - (1 if here and is_unavailable(mine) else 0)
-    if busy < max_unavailable_count(pool.max_unavailable, size):
-        return target
-    return current
+    free = max_unavailable_count(pool.max_unavailable, size) - busy
+    if free <= 0:
+        return current
+    if present is not None and here:
+        chosen = canaries(pool, view)
+        only = chosen if chosen and canaries_pending(pool, view, now, chosen) is not None else None
+        if not turn_comes(node, pool, view, free, present, only=only, now_second=int(now.timestamp())):
+            return current
+    return target

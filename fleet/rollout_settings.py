@@ -16,6 +16,7 @@ MachineConfigPool; a pool without them gets `RolloutSettings()`, stored as no fi
 | `health-checks` | JSON list of `{"name", "command": [argv]}` or `{"name", "url", "status"}` | none |
 | `allowed-failed-units` | units that may have failed when systemd says `degraded` (comma-separated) | none |
 | `max-concurrent-pulls` | at most this many nodes of the pool stage an OS image at once (0: no limit) | 0 |
+| `offline-grace` | how long a node whose turn has come may stay unheard of before it is passed over (`2m`) | 2m |
 
 Parsing never raises: `parse_settings` returns the settings and `(annotation key, message)` problems, which the
 renderer reports with the manifest's file:line:col. Pure: no I/O.
@@ -38,7 +39,9 @@ ORDERS = ("oldest-first", "newest-first")
 _COUNT_RE = re.compile(r"(\d{1,6})(%?)\Z")
 _BOOLS = {"true": True, "false": False}
 KEYS = ("order", "canaries", "canary-selector", "soak", "auto-pause", "auto-revert", "maintenance-windows",
-        "health-checks", "allowed-failed-units", "max-concurrent-pulls")
+        "health-checks", "allowed-failed-units", "max-concurrent-pulls", "offline-grace")
+OFFLINE_GRACE = 120  # seconds: twice the agent's default sync interval (a node asks at least that often)
+MAX_OFFLINE_GRACE = 3600
 _UNIT_RE = re.compile(r"[A-Za-z0-9:_.@\\-]{1,255}\.(?:service|socket|target|mount|timer|path|slice|scope|swap|device)\Z")
 
 
@@ -72,6 +75,7 @@ class RolloutSettings:
     health_checks: tuple[HealthCheck, ...] = ()
     allowed_failed_units: tuple[str, ...] = ()
     max_concurrent_pulls: int = 0
+    offline_grace_seconds: int = OFFLINE_GRACE
 
     @property
     def newest_first(self) -> bool:
@@ -118,6 +122,8 @@ class RolloutSettings:
             out["allowedFailedUnits"] = list(self.allowed_failed_units)
         if self.max_concurrent_pulls:
             out["maxConcurrentPulls"] = self.max_concurrent_pulls
+        if self.offline_grace_seconds != OFFLINE_GRACE:
+            out["offlineGraceSeconds"] = self.offline_grace_seconds
         return out
 
     @classmethod
@@ -142,6 +148,7 @@ class RolloutSettings:
             health_checks=tuple(_check_of(c) for c in data.get("healthChecks") or () if isinstance(c, Mapping)),
             allowed_failed_units=tuple(str(u) for u in data.get("allowedFailedUnits") or ()),
             max_concurrent_pulls=int(data.get("maxConcurrentPulls", 0)),
+            offline_grace_seconds=int(data.get("offlineGraceSeconds", OFFLINE_GRACE)),
         )
 
 
@@ -229,12 +236,14 @@ def parse_settings(annotations: Mapping[str, str]) -> tuple[RolloutSettings, lis
                 bad(key, err or 'must be {"matchLabels": {"label": "value", ...}} with at least one label')
             else:
                 values["canary_selector"] = dict(labels)
-        elif key == "soak":
+        elif key in ("soak", "offline-grace"):
             seconds = parse_duration(text)
             if seconds is None:
                 bad(key, f"must be a duration such as 90s, 10m or 1h30m, got {text!r}")
+            elif key == "offline-grace" and not 1 <= seconds <= MAX_OFFLINE_GRACE:
+                bad(key, f"must be from 1s to 1h (an offline node must not hold the pool longer), got {text!r}")
             else:
-                values["soak_seconds"] = seconds
+                values["soak_seconds" if key == "soak" else "offline_grace_seconds"] = seconds
         elif key in ("auto-pause", "auto-revert"):
             if text not in _BOOLS:
                 bad(key, f"must be true or false, got {text!r}")

@@ -8,6 +8,7 @@ DEGRADED_SERIES of them (by name). The counts are `server.status.pool_summary`'s
 
     mco_pool_machines, _updated_machines, _ready_machines, _unavailable_machines, _degraded_machines {pool}
     mco_pool_paused {pool}                           1 while spec.paused
+    mco_pool_rollout_skipped_nodes {pool}            nodes the rollout passed over while offline (fleet/rollout_turn.py)
     mco_pool_render_degraded {pool}                  1 while the pool's last render failed (RenderDegraded)
     mco_pool_target_age_seconds {pool}               since the pool's target last changed (its history)
     mco_pool_nodes_in_phase {pool, phase}            nodes whose update is in that phase (every phase listed)
@@ -53,6 +54,8 @@ def fleet_families(records: Sequence[PoolRecord], nodes: Sequence[NodeStatus], n
         by_pool[node.pool].append(node)
     counts = [_gauge(f"mco_pool_{name}", text, ["pool"]) for name, _, text in _COUNTS]
     paused = _gauge("mco_pool_paused", "1 while the pool is paused (spec.paused).", ["pool"])
+    skipped = _gauge("mco_pool_rollout_skipped_nodes", "Nodes the rollout passed over while offline when their "
+                     "turn came (they wait for the target, nodes after them have it).", ["pool"])
     render = _gauge("mco_pool_render_degraded", "1 while the pool's last render failed (RenderDegraded).", ["pool"])
     age = _gauge("mco_pool_target_age_seconds", "Seconds since the pool's target last changed.", ["pool"])
     in_phase = _gauge("mco_pool_nodes_in_phase", "Nodes whose update is in this phase.", ["pool", "phase"])
@@ -67,6 +70,7 @@ def fleet_families(records: Sequence[PoolRecord], nodes: Sequence[NodeStatus], n
         for family, (_, key, _) in zip(counts, _COUNTS, strict=True):
             family.add_metric([record.name], status[key])
         paused.add_metric([record.name], 1 if record.paused else 0)
+        skipped.add_metric([record.name], (status.get("rolloutSkipped") or {}).get("count", 0))
         flag = record.condition("RenderDegraded")
         render.add_metric([record.name], 1 if flag is not None and flag.status == "True" else 0)
         since = parse_timestamp(record.history[-1].time) if record.history else None
@@ -81,7 +85,7 @@ def fleet_families(records: Sequence[PoolRecord], nodes: Sequence[NodeStatus], n
                 shown += 1
     unpooled = _gauge("mco_unpooled_nodes", "Nodes whose labels select no pool, or two custom pools.")
     unpooled.add_metric([], len(by_pool.get("", ())))
-    return [*counts, paused, render, age, in_phase, longest, unpooled, degraded, *_store(health)]
+    return [*counts, paused, skipped, render, age, in_phase, longest, unpooled, degraded, *_store(health)]
 
 
 def _phases(members: Iterable[NodeStatus], now: datetime) -> tuple[dict[str, int], dict[str, float]]:

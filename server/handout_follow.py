@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from fleet.etcd_mirror import Mirror
 
 log = logging.getLogger("mco.server")
+LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots are counted again
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
@@ -115,9 +116,11 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
             loop.call_soon_threadsafe(recheck)
 
     def lost() -> None:  # on the event loop: the slots offered while the loser decided may still be free
+        # (a little later: a claim refused because another node's turn it is would be woken again at once, and
+        # lose again, until that node asks)
         if not scheduled[0]:
             scheduled[0] = True
-            loop.call_soon(recheck)
+            loop.call_later(LOST_RECHECK, recheck)
 
     mirror.on_change(changed)
     waiters.on_lost = lost

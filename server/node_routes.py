@@ -46,6 +46,7 @@ from server.errors import ServerError
 from server.handout_follow import follow_snapshots
 from server.handout_wait import HandoutWaiters, WaitError, parse_wait
 from server.metrics import ServerMetrics
+from server.presence import Presence
 from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body
 from server.state import ServerState
@@ -101,6 +102,7 @@ class NodeRoutes:
         self._desired_for = desired_for
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
+        self.presence = Presence(clock)  # which nodes are online: a slot goes to the one whose turn it is
         self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
@@ -296,7 +298,12 @@ class NodeRoutes:
                     return answer
                 ticket = ticket or self.waiters.ticket()
                 ticket.rank = rank
-                if not await self.waiters.wait(ticket, answer["pool"], stay, remaining) and self.waiters.closing:
+                self.presence.hold(node)
+                try:
+                    woken = await self.waiters.wait(ticket, answer["pool"], stay, remaining)
+                finally:
+                    self.presence.release(node)
+                if not woken and self.waiters.closing:
                     return answer
                 request[LOG_NOTE]["waited"] = round(wait - max(deadline - loop.time(), 0), 3)
         finally:
@@ -313,6 +320,7 @@ class NodeRoutes:
         membership = self._membership()
         unpooled: list[str] = []
         registering = self.machine_labels(node) or given
+        self.presence.saw(node)
 
         def decide(statuses: NodeStatuses) -> NodeStatus | None:
             unpooled.clear()
@@ -337,7 +345,9 @@ class NodeRoutes:
             else:
                 from fleet.rollout import desired_for
 
-                desired = desired_for(node, record, statuses, now=self.clock())
+                now_at = self.clock()
+                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at)
+                desired = desired_for(node, record, statuses, now=now_at, present=present)
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy

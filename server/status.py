@@ -33,8 +33,10 @@ from fleet.phases import DETAIL_LIMIT, PHASES, PhaseEntry
 from fleet.rendered import Condition, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
+from fleet.rollout_turn import skipped
 from server.errors import ServerError
 
+SKIPPED_LISTED = 50  # nodes the rollout passed over named in /pools (all are counted)
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
 
 
@@ -156,6 +158,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     unavailable_count = sum(n for report, n in counted.reports.items() if unavailable(*report))
     all_updated = updated == len(members) and not unavailable_count
     pause = rollout_pause(record, (n for n in members if n.state in FAILED_STATES))
+    passed = skipped(record, members) if target and not all_updated else []
     render = record.condition("RenderDegraded")
     render_degraded = render is not None and render.status == "True"
     conditions = []
@@ -208,6 +211,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
             "degradedMachineCount": len(degraded),
             "conditions": conditions,
             **({"rolloutPause": pause.to_dict()} if pause is not None else {}),
+            **({"rolloutSkipped": {"count": len(passed), "nodes": passed[:SKIPPED_LISTED]}} if passed else {}),
             **({"revertedFrom": record.reverted_from} if record.reverted_from else {}),
         },
     }

@@ -153,7 +153,8 @@ async def test_only_the_claim_waits(served: Served) -> None:
 async def test_a_held_claim_takes_the_slot_freed_and_only_the_oldest_wakes(served: Served) -> None:
     waiters = served.running.state.handouts
     async with aiohttp.ClientSession() as session:
-        assert await _claim(session, served.base, "a") == NEW.name  # node-a takes the one slot
+        # node-a has the one slot (handed before: in this order it would not be first)
+        served.store.put_node_status(replace(_status("a", OLD, "Working"), desired_config=NEW.name))
         b = asyncio.create_task(_claim(session, served.base, "b", wait=300))
         await _until(lambda: served.held == 1)
         c = asyncio.create_task(_claim(session, served.base, "c", wait=300))
@@ -242,10 +243,10 @@ async def test_lifting_a_pause_wakes_a_held_claim(served: Served) -> None:
     served.store.put_pool(paused)
     await _until(lambda: served.running.state.snapshot.pools["worker"].record.paused)  # type: ignore[union-attr]
     async with aiohttp.ClientSession() as session:
-        b = asyncio.create_task(_claim(session, served.base, "b", wait=300))
+        a = asyncio.create_task(_claim(session, served.base, "a", wait=300))
         await _until(lambda: served.held == 1)
         served.store.put_pool(replace(paused, paused=False))
-        assert await asyncio.wait_for(b, 60) == NEW.name  # woken, not answered at its deadline
+        assert await asyncio.wait_for(a, 60) == NEW.name  # woken, not answered at its deadline
 
 
 async def test_a_node_at_the_target_is_held_until_the_target_moves(served: Served) -> None:
@@ -304,7 +305,8 @@ async def test_freed_slots_go_in_the_rollout_order(served: Served, order: str) -
     for node, registered in (("b", "2026-01-03T00:00:00Z"), ("c", "2026-01-02T00:00:00Z"), ("d", "2026-01-01T00:00:00Z")):
         served.store.put_node_status(replace(_status(node, OLD), registered_at=registered))
     async with aiohttp.ClientSession() as session:
-        assert await _claim(session, served.base, "a") == NEW.name  # node-a takes the one slot
+        # node-a has the one slot (handed before: in this order it would not be first)
+        served.store.put_node_status(replace(_status("a", OLD, "Working"), desired_config=NEW.name))
         held = {}
         for count, node in enumerate("bcd", start=1):
             held[node] = asyncio.create_task(_claim(session, served.base, node, wait=300))

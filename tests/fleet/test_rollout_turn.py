@@ -1,0 +1,60 @@
+"""fleet/rollout_turn.py: free slots go to the present waiting nodes in the rollout order; offline ones are passed
+over and counted; the canary wave and a revert's nodes going back come first."""
+
+from __future__ import annotations
+
+import random
+
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
+from fleet.rollout import NodeStatuses, desired_for
+from fleet.rollout_settings import RolloutSettings
+from fleet.rollout_turn import skipped, turn_comes
+
+OLD, NEW = "rendered-worker-old", "rendered-worker-new"
+POOL = PoolRecord(name="worker", current=NEW, max_unavailable=2)
+
+
+def _n(i: int, current: str = OLD, desired: str = OLD, state: str = "Done") -> NodeStatus:
+    return NodeStatus(f"n{i:02d}", "worker", current, desired, state, registered_at=f"2026-01-01T00:00:{i:02d}Z")
+
+
+def test_only_the_first_present_waiting_nodes_may_take_the_free_slots() -> None:
+    view = NodeStatuses(_n(i) for i in range(10))
+    every = lambda s: True  # noqa: E731
+    assert [i for i in range(10) if turn_comes(f"n{i:02d}", POOL, view, 2, every)] == [0, 1]
+    offline = {"n00", "n02"}
+    present = lambda s: s.name not in offline  # noqa: E731
+    assert [i for i in range(10) if turn_comes(f"n{i:02d}", POOL, view, 2, present)] == [0, 1, 2, 3]
+    assert not turn_comes("n05", POOL, view, 0, every)
+
+
+def test_desired_for_hands_out_in_the_order_whoever_asks_first() -> None:
+    rng = random.Random(7)
+    view = NodeStatuses(_n(i) for i in range(20))
+    handed: list[int] = []
+    one = PoolRecord(name="worker", current=NEW, max_unavailable=1)
+    for _ in range(400):  # nodes ask in random order; one slot; the node handed it finishes at once
+        i = rng.randrange(20)
+        if desired_for(f"n{i:02d}", one, view, present=lambda s: True) == NEW and view.get(f"n{i:02d}").desired_config != NEW:
+            handed.append(i)
+            view.put(_n(i, NEW, NEW))
+    assert handed == sorted(handed) and len(handed) > 10
+
+
+def test_skipped_counts_waiting_nodes_before_a_moved_one_canaries_aside() -> None:
+    members = [_n(0), _n(1, OLD, NEW, "Working"), _n(2), _n(3, NEW, NEW), _n(4)]
+    assert skipped(POOL, members) == ["n00", "n02"]
+    canary_pool = PoolRecord(name="worker", current=NEW, max_unavailable=2, rollout=RolloutSettings(canaries="1"))
+    moved_canary = [_n(0, OLD, NEW, "Working"), _n(1), _n(2)]
+    assert skipped(canary_pool, moved_canary) == []
+    assert skipped(POOL, [_n(0), _n(1)]) == []
+
+
+def test_a_revert_sends_the_nodes_going_back_first() -> None:
+    record = PoolRecord(name="worker", current=OLD, max_unavailable=1, reverted_from=NEW)
+    view = NodeStatuses([NodeStatus("n00", "worker", "rendered-worker-older", "rendered-worker-older", "Done",
+                                    registered_at="2026-01-01T00:00:00Z"),
+                         NodeStatus("n09", "worker", NEW, NEW, "Done", registered_at="2026-01-01T00:00:09Z")])
+    assert turn_comes("n09", record, view, 1, lambda s: True)
+    assert not turn_comes("n00", record, view, 1, lambda s: True)
