@@ -22,12 +22,14 @@ MakeClient = Callable[..., Awaitable[TestClient]]
 
 @pytest.fixture
 def make_client(aiohttp_client: Any) -> MakeClient:
-    """`await make_client(store, **ServerSettings fields)`: a test client of a server over `store`."""
-    async def make(store: Store, **settings: Any) -> TestClient:
+    """`await make_client(store, clock=None, **ServerSettings fields)`: a test client of a server over `store`
+    (with `clock`, a fleet/clock.py Clock, as its time)."""
+    async def make(store: Store, *, clock: Any = None, **settings: Any) -> TestClient:
         config = ServerSettings(cluster_dir=None, **settings)
         state, metrics = ServerState(), ServerMetrics()
         reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
                             cluster_dir=None, leader=False)
         await reloader.start()
-        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics))
+        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics,
+                                               clock=clock))
     return make

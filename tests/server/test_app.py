@@ -346,10 +346,10 @@ async def test_desired_hands_out_within_max_unavailable(make_client: MakeClient)
     for node in ("node-a", "node-b"):
         body = _report(currentConfig=old.name, desiredConfig=old.name)
         assert (await client.post(f"/nodes/{node}/status", json=body)).status == 200
-    for _ in range(3):  # asking (GET) claims nothing: both nodes may still go
-        for node in ("node-a", "node-b"):
+    for _ in range(3):  # asking (GET) claims nothing: node-a, first in the order, may still go; node-b waits its turn
+        for node, answer in (("node-a", new.name), ("node-b", old.name)):
             asked = await (await client.get(f"/nodes/{node}/desired", params={"pool": "worker"})).json()
-            assert asked == {"desiredConfig": new.name, "pool": "worker"}
+            assert asked == {"desiredConfig": answer, "pool": "worker"}
     first = await (await client.post("/nodes/node-a/desired", params={"pool": "worker"})).json()
     assert first == {"desiredConfig": new.name, "pool": "worker"}
     second = await (await client.post("/nodes/node-b/desired")).json()  # pool taken from its last report

@@ -10,12 +10,6 @@ from fleet.clock import ManualClock, parse_timestamp
 from fleet.node_status import NodeStatus
 from fleet.rollout_settings import RolloutSettings
 from fleet.store import MemoryStore
-from server.app import create_app
-from server.metrics import ServerMetrics
-from server.settings import ServerSettings
-from server.snapshot import PayloadCache
-from server.state import ServerState
-from server.watch import Reloader
 from tests.builders import rendered_config
 from tests.server.helpers import SOURCES, ignition_config, publish
 
@@ -23,7 +17,7 @@ START = parse_timestamp("2026-12-05T10:00:00Z")
 NODES = ("node-d", "node-c", "node-b", "node-a")  # registered oldest first: node-d goes first
 
 
-async def _served(aiohttp_client: Any, grace: int) -> tuple[Any, ManualClock, str, str]:
+async def _served(make_client: Any, grace: int) -> tuple[Any, ManualClock, str, str]:
     store = MemoryStore()
     old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=1))
     new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=2))
@@ -34,13 +28,7 @@ async def _served(aiohttp_client: Any, grace: int) -> tuple[Any, ManualClock, st
                                          registered_at=f"2026-11-0{i + 1}T00:00:00Z"))
     assert START is not None
     clock = ManualClock(START)
-    settings = ServerSettings(cluster_dir=None)
-    state, metrics = ServerState(), ServerMetrics()
-    reloader = Reloader(state=state, store=store, cache=PayloadCache(options=settings.append), metrics=metrics,
-                        cluster_dir=None, leader=False)
-    await reloader.start()
-    client = await aiohttp_client(create_app(state=state, store=store, settings=settings, metrics=metrics, clock=clock))
-    return client, clock, old.name, new.name
+    return await make_client(store, clock=clock), clock, old.name, new.name
 
 
 async def _claim(client: Any, node: str) -> str:
@@ -54,8 +42,8 @@ async def _done(client: Any, node: str, config: str) -> None:
     assert (await client.post(f"/nodes/{node}/status", json=report)).status == 200
 
 
-async def test_polling_nodes_get_slots_in_the_order(aiohttp_client: Any) -> None:
-    client, clock, old, new = await _served(aiohttp_client, grace=120)
+async def test_polling_nodes_get_slots_in_the_order(make_client: Any) -> None:
+    client, clock, old, new = await _served(make_client, grace=120)
     # everyone polls every 10 s, the newest first: only the oldest is handed the free slot
     for node in reversed(NODES):
         assert await _claim(client, node) == (new if node == "node-d" else old)
@@ -68,8 +56,8 @@ async def test_polling_nodes_get_slots_in_the_order(aiohttp_client: Any) -> None
     assert "rolloutSkipped" not in pools["status"]
 
 
-async def test_an_offline_node_is_passed_over_after_the_grace_and_counted(aiohttp_client: Any) -> None:
-    client, clock, old, new = await _served(aiohttp_client, grace=60)
+async def test_an_offline_node_is_passed_over_after_the_grace_and_counted(make_client: Any) -> None:
+    client, clock, old, new = await _served(make_client, grace=60)
     assert await _claim(client, "node-d") == new
     clock.advance(30)
     await _done(client, "node-d", new)
