@@ -52,8 +52,15 @@ def _labels(status: NodeStatus) -> dict[str, str]:
 
 
 def failure_since(status: NodeStatus) -> str:
-    """When the node first reported its current failure (its history's newest entry; the report itself without)."""
-    return status.transitions()[0].reported_at or status.reported_at
+    """When the node first reported its current failure: the oldest of the newest run of failed reports for the
+    same desired config in its history (a failing node that reports again with a new message adds an entry, but
+    has not failed anew: the pause must keep naming the node that failed first)."""
+    since = status.reported_at
+    for t in status.transitions():
+        if t.state not in FAILED_STATES or t.desired_config != status.desired_config:
+            break
+        since = t.reported_at or since
+    return since
 
 
 def rollout_pause(record: PoolRecord, failing: Iterable[NodeStatus | None]) -> Pause | None:

@@ -34,6 +34,12 @@ PAUSE = [
     ("failed-on-target", _pool(), [_n("a", OLD, NEW, "Degraded"), _n("b")], "a"),
     ("first-failure-wins", _pool(), [_n("a", OLD, NEW, "Degraded", at="2026-12-02T11:30:00Z"),
                                      _n("b", OLD, NEW, "Degraded", at="2026-12-02T11:10:00Z")], "b"),
+    ("failing-again-keeps-first", _pool(),  # a's new message adds an entry; a still failed first
+     [_n("a", OLD, NEW, "Degraded", at="2026-12-02T11:40:00Z", history=(
+         Transition("Degraded", OLD, NEW, "a broke again", "2026-12-02T11:40:00Z"),
+         Transition("Degraded", OLD, NEW, "a broke", "2026-12-02T11:10:00Z"),
+         Transition("Working", OLD, NEW, "", "2026-12-02T11:00:00Z"))),
+      _n("b", OLD, NEW, "Degraded", at="2026-12-02T11:30:00Z")], "a"),
     ("unreconcilable", _pool(), [_n("a", OLD, NEW, "Unreconcilable")], "a"),
     ("off", _pool(auto_pause=False), [_n("a", OLD, NEW, "Degraded")], None),
     ("failed-elsewhere", _pool(), [_n("a", OLD, OLD, "Degraded")], None),
