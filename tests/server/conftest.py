@@ -1,11 +1,12 @@
 """Fixtures of the server tests: a real etcd cluster for the scale-out tests (tests/etcd_cluster.py), and
 `make_client`: an app over a store with its reloader started (the snapshot the routes read), behind aiohttp's
-test client."""
+test client, the reloader kept on the app under RELOADER for a test that polls it."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from fleet.store import Store
@@ -18,6 +19,7 @@ from server.watch import Reloader
 from tests.etcd_cluster import etcd_cluster, own_etcd_cluster  # noqa: F401 - pytest fixtures
 
 MakeClient = Callable[..., Awaitable[TestClient]]
+RELOADER = web.AppKey("test-reloader", Reloader)
 
 
 @pytest.fixture
@@ -30,6 +32,7 @@ def make_client(aiohttp_client: Any) -> MakeClient:
         reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
                             cluster_dir=None, leader=False)
         await reloader.start()
-        return await aiohttp_client(create_app(state=state, store=store, settings=config, metrics=metrics,
-                                               clock=clock))
+        app = create_app(state=state, store=store, settings=config, metrics=metrics, clock=clock)
+        app[RELOADER] = reloader
+        return await aiohttp_client(app)
     return make

@@ -5,46 +5,22 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from fleet.directory_store import DirectoryStore
 from fleet.rendered import PoolRecord
-from fleet.store import MemoryStore, Store
-from server.app import create_app
+from fleet.store import MemoryStore
 from server.auth import AccessPolicy, parse_networks
-from server.metrics import ServerMetrics
-from server.settings import ServerSettings
-from server.snapshot import PayloadCache
-from server.state import ServerState
-from server.watch import Reloader
 from tests.builders import rendered_config
+from tests.server.conftest import RELOADER, MakeClient
 from tests.server.helpers import ACCEPT_33, ACCEPT_36, SOURCES, ignition_config, publish
 
 IGN = "application/vnd.coreos.ignition+json"
 Client = TestClient
-MakeClient = Callable[..., Awaitable[Client]]
-# The reloader a test may poll, kept on the app under a typed key.
-RELOADER = web.AppKey("test-reloader", Reloader)
-
-
-@pytest.fixture
-def make_client(aiohttp_client: Any) -> MakeClient:
-    async def make(store: Store, **settings: Any) -> Client:
-        config = ServerSettings(cluster_dir=None, **settings)
-        state, metrics = ServerState(), ServerMetrics()
-        reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
-                            cluster_dir=None, leader=False)
-        await reloader.start()
-        app = create_app(state=state, store=store, settings=config, metrics=metrics)
-        app[RELOADER] = reloader
-        return await aiohttp_client(app)
-    return make
 
 
 @pytest.fixture
