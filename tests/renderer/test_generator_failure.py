@@ -10,9 +10,9 @@ from pathlib import Path
 import yaml
 
 from fleet.store import MemoryStore
-from ignition.dataurl import decode_data_url
 from renderer.render import render_cluster
 from server.status import pool_status
+from tests.renderer.documents import NEW_WORKER_MC, rendered_files
 
 KC = """\
 apiVersion: machineconfiguration.openshift.io/v1
@@ -26,43 +26,21 @@ spec:
   kubeletConfig:
     maxPods: {max_pods}
 {extra}"""
-MC = """\
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 60-worker-new
-  labels:
-    machineconfiguration.openshift.io/role: worker
-spec:
-  config:
-    ignition:
-      version: 3.4.0
-    storage:
-      files:
-      - {path: /etc/new, contents: {source: "data:,new"}}
-"""
-
-
-def _files(rendered: object) -> dict[str, bytes]:
-    config = rendered.spec.config  # type: ignore[attr-defined]
-    return {f["path"]: decode_data_url(f["contents"]["source"]) for f in config["storage"]["files"]}
-
-
 def test_bad_kubelet_config_keeps_the_last_sync_and_the_pool_renders(cluster: Path) -> None:
     store = MemoryStore()
     kc = cluster / "manifests" / "81-kc.yaml"
     kc.write_text(KC.format(max_pods=300, extra=""))
     first = render_cluster(cluster, store=store)
     assert first.pools["worker"].errors == ()
-    assert yaml.safe_load(_files(first.pools["worker"].rendered)["/etc/kubernetes/kubelet.conf"])["maxPods"] == 300
+    assert yaml.safe_load(rendered_files(first.pools["worker"].rendered)["/etc/kubernetes/kubelet.conf"])["maxPods"] == 300
 
     kc.write_text(KC.format(max_pods=500, extra="    cgroupDriver: cgroupfs\n"))
-    (cluster / "manifests" / "60-worker-new.yaml").write_text(MC)
+    (cluster / "manifests" / "60-worker-new.yaml").write_text(NEW_WORKER_MC)
     second = render_cluster(cluster, store=store)
     worker = second.pools["worker"]
     assert worker.errors == ()
     assert worker.changed
-    files = _files(worker.rendered)
+    files = rendered_files(worker.rendered)
     assert files["/etc/new"] == b"new"
     assert yaml.safe_load(files["/etc/kubernetes/kubelet.conf"])["maxPods"] == 300  # the last successful sync
     assert any(e.startswith("manifests/81-kc.yaml:11:") and "$.spec.kubeletConfig.cgroupDriver" in e
@@ -78,7 +56,7 @@ def test_bad_kubelet_config_keeps_the_last_sync_and_the_pool_renders(cluster: Pa
     kc.write_text(KC.format(max_pods=500, extra=""))
     third = render_cluster(cluster, store=store)
     assert third.errors == ()
-    assert yaml.safe_load(_files(third.pools["worker"].rendered)["/etc/kubernetes/kubelet.conf"])["maxPods"] == 500
+    assert yaml.safe_load(rendered_files(third.pools["worker"].rendered)["/etc/kubernetes/kubelet.conf"])["maxPods"] == 500
     assert store.get_pool("worker").condition("KubeletConfigFailure").status == "False"
 
 
@@ -88,5 +66,5 @@ def test_bad_first_sync_renders_without_it(cluster: Path) -> None:
     result = render_cluster(cluster, store=MemoryStore())
     worker = result.pools["worker"]
     assert worker.errors == ()
-    assert not any(p.startswith("/etc/crio/crio.conf.d/01-ctrcfg") for p in _files(worker.rendered))
+    assert not any(p.startswith("/etc/crio/crio.conf.d/01-ctrcfg") for p in rendered_files(worker.rendered))
     assert any("$.spec.containerRuntimeConfig.pidsLimit: invalid PidsLimit 5" in e for e in result.errors)

@@ -14,8 +14,7 @@ import pytest
 from fleet.store import MemoryStore
 from renderer.render import render_cluster
 from server.status import pool_status
-from tests.renderer.test_generator_failure import MC
-from tests.renderer.test_generator_failure import _files as rendered_files
+from tests.renderer.documents import NEW_WORKER_MC, image, rendered_files
 
 IDMS = """\
 apiVersion: config.openshift.io/v1
@@ -41,15 +40,10 @@ spec:
     source: registry.access.redhat.com/ubi9/ubi-minimal
     mirrorSourcePolicy: AllowContactingSource
 """
-IMAGE = """\
-apiVersion: config.openshift.io/v1
-kind: Image
-metadata:
-  name: cluster
-spec:
-  registrySources:
-{sources}
-"""
+
+
+def _image(sources: str, name: str = "cluster") -> str:
+    return image("  registrySources:\n" + sources, name=name)
 
 
 def _files(render: Any, pool: str) -> dict[str, bytes]:
@@ -86,7 +80,7 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
     first = render_cluster(cluster, store=store)
     assert first.ok
     (cluster / "manifests/96-itms.yaml").write_text(ITMS)  # AllowContactingSource for the same source
-    (cluster / "manifests/60-worker-new.yaml").write_text(MC)
+    (cluster / "manifests/60-worker-new.yaml").write_text(NEW_WORKER_MC)
     second = render_cluster(cluster, store=store)
     worker = second.pools["worker"]
     assert worker.errors == () and worker.changed
@@ -116,10 +110,10 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
     ("source among its mirrors", IDMS.format(mirror="registry.access.redhat.com/ubi9/ubi-minimal",
                                              policy="NeverContactSource"),
      "manifests/95-doc.yaml:10:", "cannot set mirrorSourcePolicy: NeverContactSource if the source"),
-    ("allowed and blocked", IMAGE.format(sources="    allowedRegistries: [a.io]\n    blockedRegistries: [b.io]"),
+    ("allowed and blocked", _image("    allowedRegistries: [a.io]\n    blockedRegistries: [b.io]"),
      "manifests/95-doc.yaml:7:", "invalid images config: only one of AllowedRegistries or BlockedRegistries may be "
      "specified"),
-    ("invalid scope", IMAGE.format(sources="    insecureRegistries: ['*.a.io/x']"),
+    ("invalid scope", _image("    insecureRegistries: ['*.a.io/x']"),
      "manifests/95-doc.yaml:7:", 'invalid entry for insecure registries "*.a.io/x"'),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "")
 def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, where: str, message: str) -> None:
@@ -131,10 +125,10 @@ def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, whe
 
 
 def test_image_config_files(cluster: Path) -> None:
-    (cluster / "manifests/95-image.yaml").write_text(IMAGE.format(
+    (cluster / "manifests/95-image.yaml").write_text(_image(
         sources="    blockedRegistries: [untrusted.com]\n    containerRuntimeSearchRegistries: [reg1.io]"))
-    (cluster / "manifests/96-other.yaml").write_text(IMAGE.replace("name: cluster", "name: other").format(
-        sources="    allowedRegistries: [x.io]"))
+    (cluster / "manifests/96-other.yaml").write_text(_image(
+        name="other", sources="    allowedRegistries: [x.io]"))
     result = render_cluster(cluster, store=MemoryStore())
     assert result.ok, result.errors
     files = _files(result, "worker")
@@ -182,7 +176,7 @@ def test_the_drain_decision_on_what_the_renderer_writes(cluster: Path, change: s
     extra = {"add an ImageDigestMirrorSet": IDMS.replace("ubi9repo", "other").format(
                  mirror="m.example.com/other", policy="AllowContactingSource").replace("ubi9/ubi-minimal", "other"),
              "add an ImageTagMirrorSet": ITMS.replace("ubi9/ubi-minimal", "other"),
-             "block a registry": IMAGE.format(sources="    blockedRegistries: [untrusted.com]")}[change]
+             "block a registry": _image("    blockedRegistries: [untrusted.com]")}[change]
     (cluster / "manifests/96-change.yaml").write_text(extra)
     after = _entry(render_cluster(cluster, store=store))
     assert after != before
@@ -193,7 +187,7 @@ def test_the_drain_decision_on_what_the_renderer_writes(cluster: Path, change: s
 def test_a_wildcard_source_over_a_more_precise_entry_is_the_mcos_internal_error(cluster: Path) -> None:
     (cluster / "manifests/95-doc.yaml").write_text(IDMS.format(mirror="mirror.example.com", policy="AllowContactingSource")
                                                    .replace("registry.access.redhat.com/ubi9/ubi-minimal", "'*.example.org'")
-                                                   + "---\n" + IMAGE.format(sources="    blockedRegistries: [a.example.org/x]"))
+                                                   + "---\n" + _image("    blockedRegistries: [a.example.org/x]"))
     result = render_cluster(cluster, store=MemoryStore())
     assert any(e.startswith("manifests/95-doc.yaml:9:") and "internal error: mirrorsAdjustedForNestedScope for a "
                'wildcard scope "*.example.org"' in e for e in result.errors), result.errors

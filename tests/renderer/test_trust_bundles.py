@@ -12,7 +12,8 @@ from fleet.store import MemoryStore
 from renderer.render import render_cluster
 from renderer.trust_bundles import has_certificate
 from server.certs import init_certs
-from tests.renderer.test_generator_failure import _files
+from tests.renderer.documents import image
+from tests.renderer.documents import rendered_files as _files
 
 CONFIGMAP = """\
 apiVersion: v1
@@ -23,15 +24,7 @@ metadata:
 data:
 {data}
 """
-IMAGE = """\
-apiVersion: config.openshift.io/v1
-kind: Image
-metadata:
-  name: cluster
-spec:
-  additionalTrustedCA:
-    name: registry-config
-"""
+IMAGE = image("  additionalTrustedCA:\n    name: registry-config")
 
 
 def _pem(tmp: Path) -> str:
