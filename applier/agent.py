@@ -5,7 +5,8 @@ Flow of a sync (MCO `pkg/daemon/daemon.go`, `update.go`):
      it waits (Working) or requests the reboot again; in a new boot it verifies the booted deployment and
      the disk against the pending config, then Done (currentconfig written, uncordon) or Degraded with the
      exact mismatch (optionally rolling back to the previous deployment).
-  2. Fetch the desired config. Same as current -> drift check (repair or report).
+  2. Fetch the desired config. Same as current -> drift check (repair or report), or, when the server lets the
+     node pull the next OS image before its slot, that (applier/prestage.py).
   3. Otherwise update (applier/updating.py).
 A kill at any point leaves pending (never a currentconfig ahead of the disk); the next sync redoes the update
 idempotently. The parts: applier/agentbase.py (settings, reporting, shared steps), repairing.py, rebooting.py,
@@ -27,6 +28,7 @@ from typing import Any
 
 from applier.agentbase import AgentSettings, SyncResult, pool_of
 from applier.errors import PermanentError, TemporaryError
+from applier.prestage import prestage
 from applier.rebooting import MAX_REBOOT_ATTEMPTS
 from applier.retry import Backoff
 from applier.watching import WatchSteps
@@ -75,6 +77,9 @@ class Agent(WatchSteps):
             self.state.clear_soak()  # the node moved on (a revert, a newer target)
         elif soak is not None and current is not None and desired.name == current.name and pending is None:
             return self.soak_step(current)
+        upcoming = getattr(self.source, "upcoming", None)  # the next OS image, to pull before the slot
+        if upcoming is not None and current is not None and desired.name == current.name and pending is None:
+            return prestage(self, current, upcoming)
         if current is not None and desired.name == current.name and pending is None:
             return settled or self.check_drift(current, repair=fix)
         return self.update(current, desired, pending, repair=explicit)

@@ -2,7 +2,8 @@
 
 Server: `POST /nodes/{name}/desired?pool=P&wait=S` (claims the node's update slot; GET only asks) ->
 `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the stored RenderedConfig JSON), with the cluster CA and
-`Authorization: Bearer <token>` when configured. With `wait` (the agent's sync interval, at most 300 s) the server
+`Authorization: Bearer <token>` when configured. An answer that keeps the node where it is may name, as `prefetch`,
+the pool's target whose OS image the node may pull now, before its slot (fleet/image_pulls.py). With `wait` (the agent's sync interval, at most 300 s) the server
 holds a "stay" answer until a slot frees for this node or the wait ends: no polling, and a freed slot is taken
 at once (docs/scale-out.md).
 Connection failures, 429 and 5xx answers are TemporaryErrors (retried by applier/retry.py, never sooner than an
@@ -152,6 +153,9 @@ class ServerSource:
     max_delay: float = 8.0
     wait: float = 0.0  # seconds the server may hold a "stay" answer (the agent's interval; 0: answer at once)
     labels: str = ""  # `--node-labels k=v,...`: the labels the node registers with (kept by the server only then)
+    # the target whose OS image the server let this node pull before its slot (the last answer's `prefetch`):
+    # the agent stages it and stays (applier/prestage.py)
+    upcoming: RenderedConfig | None = None
 
     def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
         """Claim `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
@@ -167,17 +171,22 @@ class ServerSource:
 
         answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         name = answer.get("desiredConfig") if isinstance(answer, dict) else None
+        prefetch = answer.get("prefetch") if isinstance(answer, dict) else None
+        self.upcoming = self.rendered(prefetch) if isinstance(prefetch, str) and prefetch else None
         if not name:
             return current
         if current is not None and current.name == name:
             return with_cluster_policy(current, answer)
+        return with_cluster_policy(self.rendered(name), answer)
 
+    def rendered(self, name: str) -> RenderedConfig:
+        """`GET /rendered/{name}`."""
         def fetch() -> Any:
             return self.client.json(f"/rendered/{name}")
 
         data = retrying(fetch, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         try:
-            return with_cluster_policy(RenderedConfig.from_dict(data), answer)
+            return RenderedConfig.from_dict(data)
         except ModelError as exc:
             raise PermanentError(f"{self.client.url}/rendered/{name}", f"not a rendered config: {exc}") from exc
 

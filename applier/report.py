@@ -34,6 +34,7 @@ class NodeReport:
     phase: str = ""   # the update phase entered (fleet/phases.py), "" outside an update
     detail: str = ""  # the phase's detail: the boot ID of a reboot request, the phase a failure happened in
     drift: tuple[DriftEvent, ...] = ()  # what a drift check found (fleet/drift_events.py)
+    staged: str = ""  # the config whose OS image it pulled and prepared before its slot (applier/prestage.py)
 
     def body(self) -> dict[str, Any]:
         """The POST body (`phase` and `detail` only when set, `drift` only when there are events)."""
@@ -45,6 +46,8 @@ class NodeReport:
                 body["detail"] = self.detail
         if self.drift:
             body["drift"] = [e.to_dict() for e in self.drift[-REPORT_LIMIT:]]
+        if self.staged:
+            body["staged"] = self.staged
         return body
 
 

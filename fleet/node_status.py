@@ -84,6 +84,9 @@ class NodeStatus:
     timeline: Timeline = ()
     updates: tuple[Timeline, ...] = ()
     drift: tuple[DriftEvent, ...] = ()  # the last drift events, newest first (fleet/drift_events.py)
+    pull_config: str = ""  # the config whose OS image the server let it pull before its slot (fleet/image_pulls.py)
+    pull_at: str = ""      # when (RFC 3339): the permission lapses PULL_LEASE after
+    staged: str = ""       # the config whose OS image it reported pulled and prepared, before its slot
 
     def __post_init__(self) -> None:
         if self.labels is None:  # a record made before labels: the role label it registered with
@@ -120,6 +123,10 @@ class NodeStatus:
             data["updates"] = [[e.to_dict() for e in t] for t in self.updates]
         if self.drift:
             data["drift"] = [e.to_dict() for e in self.drift]
+        if self.pull_config:
+            data["pull"] = {"config": self.pull_config, "at": self.pull_at}
+        if self.staged:
+            data["staged"] = self.staged
         return data
 
     @classmethod
@@ -128,6 +135,7 @@ class NodeStatus:
         are interned: 10,000 records share a few of each, in less memory, and a pass over every record's state
         (the page's counts) compares one string object."""
         history = data.get("history")
+        pull = data.get("pull")
         pool = sys.intern(str(data["pool"]))
         labels = data.get("labels")
         return cls(
@@ -145,6 +153,9 @@ class NodeStatus:
             timeline=timeline_from(data.get("timeline")),
             updates=updates_from(data.get("updates")),
             drift=stored_events(data.get("drift")),
+            pull_config=sys.intern(str(pull.get("config", ""))) if isinstance(pull, Mapping) else "",
+            pull_at=str(pull.get("at", "")) if isinstance(pull, Mapping) else "",
+            staged=sys.intern(str(data.get("staged", ""))),
         )
 
 
@@ -170,7 +181,8 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
     A report that says what the last entry says (only its time differs) adds nothing; any other becomes
     the newest entry and the oldest beyond HISTORY_LIMIT is dropped. `report`'s own history is ignored,
     so building again on the same `previous` gives the same record. The labels are `previous`'s: a report
-    never changes them (only a node's first record takes the report's). The phase a report enters (the last
+    never changes them (only a node's first record takes the report's), nor the permission to pull an OS image
+    (`pull_config`, `pull_at`: the server's); `staged` is the report's, else kept. The phase a report enters (the last
     entry of its `timeline`) is added to `previous`'s timeline (fleet/phases.py: advance).
     """
     entry = Transition.of(report)
@@ -181,6 +193,8 @@ def with_report(previous: NodeStatus | None, report: NodeStatus) -> NodeStatus:
     if report.timeline:
         timeline, updates = advance(timeline, updates, report.timeline[-1])
     drift = kept(report.drift, previous.drift if previous is not None else ())
+    pull = (previous.pull_config, previous.pull_at) if previous is not None else ("", "")
+    staged = report.staged or (previous.staged if previous is not None else "")
     return replace(report, history=history, registered_at=first or report.reported_at,
                    labels=previous.labels if previous is not None else report.labels, timeline=timeline,
-                   updates=updates, drift=drift)
+                   updates=updates, drift=drift, pull_config=pull[0], pull_at=pull[1], staged=staged)

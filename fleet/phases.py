@@ -19,7 +19,8 @@ through them (those an update does not need are skipped):
     degraded          failed (detail: the phase it failed in)       UpdateDegraded
 
 Timeline rules (`advance`): an entry that repeats the last one (phase, config, detail) adds nothing;
-`prepared`, or any phase for another config than the timeline's, starts a new timeline and moves the old one
+`prepared` (unless the timeline holds only `image-staged` of the same config: an OS image pulled before the
+node's slot, module fleet/image_pulls.py), or any phase for another config than the timeline's, starts a new timeline and moves the old one
 into the history (newest first, at most UPDATES_LIMIT); a timeline keeps its first entry and its last
 TIMELINE_LIMIT - 1.
 """
@@ -71,7 +72,9 @@ def advance(timeline: Timeline, updates: tuple[Timeline, ...], entry: PhaseEntry
     """The (timeline, history of earlier timelines) after `entry` (rules in the module docstring)."""
     if timeline and timeline[-1].repeats(entry):
         return timeline, updates
-    if timeline and (entry.phase == "prepared" or entry.config != timeline[0].config):
+    staged_first = entry.phase == "prepared" and len(timeline) == 1 and timeline[0].phase == "image-staged" \
+        and timeline[0].config == entry.config  # the OS image was staged before the slot: the same update
+    if timeline and ((entry.phase == "prepared" and not staged_first) or entry.config != timeline[0].config):
         return (entry,), (timeline, *updates)[:UPDATES_LIMIT]
     grown = (*timeline, entry)
     if len(grown) > TIMELINE_LIMIT:

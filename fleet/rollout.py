@@ -133,6 +133,7 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._renamed = True  # names added or removed since `_ordered`: sort again
         self._failing: dict[str, set[str]] = {}  # pool -> its nodes reporting a failure (FAILED_STATES)
         self._members: dict[str, set[str]] = {}  # pool -> its nodes
+        self._pulling: dict[str, set[str]] = {}  # pool -> its nodes let pull an OS image that have not staged it
         self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
         self.version = 0  # counts every change: what derived caches (`memo`) are checked against
         self.memo: dict[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
@@ -146,13 +147,17 @@ class NodeStatuses(Sequence[NodeStatus]):
             counts.unavailable += step
         members = self._members.setdefault(status.pool, set())
         failing = self._failing.setdefault(status.pool, set())
+        pulling = self._pulling.setdefault(status.pool, set())
         if step > 0:
             members.add(status.name)
             if status.state in FAILED_STATES:
                 failing.add(status.name)
+            if status.pull_config and status.pull_config not in (status.staged, status.desired_config):
+                pulling.add(status.name)
         else:
             members.discard(status.name)
             failing.discard(status.name)
+            pulling.discard(status.name)
 
     def put(self, status: NodeStatus) -> None:
         """Add or replace a node's status (and move it between its pools' counts)."""
@@ -194,6 +199,10 @@ class NodeStatuses(Sequence[NodeStatus]):
     def failing(self, pool: str) -> Collection[str]:
         """The pool's nodes whose last report is a failure (Degraded, Unreconcilable)."""
         return self._failing.get(pool) or ()
+
+    def pulling(self, pool: str) -> Collection[str]:
+        """The pool's nodes let pull an OS image that have neither staged it nor been handed it (any target)."""
+        return self._pulling.get(pool) or ()
 
     def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
         """The pool's nodes in rollout order (`order_key`), kept until a member joins, leaves or changes its key.

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # fleet/rollout.py calls `turn_comes`; its NodeStatuses is on
     from fleet.rollout import NodeStatuses
 
 Present = Callable[[NodeStatus], bool]
+Need = Callable[[NodeStatus | None, PoolRecord], bool]
 
 
 def waiting(status: NodeStatus | None, record: PoolRecord) -> bool:
@@ -65,20 +66,21 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
 
 
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,
-               now_second: int) -> int:
+               now_second: int, need: Need | None) -> int:
     """The place of the last node whose turn it is (module docstring); past the end when fewer are waiting."""
     names, place = order_of(record, statuses)
     scope = None if only is None else frozenset(only)
-    memo_key = ("turn", record.name, record.current, scope)
+    wants = need or waiting
+    memo_key = ("turn", record.name, record.current, scope, need)
     hit = statuses.memo.get(memo_key)
     if hit is not None and hit[0] == (statuses.version, now_second, free) and hit[1] is names and hit[3] is present:
         return int(hit[2])
-    cursor_key = ("cursor", record.name, record.current, scope)
+    cursor_key = ("cursor", record.name, record.current, scope, need)
     cursor = statuses.memo.get(cursor_key)
     start = cursor[1] if cursor is not None and cursor[0] is names else 0
 
     def counts(name: str) -> bool:
-        return (scope is None or name in scope) and waiting(statuses.get(name), record)
+        return (scope is None or name in scope) and wants(statuses.get(name), record)
 
     # the cursor passes nodes that wait no more, or are offline (one coming back comes before it: its turn)
     while start < len(names) and not (counts(names[start]) and present(statuses.get(names[start]))):  # type: ignore[arg-type]
@@ -97,16 +99,17 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
 
 
 def turn_comes(node: str, record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,
-               only: Collection[str] | None = None, now_second: int = 0) -> bool:
+               only: Collection[str] | None = None, now_second: int = 0, need: Need | None = None) -> bool:
     """Whether `node` (waiting, asking now) may take one of the `free` open slots: no more than `free - 1` present
-    waiting nodes come before it (`only`: the nodes that may move at all now, the canaries during their wave)."""
+    waiting nodes come before it (`only`: the nodes that may move at all now, the canaries during their wave;
+    `need`: what else than `waiting` a node needs to be in line, a module-level function: it keys the caches)."""
     if free <= 0:
         return False
     names, place = order_of(record, statuses)
     mine = place.get(node)
     if mine is None:
         return True  # a node moving in from another pool: not in this pool's order yet
-    return mine <= _last_turn(record, statuses, free, present, only, now_second)
+    return mine <= _last_turn(record, statuses, free, present, only, now_second, need)
 
 
 def skipped(record: PoolRecord, members: Collection[NodeStatus]) -> list[str]:

@@ -25,11 +25,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
 
 from fleet.clock import Clock, timestamp
+from fleet.image_pulls import PULL_LEASE, may_pull
 from fleet.label_selector import role_labels
 from fleet.machines import machine_of_node
 from fleet.membership import PoolSelectors
@@ -39,6 +41,7 @@ from fleet.node_labels import LabelError, parse_label_list
 from fleet.node_status import NodeStatus, with_report
 from fleet.rendered import PoolRecord, pool_config_of
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
+from fleet.rollout_turn import waiting
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
@@ -103,6 +106,7 @@ class NodeRoutes:
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
         self.presence = Presence(clock)  # which nodes are online: a slot goes to the one whose turn it is
+        self._images: dict[str, str] = {}  # rendered config -> its OS image (`_image`)
         self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
@@ -227,6 +231,37 @@ class NodeRoutes:
         stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
         self.store.put_node_status(stored)
         return known, stored
+
+    # -- the OS image before the slot (fleet/image_pulls.py) ---------------------------------------------------
+    def _image(self, name: str) -> str:
+        """The OS image a rendered config names ("" unknown), read once per name (rendered configs never change)."""
+        found = self._images.get(name)
+        if found is None:
+            try:
+                found = self.store.get_rendered(name).spec.os_image_url
+            except (NotFound, StoreError):
+                return ""
+            if len(self._images) > 4096:
+                self._images.clear()
+            self._images[name] = found
+        return found
+
+    def _pull(self, mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses) -> NodeStatus | None:
+        """For a node told to stay whose target changes its OS image: its record with the permission to pull it now
+        (the same record when it holds one already), or None (no pull, or not now)."""
+        target = record.target_for(mine.name)
+        if not target or mine.staged == target or not waiting(mine, record):
+            return None
+        image = self._image(target)
+        if not image or image == self._image(mine.current_config):
+            return None
+        now = self.clock()
+        if not may_pull(mine.name, record, statuses, now,
+                        self.presence.checker(record.rollout.offline_grace_seconds, now)):
+            return None
+        if mine.pull_config == target and not mine.pull_at < timestamp(now - timedelta(seconds=PULL_LEASE)):
+            return mine
+        return replace(mine, pull_config=target, pull_at=timestamp(now))
 
     # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
     async def desired(self, request: web.Request) -> web.Response:
@@ -357,6 +392,11 @@ class NodeRoutes:
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if stay[0] is not None and mine is not None:
                 rank[0] = rollout_rank(mine, record)
+                pulled = self._pull(mine, record, statuses) if claim else None
+                if pulled is not None:  # let pull the target's OS image now: answered at once, not held
+                    answer["prefetch"] = pulled.pull_config
+                    stay[0] = None
+                    return pulled if pulled is not mine else None
             if (claim and desired and desired == record.target_for(node)
                     and (mine is None or mine.desired_config != desired)):
                 # Record the hand-out before answering, so the next node sees this one as busy.

@@ -85,11 +85,15 @@ def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:
         drift = parse_events(body.get("drift"))
     except DriftEventError as exc:
         raise StatusReportError(exc.path, exc.message) from exc
-    entered = (PhaseEntry(phase, reported_at, fields["desiredConfig"], detail),) if phase else ()
+    staged = body.get("staged", "")  # the config whose OS image it pulled and prepared before its slot
+    if not isinstance(staged, str) or (staged and not valid_name(staged)):
+        raise StatusReportError("$.staged", "must be empty or a rendered config name")
+    # (an image staged before the slot is a phase of the update to come: of the staged config)
+    entered = (PhaseEntry(phase, reported_at, staged or fields["desiredConfig"], detail),) if phase else ()
     return NodeStatus(name=node, pool=fields["pool"], current_config=fields["currentConfig"],
                       desired_config=fields["desiredConfig"], state=fields["state"],
                       message=message[:MESSAGE_LIMIT], reported_at=reported_at, labels=labels, timeline=entered,
-                      drift=drift)
+                      drift=drift, staged=staged)
 
 
 def _condition(type_: str, ok: bool, reason: str = "", message: str = "", since: str = "") -> dict[str, str]:

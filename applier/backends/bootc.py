@@ -4,7 +4,9 @@
 `docker://` / transport prefix); the staged entry's image (and digest, when the reference is pinned
 `@sha256:`) must then match. bootc has no per-machine kargs CLI, so kernel arguments go through
 `rpm-ostree kargs --delete-if-present=.. --append=..` as on rpm-ostree hosts. Kernel type and extensions
-are baked into bootc images and refused here. After the reboot `status.booted` must be the staged image.
+are baked into bootc images and refused here. Before the drain (and before the node's slot,
+applier/prestage.py) `prefetch` runs `bootc switch --download-only` when this bootc has it; the update then
+applies that staged deployment with `bootc switch --from-downloaded` instead of pulling. After the reboot `status.booted` must be the staged image.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class BootcBackend:
 
     def __init__(self, *, runner: CommandRunner) -> None:
         self.runner = runner
+        self._download_only: bool | None = None
+        self._downloaded = ""  # the image `prefetch` staged locked, which `stage` applies with --from-downloaded
 
     def status(self) -> dict[str, Deployment | None]:
         """`bootc status --format=json`, parsed."""
@@ -92,7 +96,9 @@ class BootcBackend:
         if diff.extensions:
             raise PermanentError("spec.extensions", "extensions are part of the image with the bootc backend")
         cmds = []
-        if diff.os_image and new.os_image_url:
+        if diff.os_image and new.os_image_url and self._downloaded == new.os_image_url:
+            cmds.append(["bootc", "switch", "--from-downloaded"])  # the locked deployment `prefetch` staged
+        elif diff.os_image and new.os_image_url:
             cmds.append(["bootc", "switch", "--transport", "registry", strip_transport(new.os_image_url)])
         if diff.kernel_arguments:
             cmds.append(["rpm-ostree", "kargs",
@@ -100,12 +106,34 @@ class BootcBackend:
                          *[f"--append={a}" for a in split_kernel_args(new.kernel_arguments)]])
         return cmds
 
+    def download_only(self) -> bool:
+        """Whether this bootc has `switch --download-only` (bootc-switch(8): "Download and stage the update without
+        applying it"), read from its `switch --help` once."""
+        if self._download_only is None:
+            result = self.runner.run(["bootc", "switch", "--help"], timeout=60)
+            self._download_only = result.ok and "--download-only" in result.stdout
+        return self._download_only
+
     def prefetch(self, new: MachineConfigSpec) -> str:
-        """No download-only step is used with bootc: the image is pulled by `stage`, in the drained window
-        (said in the node's report)."""
-        if not new.os_image_url:
+        """`bootc switch --download-only --transport registry <image>` before the drain: the image pulled and its
+        deployment staged but locked (not booted by a reboot) until `stage` applies it with `--from-downloaded`.
+        A version without the option says so (the image is then pulled while drained)."""
+        url = new.os_image_url
+        if not url:
             return ""
-        return "bootc: the OS image is pulled while drained (no download-only step used)"
+        booted = self.status()["booted"]
+        if booted is not None and image_matches(url, booted):
+            return ""
+        if not self.download_only():
+            return "bootc has no `switch --download-only` here: the OS image is pulled while drained"
+        check(self.runner.run(["bootc", "switch", "--download-only", "--transport", "registry", strip_transport(url)],
+                              timeout=1800), "bootc switch --download-only")
+        staged = self.status()["staged"]
+        if staged is None or not image_matches(url, staged):
+            raise PermanentError("spec.osImageURL", f"bootc switch --download-only staged "
+                                 f"{f'{staged.image}@{staged.digest}' if staged else 'nothing'}, expected {url}")
+        self._downloaded = url
+        return f"downloaded {url} and staged it, locked (bootc switch --download-only), before the drain"
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Switch (stage) and confirm the staged entry."""

@@ -60,6 +60,11 @@ def _read_origin(path: Path) -> dict[str, dict[str, str]]:
     return groups
 
 
+def image_ref(url: str) -> str:
+    """The ref a container image is imported under: named after its URL, so an import is done once."""
+    return "mco/image/" + hashlib.sha256(url.encode()).hexdigest()[:32]
+
+
 class OstreeBackend:
     """Deployments in the sysroot `sysroot` for stateroot `osname` (the only one when empty)."""
 
@@ -159,7 +164,7 @@ class OstreeBackend:
         """Container image -> ostree commit (skopeo-copy(1), umoci-raw-unpack(1), ostree-commit(1)): skopeo copy to an OCI layout, `umoci raw
         unpack`, /etc moved to /usr/etc, `ostree commit`; the ref is named after the URL, so a second
         import of the same URL is a no-op."""
-        ref = "mco/image/" + hashlib.sha256(url.encode()).hexdigest()[:32]
+        ref = image_ref(url)
         if self._has_ref(ref):
             return ref
         source = url if "://" in url or url.split(":", 1)[0] in ("oci", "oci-archive", "docker-archive") \
@@ -199,8 +204,8 @@ class OstreeBackend:
     def prefetch(self, new: MachineConfigSpec) -> str:
         """Import a container image into the repo (`resolve`); the deploy after the drain then finds it there."""
         url = new.os_image_url
-        if not url or url.startswith("ostree:") or self._has_ref(url):
-            return ""
+        if not url or url.startswith("ostree:") or self._has_ref(url) or self._has_ref(image_ref(url)):
+            return ""  # nothing to pull (pulled before the slot already, applier/prestage.py)
         self.resolve(url)
         return f"pulled {url} into the ostree repo before the drain"
 

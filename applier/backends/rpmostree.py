@@ -7,6 +7,8 @@ Staging, in the MCD's order: `rpm-ostree cleanup -p` (drop a pending deployment)
                kernel-modules-core kernel-modules-extra --install ...`; back to default `rpm-ostree override
                reset ... --uninstall ...`
   extensions:  `rpm-ostree update --install <required - installed> --uninstall <installed ext - required>`
+Before the drain (and before the node's slot, applier/prestage.py), `prefetch` downloads the image with
+`rpm-ostree rebase --download-only` when this rpm-ostree has it.
 The staged deployment is read back from `rpm-ostree status --json` (`deployments[].staged`); after the
 reboot the booted one must be it, carry the image, and `rpm-ostree kargs` must list every expected arg.
 """
@@ -75,6 +77,7 @@ class RpmOstreeBackend:
 
     def __init__(self, *, runner: CommandRunner) -> None:
         self.runner = runner
+        self._download_only: bool | None = None
 
     def deployments(self) -> list[Deployment]:
         """`rpm-ostree status --json`, parsed."""
@@ -122,12 +125,29 @@ class RpmOstreeBackend:
                              *[f"--uninstall={p}" for p in uninstall]])
         return cmds
 
+    def download_only(self) -> bool:
+        """Whether this rpm-ostree has `rebase --download-only` (rpm-ostree(1): "only download the target ostree
+        and layered RPMs without actually performing the deployment"), read from its `rebase --help` once."""
+        if self._download_only is None:
+            result = self.runner.run(["rpm-ostree", "rebase", "--help"], timeout=60)
+            self._download_only = result.ok and "--download-only" in result.stdout
+        return self._download_only
+
     def prefetch(self, new: MachineConfigSpec) -> str:
-        """No download-only step is used with rpm-ostree: the image is pulled by `stage`, in the drained window
-        (said in the node's report)."""
-        if not new.os_image_url:
+        """`rpm-ostree rebase --experimental --download-only <the MCD's reference>` before the drain: the rebase
+        that `stage` runs after it finds the image's objects in the repo. A version without the option says so
+        (the image is then pulled while drained)."""
+        url = new.os_image_url
+        if not url:
             return ""
-        return "rpm-ostree: the OS image is pulled while drained (no download-only step used)"
+        booted = next((d for d in self.deployments() if d.booted), None)
+        if booted is not None and booted.image == url:
+            return ""
+        if not self.download_only():
+            return "rpm-ostree has no `rebase --download-only` here: the OS image is pulled while drained"
+        check(self.runner.run(["rpm-ostree", "rebase", "--experimental", "--download-only",
+                               f"ostree-unverified-registry:{url}"], timeout=1800), "rpm-ostree rebase --download-only")
+        return f"downloaded {url} (rpm-ostree rebase --download-only) before the drain"
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Run the staging commands and read back the staged deployment."""

@@ -124,3 +124,49 @@ def test_bootc_wrong_staged_image() -> None:
     with pytest.raises(PermanentError) as err:
         backend.stage(diff_rendered(old, new), old, new)
     assert err.value.path == "spec.osImageURL"
+
+
+HELP_WITH = Result((), 0, "Usage:\n  rpm-ostree rebase [OPTION…] REFSPEC\n  --download-only   Only download\n")
+HELP_WITHOUT = Result((), 0, "Usage:\n  rpm-ostree rebase [OPTION…] REFSPEC\n  --cache-only   Only cache\n")
+
+
+@pytest.mark.parametrize("has", [True, False], ids=["download-only", "no-download-only"])
+def test_rpm_ostree_prefetch_downloads_only_where_the_version_can(has: bool) -> None:
+    staged = (FIX / "rpm-ostree-staged.json").read_text()
+    runner = RecordingRunner({("rpm-ostree", "status", "--json"): Result((), 0, staged),
+                              ("rpm-ostree", "rebase", "--help"): HELP_WITH if has else HELP_WITHOUT})
+    note = RpmOstreeBackend(runner=runner).prefetch(_spec(os_image_url="q.io/os@sha256:1"))
+    download = ("rpm-ostree", "rebase", "--experimental", "--download-only", "ostree-unverified-registry:q.io/os@sha256:1")
+    assert (download in runner.calls) == has
+    assert ("before the drain" in note) == has and ("pulled while drained" in note) == (not has)
+    assert not any(c[:2] == ("rpm-ostree", "rebase") and "--download-only" not in c and "--help" not in c
+                   for c in runner.calls)  # nothing deployed before the slot
+
+
+def test_bootc_prefetch_stages_locked_and_the_update_applies_it() -> None:
+    image = "quay.io/example/someimage@sha256:16dc2b6256b4ff0d2ec18d2dbfb06d117904010c8cf9732cdb022818cf7a7566"
+    statuses = {"now": (FIX / "bootc-only-booted.yaml").read_text()}
+
+    def switch(cmd: tuple[str, ...]) -> Result:
+        statuses["now"] = (FIX / "bootc-staged-booted.yaml").read_text()
+        return Result(cmd, 0)
+
+    runner = RecordingRunner({("bootc", "status", "--format=json"): lambda cmd: Result(cmd, 0, statuses["now"]),
+                              ("bootc", "switch", "--help"): Result((), 0, "--download-only  Download and stage\n"),
+                              ("bootc", "switch", "--download-only"): switch})
+    backend = BootcBackend(runner=runner)
+    old, new = _spec(), _spec(os_image_url=image)
+    assert "bootc switch --download-only" in backend.prefetch(new)
+    assert ("bootc", "switch", "--download-only", "--transport", "registry", image) in runner.calls
+    info = backend.stage(diff_rendered(old, new), old, new)
+    assert ("bootc", "switch", "--from-downloaded") in runner.calls
+    assert not any(c[:3] == ("bootc", "switch", "--transport") for c in runner.calls)  # no second pull
+    assert info["digest"].startswith("sha256:16dc2b62")
+
+
+def test_bootc_without_download_only_says_so() -> None:
+    runner = RecordingRunner({("bootc", "status", "--format=json"): Result((), 0, (FIX / "bootc-only-booted.yaml").read_text()),
+                              ("bootc", "switch", "--help"): Result((), 0, "--apply  Restart\n")})
+    note = BootcBackend(runner=runner).prefetch(_spec(os_image_url="quay.io/other@sha256:ffff"))
+    assert "pulled while drained" in note
+    assert not any(c[:2] == ("bootc", "switch") and "--help" not in c for c in runner.calls)

@@ -1,0 +1,65 @@
+"""Which nodes may pull the pool's new OS image now, before their slot: the pool's `max-concurrent-pulls`. Pure.
+
+Why: an update that changes the OS image spends most of its time pulling it. Pulled (and its deployment prepared)
+while the node still runs its workloads, the drained window holds only the writes and the reboot; but every node
+of a big pool pulling at once floods the registry. So the server lets a node pull only while fewer than the pool's
+`max-concurrent-pulls` (0: no limit) others are pulling, in the rollout order (fleet/rollout_turn.py: the nodes
+whose slot comes first pull first).
+
+- A node **needs a pull** when it is waiting for the target (fleet/rollout_turn.py `waiting`), the target's OS
+  image is not the one it runs (the caller decides: the server reads the configs' images), and it has not
+  reported the target's image staged (`NodeStatus.staged`).
+- A node **is pulling** from the claim that let it (`pull_config`, `pull_at`: written under the claim's lock, so
+  two claims are counted against each other) until it reports the image staged, is handed the target, or
+  PULL_LEASE has passed (a node that died mid-pull does not hold the registry's share for ever).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from fleet.clock import timestamp
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
+from fleet.rollout_turn import Present, turn_comes, waiting
+
+if TYPE_CHECKING:
+    from fleet.rollout import NodeStatuses
+
+PULL_LEASE = 900  # seconds a permission to pull counts against the limit without the node reporting it staged
+
+
+def pulling_now(status: NodeStatus | None, record: PoolRecord, lease_from: str) -> bool:
+    """Whether the node holds one of the pool's pulls now (module docstring)."""
+    if status is None:
+        return False
+    target = record.target_for(status.name)
+    return (bool(target) and status.pull_config == target and status.staged != target
+            and status.desired_config != target and status.pull_at >= lease_from)
+
+
+def _needs_pull(status: NodeStatus | None, record: PoolRecord) -> bool:
+    """In line for a pull: waiting, not staged, not pulling (the image check is the caller's, for the asker)."""
+    if not waiting(status, record):
+        return False
+    assert status is not None
+    target = record.target_for(status.name)
+    return status.staged != target and status.pull_config != target
+
+
+def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present) -> bool:
+    """Whether `node`, which needs the target's OS image (module docstring), may pull it now."""
+    mine = statuses.get(node)
+    target = record.target_for(node)
+    if mine is None or not target or not waiting(mine, record) or mine.staged == target:
+        return False
+    lease_from = timestamp(now - timedelta(seconds=PULL_LEASE))
+    if pulling_now(mine, record, lease_from):
+        return True  # asked again while pulling (a lost answer): the same permission
+    limit = record.rollout.max_concurrent_pulls
+    if not limit:
+        return True
+    busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
+    return turn_comes(node, record, statuses, limit - busy, present, now_second=int(now.timestamp()),
+                      need=_needs_pull)
