@@ -4,6 +4,7 @@ and teardown the scale-out benchmarks share."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -21,10 +22,10 @@ from fleet.etcd_client import Connection
 from fleet.etcd_election import Election
 from fleet.etcd_url import parse_url
 from tests.etcd_cluster import EtcdCluster, free_ports
+from tests.serving import ROOT, env, mco, mco_serve
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 CLUSTER = Path(__file__).resolve().parent / "cluster"  # the small cluster directory the server tests render
-ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+ENV = env()  # for a test's own subprocesses (mco render ...)
 # The worker pool of the rollout test and bench: maxUnavailable 10%.
 ROLLOUT_POOL = """apiVersion: machineconfiguration.openshift.io/v1
 kind: MachineConfigPool
@@ -50,12 +51,12 @@ class Fleet:
         self.controllers: dict[str, subprocess.Popen[bytes]] = {}
         self.replicas: dict[int, subprocess.Popen[bytes]] = {}
         self.others: list[subprocess.Popen[bytes]] = []  # e.g. a benchmark's reference server, stopped with the rest
+        self._served = contextlib.ExitStack()  # the replicas' tests/serving.py contexts
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - handed to the child
         try:
-            return subprocess.Popen([sys.executable, "-m", "cli", *args], env=ENV, cwd=ROOT,
-                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            return subprocess.Popen(mco(*args), env=env(), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         finally:
             log.close()
 
@@ -66,14 +67,14 @@ class Fleet:
             "--poll-interval", "0.1"])
 
     def start_replica(self, port: int | None = None, *extra: str) -> str:
-        """A replica on `port` (a free one by default); returns its base URL once /healthz answers 200."""
+        """A replica (`mco serve` started the tests' one way, tests/serving.py) on `port` (a free one by default);
+        returns its base URL once /healthz answers 200."""
         port = port or free_ports(1)[0]
-        self.replicas[port] = self._spawn(f"replica-{port}", [
-            "serve", "--store", self.store_url, "--listen", f"127.0.0.1:{port}", "--access-log", "off",
-            "--poll-interval", "0.5", *extra])
-        base = f"http://127.0.0.1:{port}"
-        wait_healthy(base, self.replicas[port])
-        return base
+        log = self.log_dir / f"replica-{port}-{len(self.replicas)}.log"  # a restart on the same port keeps the old log
+        served = self._served.enter_context(mco_serve(
+            "--store", self.store_url, "--listen", f"127.0.0.1:{port}", "--poll-interval", "0.5", *extra, log=log))
+        self.replicas[port] = served.proc
+        return served.url
 
     def kill(self, proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
         """Signal one process and reap it."""
@@ -86,6 +87,7 @@ class Fleet:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        self._served.close()
 
 
 def wait_healthy(base: str, proc: subprocess.Popen[bytes] | None = None, *, timeout: float = 60.0) -> None:
