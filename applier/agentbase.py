@@ -25,6 +25,7 @@ from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from fleet.atomic import sweep_temp
+from fleet.clock import Clock, system_clock
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
 from fleet.drift_events import DriftEvent
@@ -93,7 +94,8 @@ class AgentBase:
     and the steps the update and the post-reboot check share."""
 
     def __init__(self, settings: AgentSettings, *, source: DesiredSource, reporter: Reporter, backend: Backend,
-                 runner: CommandRunner, log: Callable[[str], None] | None = None) -> None:
+                 runner: CommandRunner, log: Callable[[str], None] | None = None,
+                 clock: Clock = system_clock) -> None:
         self.settings = settings
         self.source = source
         self.reporter = reporter
@@ -106,6 +108,7 @@ class AgentBase:
         self.units = UnitWriter(self.root, self.files, self.systemctl)
         self.drift = DriftChecker(self.root, self.systemctl)
         self.log = log or (lambda message: None)
+        self.clock = clock  # the time every stamp and stored time reads (fleet/clock.py); deadlines use monotonic
         self._stop = False
         self._phase = ""  # the update phase last entered in this process ("" outside an update)
         self.aim = ""  # the phase its current step is to reach: what a failure names

@@ -23,7 +23,7 @@ from applier.repairing import Repair
 from applier.state import Pending
 from applier.updating import UpdateSteps
 from applier.verify import on_disk_message
-from fleet.clock import system_clock, timestamp
+from fleet.clock import timestamp
 from fleet.diff import ConfigDiff, ListChange, SetChange
 from fleet.disruption import Disruption, disruption
 from fleet.drift_events import DriftEvent
@@ -52,7 +52,7 @@ class DriftSteps(UpdateSteps):
 
         A next boot without the config's kernel arguments is staged again (repair); a booted command line
         without them is reported, and a reboot into the (re-)staged deployment puts it right."""
-        spec, at = current.spec, timestamp(system_clock())
+        spec, at = current.spec, timestamp(self.clock())
         wanted = " ".join(spec.kernel_arguments)
         fips = [DriftEvent("fips", problem.split(":", 2)[1].split()[0], "FIPS", problem, at, False)
                 for problem in fips_problems(self.root, spec)]
@@ -88,7 +88,7 @@ class DriftSteps(UpdateSteps):
         repaired: list[str] = []
         left: list[str] = []
         events: list[DriftEvent] = []
-        now, at = time.monotonic(), timestamp(system_clock())
+        now, at = time.monotonic(), timestamp(self.clock())
         for name, state in stopped_units(self.systemctl, current.spec.config or {}).items():
             starts = [t for t in self._starts.get(name, []) if now - t < RESTART_WINDOW]
             if not repair or len(starts) >= RESTART_BUDGET:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Collection, Mapping, Sequence
@@ -133,7 +132,7 @@ class HealthSteps(AgentBase):
         """Done for `config`, unless its pool gates it: then the soak starts (and its first check runs)."""
         if HealthGate.of(config) is None:
             return self._result("Done", message, config, config.name, **kw)
-        self.state.set_soak({"name": config.name, "previous": previous, "since": time.time(), "message": message})
+        self.state.set_soak({"name": config.name, "previous": previous, "since": self.clock().timestamp(), "message": message})
         return self.soak_step(config)
 
     def soak_step(self, config: RenderedConfig) -> SyncResult:
@@ -150,7 +149,7 @@ class HealthSteps(AgentBase):
             return self._report_as(previous, config, "Degraded", f"{failed} (config {config.name})",
                                    ("degraded", "health-checked"))
         ends = float(soak.get("since", 0)) + gate.soak_seconds
-        if time.time() < ends:
+        if self.clock().timestamp() < ends:
             until = timestamp(datetime.fromtimestamp(ends, UTC))
             return self._report_as(previous, config, "Working", f"health checks pass; soaking until {until}",
                                    ("health-checked", f"soaking until {until}"))

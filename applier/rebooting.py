@@ -10,7 +10,6 @@ default, the old files put back and a reboot into them.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from applier.agentbase import SyncResult
@@ -32,7 +31,7 @@ class RebootSteps(RepairSteps, HealthSteps):
     def request_reboot(self, current: RenderedConfig | None, pending: Pending, reason: str) -> SyncResult:
         """Record the request (this boot's ID, the time, one more attempt), then run the reboot command."""
         pending = replace(pending, phase="rebooting", reboot_attempts=pending.reboot_attempts + 1,
-                          boot_id=boot_id(self.root), requested_at=time.time())
+                          boot_id=boot_id(self.root), requested_at=self.clock().timestamp())
         self.state.set_pending(pending)
         target = pending.config
         self._working(current, target, reason, phase="reboot-requested", detail=pending.boot_id)
@@ -53,7 +52,7 @@ class RebootSteps(RepairSteps, HealthSteps):
         """
         target = pending.config
         step = reboot_step(recorded=pending.boot_id, booted=boot_id(self.root),
-                           waited=time.time() - pending.requested_at, wait=self.settings.reboot_wait,
+                           waited=self.clock().timestamp() - pending.requested_at, wait=self.settings.reboot_wait,
                            attempts=pending.reboot_attempts, limit=MAX_REBOOT_ATTEMPTS)
         if step in ("wait", "give-up"):
             note, left = self._repair_note(target, explicit)

@@ -15,7 +15,7 @@ from applier.agentbase import AgentBase
 from applier.drift import file_event, unit_event
 from applier.errors import ApplyError
 from applier.verify import on_disk_message
-from fleet.clock import system_clock, timestamp
+from fleet.clock import timestamp
 from fleet.diff import files_of, units_of
 from fleet.drift_events import DriftEvent
 from fleet.rendered import RenderedConfig
@@ -53,7 +53,7 @@ class RepairSteps(AgentBase):
         if not problems:
             return Repair([], [], [])
         entries, unit_entries = files_of(cfg), units_of(cfg)
-        at = timestamp(system_clock())
+        at = timestamp(self.clock())
         found: dict[tuple[str, str], DriftEvent] = {}  # each path and unit as first found (before any repair)
 
         def record() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,37 @@ def test_gate_results_are_phases(tmp_path: Path, command: list[str], phases: lis
         assert (last.detail, last.current, last.desired) == ("health-checked", "", source.config.name)
         assert "health check app: exit status 1" in last.message
         assert agent.sync().state == "Degraded"  # it stays failed
+
+
+def test_the_soak_reads_the_agents_clock(tmp_path: Path) -> None:
+    """The soak's start is stored and compared through the agent's clock (fleet/clock.py), so a set clock decides
+    when a gated update is done: soaking until start + soakSeconds, done once the clock has passed it."""
+    from applier.agent import Agent, AgentSettings
+    from applier.backends.none import NoBackend
+    from applier.fetch import MemorySource
+    from applier.hooks import Hooks
+    from applier.report import MemoryReporter
+    from applier.runner import SubprocessRunner
+    from fleet.clock import ManualClock, timestamp
+    from fleet.rollout_settings import gate_annotation
+    from tests.applier.helpers import file_entry, make_root, reboot_command
+    from tests.builders import rendered_config
+    from tests.tools import real_tool
+
+    real_tool("systemctl")
+    root = make_root(tmp_path / "root")
+    source, clock = MemorySource(), ManualClock()
+    agent = Agent(AgentSettings(node="n1", root=root, reboot_command=reboot_command(root),
+                                hooks=Hooks(drain="true", uncordon="true"), durable=False),
+                  source=source, reporter=MemoryReporter(), backend=NoBackend(), runner=SubprocessRunner(), clock=clock)
+    gate = gate_annotation({"soakSeconds": 600, "healthChecks": [{"name": "app", "command": ["/bin/true"]}]})
+    source.config = rendered_config("v1", [file_entry("/etc/a.conf", "a\n")], annotations=gate)
+    assert agent.sync().rebooting
+    start = clock.advance(5)  # the reboot took five seconds
+    soaking = agent.sync()
+    until = timestamp(start + timedelta(seconds=600))
+    assert (soaking.state, soaking.message) == ("Working", f"health checks pass; soaking until {until}")
+    clock.advance(599)
+    assert agent.sync().state == "Working"
+    clock.advance(1)
+    assert agent.sync().state == "Done"
