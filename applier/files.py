@@ -21,7 +21,7 @@ from typing import Any
 
 from applier.errors import PermanentError
 from applier.state import StateDir
-from fleet.atomic import copy_atomic, fsync_dirs, write_atomic
+from fleet.atomic import copy_atomic, fsync_dirs, symlink_atomic, write_atomic
 from fleet.diff import ContentsError, file_contents, file_mode
 
 
@@ -126,13 +126,7 @@ class FileWriter:
         target = host_path(self.root, path)
         try:
             self.record_original(path, target, managed_before)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.mco-tmp-link")
-            if tmp.is_symlink() or tmp.exists():
-                tmp.unlink()
-            os.symlink(target_link, tmp)
-            os.replace(tmp, target)
-            self.dirty.add(target.parent)
+            symlink_atomic(target, target_link, dirty=self.dirty)
         except OSError as exc:
             raise PermanentError(path, f"cannot create symlink: {exc.strerror or exc}") from exc
 

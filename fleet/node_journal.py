@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from fleet.atomic import write_atomic
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import MAX_NAME, StoreError, valid_name
@@ -176,12 +177,7 @@ class Journal:
                     return False
             finally:
                 os.close(fd)
-            tmp = self._new_file()
-            try:
-                os.replace(tmp, self.path)
-            except OSError:
-                os.unlink(tmp)
-                raise
+            write_atomic(self.path, _header(), durable=False)
             return True
         except (OSError, StoreError):  # BlockingIOError: a write is in flight
             return False
@@ -215,11 +211,12 @@ class Journal:
         raise StoreError("nodes", "the journal keeps disappearing")
 
     def _new_file(self) -> str:
-        """A complete new journal (header only) under a temporary name."""
+        """A complete new journal (header only) under a temporary name, for `_create` to link(2) in: unlike
+        fleet/atomic.py's rename, a link never replaces a journal another writer created meanwhile."""
         try:
             fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f"{JOURNAL}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + secrets.token_hex(16).encode() + b"\n")
+                fh.write(_header())
             os.chmod(tmp, 0o644)
         except OSError as exc:
             raise StoreError("nodes", f"cannot create the journal: {exc.strerror}") from exc
@@ -345,3 +342,8 @@ class NodeIndex:
     def _forget(self, name: str) -> None:
         self.statuses.remove(name)
         self._keys.pop(name, None)
+
+
+def _header() -> bytes:
+    """A new generation's first line: the magic and a random generation ID."""
+    return MAGIC + secrets.token_hex(16).encode() + b"\n"

@@ -152,6 +152,7 @@ def write_context(plan: ImagePlan, dest: Path, *, base: str, lint: bool = False)
                 (tmp / "owned" / str(i)).write_bytes(entry.data)
                 os.chmod(tmp / "owned" / str(i), entry.mode)
         (tmp / "Containerfile").write_text(render_containerfile(plan, base=base, lint=lint))
+        # A whole directory is swapped in (two renames), which fleet/atomic.py (whole files) does not do.
         if dest.exists():
             old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.old-"))
             os.replace(dest, old / "ctx")

@@ -11,18 +11,18 @@ digest depends only on the base and the plan.
 from __future__ import annotations
 
 import copy
+import errno
 import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from fleet.atomic import write_atomic
+from fleet.atomic import atomic_writer, write_atomic
 from fleet.clock import timestamp
 from ignition.canonical import canonical_json
 from imagebuild.errors import OCIError
@@ -216,22 +216,15 @@ class Layout:
         target = self.blob_path(desc.digest)
         if target.exists():
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
         size = 0
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                while chunk := stream.read(1 << 20):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    out.write(chunk)
+        with atomic_writer(target) as out:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
             if "sha256:" + digest.hexdigest() != desc.digest or size != desc.size:
                 raise OCIError(desc.digest, f"blob copy does not match its descriptor (size {size})")
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
     def put_blob(self, data: bytes) -> Descriptor:
         """Store bytes as a blob."""
@@ -242,13 +235,21 @@ class Layout:
         return desc
 
     def put_file(self, path: Path, digest: str) -> None:
-        """Move an already-hashed file in as a blob."""
+        """Move an already-hashed file in as a blob: renamed when on the layout's file system (a rename, not a
+        copy, of a possibly large layer), else copied through fleet/atomic.py; never half there."""
         target = self.blob_path(digest)
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():
             path.unlink()
-        else:
-            shutil.move(str(path), target)
+            return
+        try:
+            os.rename(path, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            with open(path, "rb") as src, atomic_writer(target) as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+            path.unlink()
 
     def tag(self, desc: Descriptor, tag: str) -> None:
         """Point `tag` at a manifest in index.json (replacing the tag's old manifest); writes oci-layout too."""

@@ -182,7 +182,7 @@ class OstreeBackend:
                 if usr_etc.exists():
                     shutil.copytree(etc, usr_etc, symlinks=True, dirs_exist_ok=True)
                     shutil.rmtree(etc)
-                else:
+                else:  # a move inside the scratch unpack nothing reads yet: no file is replaced
                     etc.rename(usr_etc)
             if not any((rootfs / "usr" / "lib" / "modules").glob("*/vmlinuz")):
                 raise PermanentError("spec.osImageURL", f"{url}: not a bootable image (no "
@@ -229,6 +229,7 @@ class OstreeBackend:
         if not refspec:
             raise PermanentError("spec.osImageURL", "the booted deployment has no refspec and none is configured")
         kargs = kargs_after(booted.kargs, old.kernel_arguments, new.kernel_arguments)
+        # A scratch file handed to `ostree admin deploy --origin-file`, not a replaced file: no atomic write.
         with tempfile.NamedTemporaryFile("w", suffix=".origin", delete=False) as fh:
             fh.write(f"[origin]\nrefspec={refspec}\n\n[mco]\nimage={image}\n")
             origin = fh.name
