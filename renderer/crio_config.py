@@ -9,7 +9,10 @@ MCO `pkg/controller/container-runtime-config/helpers.go`:
   refused as the API server refuses it.
 - `createCRIODropinFiles`: `/etc/crio/crio.conf.d/01-ctrcfg-<field>` for `logLevel` (when set),
   `pidsLimit` (when given, 0 included), `logSizeMax` (when its value is not 0), `defaultRuntime` (when not
-  empty); `overlaySize` goes into `/etc/containers/storage.conf`.
+  empty); `overlaySize` goes into `/etc/containers/storage.conf`. Each drop-in is the BurntSushi/toml
+  encoding of a struct `Crio { Runtime { <field> } }` (`tomlConfigCRIOLogLevel` and its siblings,
+  `addTOMLgeneratedConfigFile`): the nested tables each get a header, indented two spaces a level
+  (`crio_runtime_dropin`).
 The additional image, layer and artifact stores are refused, naming the field: the MCO writes them into
 storage.conf and crio.conf behind feature gates this renderer does not implement. Any other key is not
 a field of the API and is named in a warning.
@@ -36,6 +39,13 @@ SPEC_KEYS = ("machineConfigPoolSelector", "containerRuntimeConfig")
 NOT_A_QUANTITY = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
+def crio_runtime_dropin(line: str) -> bytes:
+    """A drop-in setting one `[crio.runtime]` key (`line`: `key = value`), byte for byte as the MCO's encoder
+    writes it: `toml.NewEncoder` writes `[crio]`, then the sub-table's header and its key indented (Indent
+    "  " per level below the top), each line ending in a newline."""
+    return f"[crio]\n  [crio.runtime]\n    {line}\n".encode()
+
+
 def _spec(crc: ContainerRuntimeConfig) -> Mapping[str, Any]:
     data = crc.doc.data if crc.doc is not None else None
     spec = data.get("spec") if isinstance(data, Mapping) else None
@@ -55,7 +65,7 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
         problems.append(doc.problem(code, (*base, key), message))
 
     def dropin(field: str, body: str) -> None:
-        files.append((f"{CRIO_DROPINS}/01-ctrcfg-{field}", f"[crio.runtime]\n{body}\n".encode()))
+        files.append((f"{CRIO_DROPINS}/01-ctrcfg-{field}", crio_runtime_dropin(body)))
 
     for key in _spec(crc):
         if key not in SPEC_KEYS:

@@ -6,6 +6,7 @@ OpenSSL -> IANA cipher names, as MCO GetSecurityProfileCiphers maps them)."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,24 @@ def test_container_runtime_config_fields(cluster: Path, settings: str, problem: 
             assert data is None
         else:
             assert data is not None and body in data.decode()
+
+
+# The drop-ins as the MCO writes them (pkg/controller/container-runtime-config/helpers.go createCRIODropinFiles:
+# BurntSushi/toml's encoder over `Crio { Runtime { ... } }`); the OpenShift 4.22 documentation, "Configuring
+# MCO-related custom resources", shows /etc/crio/crio.conf.d/01-ctrcfg-defaultRuntime on a node as exactly
+# these three lines for defaultRuntime: runc.
+CRIO_GOLDEN = {
+    "01-ctrcfg-defaultRuntime": b'[crio]\n  [crio.runtime]\n    default_runtime = "runc"\n',
+    "01-ctrcfg-logLevel": b'[crio]\n  [crio.runtime]\n    log_level = "debug"\n',
+    "01-ctrcfg-pidsLimit": b"[crio]\n  [crio.runtime]\n    pids_limit = 2048\n",
+    "01-ctrcfg-logSizeMax": b"[crio]\n  [crio.runtime]\n    log_size_max = 10485760\n",
+}
+
+
+def test_crio_dropins_are_the_mcos_bytes(cluster: Path) -> None:
+    result = _render(cluster, "81-crc.yaml", CRC.format(pool="worker", settings=(
+        "    defaultRuntime: runc\n    logLevel: debug\n    pidsLimit: 2048\n    logSizeMax: 10Mi\n")))
+    written = {name: _file(result, "worker", f"/etc/crio/crio.conf.d/{name}") for name in CRIO_GOLDEN}
+    assert written == CRIO_GOLDEN
+    for body in written.values():  # and CRI-O reads them as [crio.runtime] settings
+        assert set(tomllib.loads((body or b"").decode())["crio"]) == {"runtime"}
