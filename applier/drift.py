@@ -5,7 +5,9 @@ watch saw change); a file whose `lstat` (mtime, ctime, size, inode, mode) is unc
 not re-read, so a periodic check of a large config is cheap. ctime is in the key because only the kernel sets
 it: an edit that puts the mtime back (`touch -r`) still moves it; where a filesystem reports no ctime the file
 is read every time. `watch_map` says which path the inotify watch (applier/watch.py) covers for which file or
-unit: files, unit files, drop-ins, and the unit's links in every `*.wants/`/`*.requires/` directory.
+unit: files, unit files, drop-ins, and the unit's links in every `*.wants/`/`*.requires/` directory that exists and
+in those its [Install] section names (WantedBy=, RequiredBy=) whether they exist or not: `systemctl disable` removes
+a directory it empties, and a watch set up while it is gone must still see the link made and removed again.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from applier.files import host_path
-from applier.units import UNIT_DIR, Systemctl, dropin_path, unit_path
+from applier.units import UNIT_DIR, VENDOR_DIRS, Systemctl, dropin_path, unit_path
 from applier.verify import check_file, check_unit
 from fleet.diff import ContentsError, dropins_of, file_contents, file_mode, files_of, units_of
 from fleet.drift_events import CONTENTS_LIMIT, DriftEvent
 from ignition.dataurl import encode_data_url
+from ignition.rules.unitfile import UnitParseError, deserialize
 
 WANTS_SUFFIXES = (".wants", ".requires")
+_INSTALL_LINKS = {"WantedBy": ".wants", "RequiredBy": ".requires"}
 StatKey = tuple[int, int, int, int, int]
 
 
@@ -97,7 +101,7 @@ def watch_map(root: Path, config: Mapping[str, Any]) -> dict[str, tuple[str, str
     /etc/systemd/system (a link made in a new directory is found by the periodic check)."""
     watched: dict[str, tuple[str, str]] = {p: ("file", p) for p in files_of(config)}
     units = units_of(config)
-    link_dirs: list[str] = []
+    link_dirs: list[str] = []  # *.wants/ and *.requires/ directories there now
     if any(u.get("enabled") is not None for u in units.values()):
         try:
             with os.scandir(host_path(Path(root), UNIT_DIR)) as entries:
@@ -111,9 +115,30 @@ def watch_map(root: Path, config: Mapping[str, Any]) -> dict[str, tuple[str, str
         for dropin in unit.get("dropins") or ():
             watched[dropin_path(name, str(dropin.get("name", "")))] = ("unit", name)
         if unit.get("enabled") is not None:
-            for directory in link_dirs:
+            for directory in {*link_dirs, *install_dirs(root, unit)}:
                 watched[f"{directory}/{name}"] = ("unit", name)
     return watched
+
+
+def install_dirs(root: Path, unit: Mapping[str, Any]) -> list[str]:
+    """The `*.wants/`/`*.requires/` directories a unit's [Install] section links it into (its contents in the
+    config, else its unit file under `root`); [] when it has none or does not parse."""
+    name = str(unit.get("name", ""))
+    contents = unit.get("contents")
+    if not contents:
+        for directory in VENDOR_DIRS:
+            try:
+                contents = host_path(Path(root), f"{directory}/{name}").read_text(errors="replace")
+                break
+            except (OSError, ValueError):
+                continue
+    try:
+        options = deserialize(str(contents or ""))
+    except UnitParseError:
+        return []
+    return sorted({f"{UNIT_DIR}/{target}{_INSTALL_LINKS[o.name]}" for o in options
+                   if o.section == "Install" and o.name in _INSTALL_LINKS
+                   for target in o.value.split() if "/" not in target and target not in (".", "..")})
 
 
 def _fingerprint(data: bytes, mode: int) -> str:

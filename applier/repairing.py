@@ -1,8 +1,9 @@
 """Drift found and repaired: the disk checked against a config, what drifted written back and checked again.
 
-A repair rewrites the drifted files and units and checks them again; a hand edit made while it ran is repaired
-in the next pass (up to REPAIR_PASSES), so only drift that keeps coming back faster than it is repaired, or
-that cannot be written, leaves the node Degraded. `--drift report` repairs nothing and names every path.
+A repair rewrites the drifted files and units (a unit's files only when they drifted: a unit found disabled is
+enabled again and its unchanged files are left alone, so the repair sets off no watch events of its own) and
+checks them again; a hand edit made while it ran is repaired in the next pass (up to REPAIR_PASSES), so only
+drift that keeps coming back faster than it is repaired, or that cannot be written, leaves the node Degraded. `--drift report` repairs nothing and names every path.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import NamedTuple
 from applier.agentbase import AgentBase
 from applier.drift import file_event, unit_event
 from applier.errors import ApplyError
-from applier.verify import on_disk_message
+from applier.verify import check_unit, on_disk_message
 from fleet.clock import timestamp
 from fleet.diff import files_of, units_of
 from fleet.drift_events import DriftEvent
@@ -74,7 +75,9 @@ class RepairSteps(AgentBase):
                 for path in files:
                     self.files.write(entries[path], managed_before=True)
                 for name in names:
-                    self.units.write_unit(unit_entries[name], managed_before=True)
+                    unit = unit_entries[name]
+                    if check_unit(self.root, unit, None) or unit.get("mask") is False:  # not only its links
+                        self.units.write_unit(unit, managed_before=True)
                 if names:
                     self.units.set_enablement(unit_entries[n] for n in names)
             except ApplyError as exc:

@@ -36,6 +36,14 @@ class DriftLab:
     store: Path
     agent: subprocess.Popen[bytes]
     log: Path
+    argv: list[str]
+
+    def start_agent(self) -> None:
+        """Start the agent (its output appended to `log`); the one running is stopped first."""
+        if self.agent.poll() is None:
+            stop(self.agent)
+        with open(self.log, "ab") as out:
+            self.agent = subprocess.Popen(self.argv, env=env(), stdout=out, stderr=out)
 
     def node(self) -> dict:
         """The node's entry in the pool status."""
@@ -75,14 +83,14 @@ def drift_lab(tmp_path: Path, *, interval: float = 60.0, extra: Sequence[str] = 
     root = make_root(tmp_path / "root")
     log = tmp_path / "agent.log"
     with serving(work, tmp_path / "store", log=tmp_path / "serve.log") as url:
-        out = open(log, "w")
-        agent = subprocess.Popen(mco("apply", "--node", NODE, "--server", url, "--pool", "worker", "--root", str(root),
-                                     "--interval", str(interval), *extra),
-                                 env=env(), stdout=out, stderr=out)
-        lab = DriftLab(work, root, url, tmp_path / "store", agent, log)
+        argv = mco("apply", "--node", NODE, "--server", url, "--pool", "worker", "--root", str(root),
+                   "--interval", str(interval), *extra)
+        log.write_bytes(b"")
+        with open(log, "ab") as out:  # appended to: a restarted agent writes after the first one
+            agent = subprocess.Popen(argv, env=env(), stdout=out, stderr=out)
+        lab = DriftLab(work, root, url, tmp_path / "store", agent, log, argv)
         try:
             lab.until(lambda: lab.node().get("state") == "Done" and lab.rules_ok(), 60, "first update")
             yield lab
         finally:
-            stop(agent)
-            out.close()
+            stop(lab.agent)

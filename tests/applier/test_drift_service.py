@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.applier.drift_lab import APP, DROPIN, RULES, RULES_TEXT, UNIT, DriftLab, drift_lab
+from tests.applier.drift_lab import APP, DROPIN, RULES, RULES_TEXT, UNIT, WANTS, DriftLab, drift_lab
 from tests.tools import real_tool
 
 TRIALS = 3
+SETTLE = 1.0  # seconds: the checks a repair's own writes cause are over
 SOON = 10.0  # seconds: far below the 60 s interval, far above a repair on a loaded machine
 
 
@@ -72,3 +74,22 @@ def test_hand_change_repaired_at_once_in_service_mode(tmp_path: Path, change, re
             lab.until(lambda: repaired(lab), SOON, f"trial {trial}: repaired")
         lab.until(lambda: lab.node().get("state") == "Done", SOON, "reported Done")
         assert (lab.root / APP).read_text() == "level=1\n"
+
+
+def test_disable_repaired_at_once_after_the_wants_directory_was_gone(tmp_path: Path) -> None:
+    """`systemctl disable` of the only unit wanted by a target removes the emptied `*.wants/` directory. An agent
+    that starts (or sets its watch up again) while the directory is gone must still see the next disable at once,
+    not at the next sync 60 s later: the directory a unit's [Install] section names is watched whether or not it
+    exists yet."""
+    real_tool("systemctl")
+    with drift_lab(tmp_path) as lab:
+        lab.agent.terminate()
+        lab.agent.wait(timeout=20)
+        _disable(lab)
+        assert not (lab.root / WANTS).parent.exists()  # what systemctl does with the emptied directory
+        lab.start_agent()
+        lab.until(lab.enabled, SOON, "repaired at start")
+        for trial in range(TRIALS):
+            time.sleep(SETTLE)  # the agent idle again (its repair's own writes checked), waiting on the server
+            _disable(lab)
+            lab.until(lab.enabled, SOON, f"trial {trial}: repaired")

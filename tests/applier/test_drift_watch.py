@@ -15,7 +15,7 @@ import pytest
 
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
-from applier.drift import DriftChecker
+from applier.drift import DriftChecker, watch_map
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, SubprocessRunner
@@ -131,6 +131,32 @@ def test_watcher_names_what_changed(tmp_path: Path, change, expected: set[str]) 
         assert watcher.active
         change(tmp_path)
         assert watcher.wait(0.5 if not expected else 5.0) == expected
+    finally:
+        watcher.close()
+
+
+def test_watch_covers_the_links_a_units_install_section_names_before_their_directory_exists(tmp_path: Path) -> None:
+    """`systemctl disable` removes the `*.wants/` directory it empties: its links stay watched through its parent."""
+    config = {"ignition": {"version": "3.4.0"}, "systemd": {"units": [
+        unit("a.service", SERVICE.format(name="a") + "RequiredBy=b.target c.target\n", enabled=True),
+        unit("vendor.service", enabled=True),
+        unit("plain.service", SERVICE.format(name="plain"))]}}
+    vendor = tmp_path / "usr/lib/systemd/system/vendor.service"
+    vendor.parent.mkdir(parents=True)
+    vendor.write_text(SERVICE.format(name="vendor").replace("multi-user", "graphical"))
+    (tmp_path / "etc/systemd/system").mkdir(parents=True)
+    links = {p for p, (kind, _) in watch_map(tmp_path, config).items() if ".wants/" in p or ".requires/" in p}
+    assert links == {"/etc/systemd/system/multi-user.target.wants/a.service",
+                     "/etc/systemd/system/b.target.requires/a.service",
+                     "/etc/systemd/system/c.target.requires/a.service",
+                     "/etc/systemd/system/graphical.target.wants/vendor.service"}
+    watcher = Watcher(tmp_path, watch_map(tmp_path, config))
+    try:
+        link = tmp_path / "etc/systemd/system/multi-user.target.wants/a.service"
+        link.parent.mkdir(parents=True)
+        link.symlink_to("/etc/systemd/system/a.service")
+        assert watcher.wait(5.0) == {"/etc/systemd/system/multi-user.target.wants/a.service"}
+        assert watcher.stale  # the new directory is watched once the watch is set up again
     finally:
         watcher.close()
 
