@@ -134,11 +134,11 @@ class ElectedStore(Store, Protocol):
 
 
 def references(records: Iterable[PoolRecord], statuses: Iterable[NodeStatus]) -> set[str]:
-    """Rendered names that some pool (current or history) or node (current or desired) references."""
+    """Rendered names that some pool (current or history, and each machine's config on its target) or node (current
+    or desired) references."""
     names: set[str] = set()
     for record in records:
-        if record.current:
-            names.add(record.current)
+        names.update(record.targets)
         names.update(h.name for h in record.history)
     for status in statuses:
         names.update(n for n in (status.current_config, status.desired_config) if n)

@@ -12,6 +12,7 @@ import pytest
 
 from fleet.etcd_election import Election
 from fleet.etcd_store import EtcdStore
+from fleet.machine_entry import MachineEntry
 from fleet.node_status import NodeStatus
 from fleet.rendered import HistoryEntry, PoolRecord
 from server.controller import Controller, collect_garbage
@@ -29,16 +30,18 @@ def store(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
 
 
 def test_garbage_collection_deletes_only_unreferenced_configs(store: EtcdStore) -> None:
-    for name in ("current", "history", "node-current", "node-desired", "unused"):
+    for name in ("current", "history", "node-current", "node-desired", "machine", "unused"):
         store.put_rendered(rendered_config(f"rendered-worker-{name}"))
+    machine = MachineEntry("node-m", {"hostname": "node-m"}, "rendered-worker-machine", {}, "0" * 32)
     store.put_pool(PoolRecord(name="worker", current="rendered-worker-current",
-                              history=(HistoryEntry("rendered-worker-history", "2026-01-01T00:00:00Z"),)))
+                              history=(HistoryEntry("rendered-worker-history", "2026-01-01T00:00:00Z"),),
+                              machines=(machine,)))
     store.put_node_status(NodeStatus("node-a", "worker", "rendered-worker-node-current",
                                      "rendered-worker-node-desired", "Working"))
     tx = store.conn.client.transactions
     store._txn([], [tx.put(store.key("blobs", "rendered-worker-orphan", "ab", "000000"), b"{")])
     assert collect_garbage(store) == ["rendered-worker-unused"]
-    assert store.list_rendered() == ["rendered-worker-current", "rendered-worker-history",
+    assert store.list_rendered() == ["rendered-worker-current", "rendered-worker-history", "rendered-worker-machine",
                                      "rendered-worker-node-current", "rendered-worker-node-desired"]
     assert store.orphan_blobs() == []
 
