@@ -75,22 +75,26 @@ class DriftLab:
 
 
 @contextmanager
-def drift_lab(tmp_path: Path, *, interval: float = 60.0, extra: Sequence[str] = (),
-              cluster: Path = CLUSTER) -> Iterator[DriftLab]:
-    """Serve a copy of `cluster`, start the agent on a fresh root, and wait for the node to be Done."""
+def drift_lab(tmp_path: Path, *, interval: float = 60.0, extra: Sequence[str] = (), cluster: Path = CLUSTER,
+              root: Path | None = None, once: int = 0,
+              ready: Callable[[DriftLab], bool] = DriftLab.rules_ok) -> Iterator[DriftLab]:
+    """Serve a copy of `cluster`, start the agent on `root` (a fresh one by default), and wait for the node to be
+    Done and `ready`. `once`: `mco apply --once` runs first that many times (an update through its reboot)."""
     work = tmp_path / "cluster"
     shutil.copytree(cluster, work)
-    root = make_root(tmp_path / "root")
+    root = root or make_root(tmp_path / "root")
     log = tmp_path / "agent.log"
     with serving(work, tmp_path / "store", log=tmp_path / "serve.log") as url:
         argv = mco("apply", "--node", NODE, "--server", url, "--pool", "worker", "--root", str(root),
                    "--interval", str(interval), *extra)
         log.write_bytes(b"")
         with open(log, "ab") as out:  # appended to: a restarted agent writes after the first one
+            for _ in range(once):
+                subprocess.run([*argv, "--once"], env=env(), stdout=out, stderr=out, timeout=120, check=True)
             agent = subprocess.Popen(argv, env=env(), stdout=out, stderr=out)
         lab = DriftLab(work, root, url, tmp_path / "store", agent, log, argv)
         try:
-            lab.until(lambda: lab.node().get("state") == "Done" and lab.rules_ok(), 60, "first update")
+            lab.until(lambda: lab.node().get("state") == "Done" and ready(lab), 60, "first update")
             yield lab
         finally:
             stop(lab.agent)

@@ -64,3 +64,14 @@ def make_root(path: Path, *, core: bool = True) -> Path:
     (path / "etc" / "passwd").write_text(passwd)
     (path / "etc" / "group").write_text(group)
     return path
+
+
+def fips_root(path: Path, *, enabled: str = "1", policy: str = "FIPS") -> Path:
+    """A node root in FIPS mode as far as the agent reads it (applier/live.py): the root's own fips_enabled and
+    crypto policy file."""
+    root = make_root(path)
+    (root / "proc/sys/crypto").mkdir(parents=True, exist_ok=True)
+    (root / "proc/sys/crypto/fips_enabled").write_text(enabled + "\n")
+    (root / "etc/crypto-policies").mkdir(parents=True, exist_ok=True)
+    (root / "etc/crypto-policies/config").write_text(policy + "\n")
+    return root

@@ -80,3 +80,26 @@ def make_oci_image(base: Path, tag: str, files: dict[str, str]) -> Path:
         (rootfs / rel).write_text(text)
     _run(umoci, "repack", "--image", f"{layout}:{tag}", str(bundle))
     return layout
+
+
+def stage_by_hand_without_fips(sysroot: Path) -> None:
+    """What `rpm-ostree kargs --delete fips=1` does: a new default deployment without the argument (the node
+    booted `myos/stable` with fips=1 audit=1). `--retain`: a directory sysroot has no booted deployment ostree
+    knows of, and rpm-ostree never removes the booted one."""
+    subprocess.run(["ostree", "admin", "deploy", f"--sysroot={sysroot}", "--os=myos", "--retain", "--karg-none",
+                    "--karg=root=LABEL=root", "--karg=console=ttyS0", "--karg=audit=1", "myos/stable"],
+                   check=True, capture_output=True)
+    assert "fips=1" not in boot_entries(sysroot)[0]
+
+
+def edit_next_boot_kargs(sysroot: Path, drop: str) -> None:
+    """An edit by hand of the next boot's entry: its `options` line loses `drop` (what an edit of the staged
+    deployment's kernel arguments in the boot loader config does)."""
+    for entry in (sysroot / "boot" / "loader" / "entries").glob("*.conf"):
+        text = entry.read_text()
+        if "(ostree:0)" in next(line for line in text.splitlines() if line.startswith("title ")):
+            entry.write_text("\n".join(" ".join(a for a in line.split(" ") if a != drop)
+                                       if line.startswith("options ") else line for line in text.splitlines()) + "\n")
+            assert drop not in boot_entries(sysroot)[0].split()
+            return
+    raise AssertionError("no next-boot entry")

@@ -6,7 +6,6 @@ command-runner seam), started again within a budget."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import threading
 import time
@@ -22,8 +21,8 @@ from applier.drift_steps import RESTART_BUDGET
 from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, Result, SubprocessRunner
-from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, unit
-from tests.applier.sysroot import boot_entries, make_sysroot, unlock
+from tests.applier.helpers import SERVICE, file_entry, fips_root, make_root, reboot_command, unit
+from tests.applier.sysroot import boot_entries, make_sysroot, stage_by_hand_without_fips, unlock
 from tests.builders import rendered_config
 from tests.tools import real_tool
 
@@ -36,15 +35,6 @@ def sysroot(tmp_path: Path) -> Iterator[Path]:
     s = make_sysroot(tmp_path)
     yield s
     unlock(s)
-
-
-def fips_root(path: Path, *, enabled: str = "1", policy: str = "FIPS") -> Path:
-    root = make_root(path)
-    (root / "proc/sys/crypto").mkdir(parents=True, exist_ok=True)
-    (root / "proc/sys/crypto/fips_enabled").write_text(enabled + "\n")
-    (root / "etc/crypto-policies").mkdir(parents=True, exist_ok=True)
-    (root / "etc/crypto-policies/config").write_text(policy + "\n")
-    return root
 
 
 def ostree_node(tmp_path: Path, sysroot: Path) -> Agent:
@@ -60,14 +50,6 @@ def ostree_node(tmp_path: Path, sysroot: Path) -> Agent:
     done = agent.sync()
     assert done.state == "Done", done.message
     return agent
-
-
-def stage_by_hand_without_fips(sysroot: Path) -> None:
-    """What `rpm-ostree kargs --delete fips=1` does: a new default deployment without the argument."""
-    subprocess.run(["ostree", "admin", "deploy", f"--sysroot={sysroot}", "--os=myos", "--karg-none",
-                    "--karg=root=LABEL=root", "--karg=console=ttyS0", "--karg=audit=1", "myos/stable"],
-                   check=True, capture_output=True)
-    assert "fips=1" not in boot_entries(sysroot)[0]
 
 
 def test_next_boot_without_a_karg_is_staged_again(tmp_path: Path, sysroot: Path) -> None:
