@@ -286,8 +286,13 @@ def config_first(app: web.Application, then: Handler) -> Handler:
     `Handlers.answer_config`, everything else (other methods, sub-paths, a refused HTTP version) to `then`,
     the application's own handler.
 
-    Routing, the middleware and the signals cost about a quarter of a config answer's CPU (bench/README.md);
-    the answer, its Server header, its counts and the read deadline's bookkeeping are the routed ones.
+    Why it exists: routing, the middleware and the signals cost about a quarter of a config answer's CPU
+    (bench/README.md), and the config route is the one a fleet hammers. It is public API only: run.py sets it
+    as the `request_handler` of `AppRunner.server` (the `handler` a `web.Server` is built with, read by each
+    new connection), and it reads only `web.BaseRequest`. Nothing is skipped but the routing: the address,
+    token and machine rules live in `answer_config` (respond.py decides), and the answer's Server header,
+    counts and the read deadline's bookkeeping are the routed ones (tests/server/test_config_first.py holds
+    both paths to the same answers).
     """
     handlers, metrics = app[HANDLERS], app[METRICS]
     route = CONFIG_PREFIX + "{pool}"

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from email.utils import formatdate
 from typing import Any
 
-from aiohttp import HttpVersion10, HttpVersion11, http_exceptions, web
+from aiohttp import HttpVersion10, HttpVersion11, web
+from aiohttp.http import HttpProcessingError
 from aiohttp.web import RequestPayloadError
 
 from server.errors import ServerError
@@ -42,23 +43,25 @@ _VERSIONS = (HttpVersion10, HttpVersion11)
 REFUSED_VERSION: Any = web.RequestKey("refused-version", bool) if hasattr(web, "RequestKey") else "refused-version"
 
 # What the client is told about a head llhttp refused: a fixed phrase per error class, never its text
-# (aiohttp's messages quote the offending header line, which may hold a token).
-_PHRASES: dict[type[BaseException], str] = {
-    http_exceptions.LineTooLong: "request line or header too long",
-    http_exceptions.BadStatusLine: "malformed request line",
-    http_exceptions.BadHttpMethod: "malformed request method",
-    http_exceptions.InvalidHeader: "malformed header",
-    http_exceptions.TransferEncodingError: "malformed transfer encoding",
-    http_exceptions.ContentLengthError: "malformed content length",
-    http_exceptions.ContentEncodingError: "malformed content encoding",
-    http_exceptions.BadHttpMessage: "malformed request head",
+# (aiohttp's messages quote the offending header line, which may hold a token). aiohttp exports only the base
+# class, HttpProcessingError (`aiohttp.http`); its subclasses are matched by name along the MRO, so a renamed
+# one falls back to the base's phrase instead of breaking the import.
+_PHRASES: dict[str, str] = {
+    "LineTooLong": "request line or header too long",
+    "BadStatusLine": "malformed request line",
+    "BadHttpMethod": "malformed request method",
+    "InvalidHeader": "malformed header",
+    "TransferEncodingError": "malformed transfer encoding",
+    "ContentLengthError": "malformed content length",
+    "ContentEncodingError": "malformed content encoding",
+    "BadHttpMessage": "malformed request head",
 }
 
 
 def phrase(exc: BaseException | None) -> str:
     """The fixed description of a parse error (by class, most specific first)."""
     for cls in type(exc).__mro__ if exc is not None else ():
-        found = _PHRASES.get(cls)
+        found = _PHRASES.get(cls.__name__)
         if found is not None:
             return found
     return "malformed request"
@@ -214,6 +217,13 @@ def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.B
 class MalformedRequests(logging.Filter):
     """On aiohttp's server logger: a refused head or body becomes one line and a fixed 400 answer.
 
+    Why it exists: a head llhttp refuses never reaches the application (no middleware or handler sees it),
+    and aiohttp's own 400 quotes the offending line, which may carry a token, and logs a traceback. The
+    one public seam aiohttp offers there is the `logger` its server reports the refusal to (before it
+    answers); this filter on that logger answers first. It uses only public API: the logging record,
+    `HttpProcessingError` (`aiohttp.http`), `RequestPayloadError` (`aiohttp.web`), and the current
+    request's `transport` and `writer.output_size` (`aiohttp.abc.AbstractStreamWriter`).
+
     A parse error (`HttpProcessingError`) reported while a request is current is a head llhttp refused:
     the fixed JSON answer naming the request head is written and the connection closed. A body refused
     while aiohttp drains it after our answer (`RequestPayloadError`) is only logged. Anything else is a
@@ -226,7 +236,7 @@ class MalformedRequests(logging.Filter):
             self._one_line(record, "malformed request body from %s: %s (%s)",
                            (self._remote(), phrase(exc.__cause__ or exc), type(exc).__name__))
             return True
-        if not isinstance(exc, http_exceptions.HttpProcessingError):
+        if not isinstance(exc, HttpProcessingError):
             return True
         what = phrase(exc)
         request = _CURRENT.get()

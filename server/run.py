@@ -98,8 +98,10 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     loop = asyncio.get_running_loop()
     server = runner.server
     assert server is not None
+    # web.Server's public `request_factory` and `request_handler` (its constructor's arguments, read by every new
+    # connection): the read deadline's and version check's hook, and config answers that skip the routing
     server.request_factory = request_factory(server.request_factory)
-    server.request_handler = config_first(app, server.request_handler)  # config answers skip the routing
+    server.request_handler = config_first(app, server.request_handler)
 
     def protocol(release: Callable[[], None]) -> Connection:
         return Connection(server(), read_timeout=limits.read_timeout, on_lost=release)

@@ -1,6 +1,6 @@
 """Fixtures of the server tests: a real etcd cluster for the scale-out tests (tests/etcd_cluster.py), and
-`make_client`: an app over a store with its reloader started (the snapshot the routes read), behind aiohttp's
-test client, the reloader kept on the app under RELOADER for a test that polls it."""
+`make_app`: an app over a store with its reloader started (the snapshot the routes read; the reloader kept on
+the app under RELOADER for a test that polls it), and `make_client`: that app behind aiohttp's test client."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,14 +19,15 @@ from server.watch import Reloader
 from tests.etcd_cluster import etcd_cluster, own_etcd_cluster  # noqa: F401 - pytest fixtures
 
 MakeClient = Callable[..., Awaitable[TestClient]]
+MakeApp = Callable[..., Awaitable[web.Application]]
 RELOADER = web.AppKey("test-reloader", Reloader)
 
 
 @pytest.fixture
-def make_client(aiohttp_client: Any) -> MakeClient:
-    """`await make_client(store, clock=None, **ServerSettings fields)`: a test client of a server over `store`
-    (with `clock`, a fleet/clock.py Clock, as its time)."""
-    async def make(store: Store, *, clock: Any = None, **settings: Any) -> TestClient:
+def make_app() -> MakeApp:
+    """`await make_app(store, clock=None, **ServerSettings fields)`: the application over `store`, its reloader
+    started (with `clock`, a fleet/clock.py Clock, as its time)."""
+    async def make(store: Store, *, clock: Any = None, **settings: Any) -> web.Application:
         config = ServerSettings(cluster_dir=None, **settings)
         state, metrics = ServerState(), ServerMetrics()
         reloader = Reloader(state=state, store=store, cache=PayloadCache(options=config.append), metrics=metrics,
@@ -34,5 +35,14 @@ def make_client(aiohttp_client: Any) -> MakeClient:
         await reloader.start()
         app = create_app(state=state, store=store, settings=config, metrics=metrics, clock=clock)
         app[RELOADER] = reloader
-        return await aiohttp_client(app)
+        return app
+    return make
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Any, make_app: MakeApp) -> MakeClient:
+    """`await make_client(store, clock=None, **ServerSettings fields)`: `make_app`'s application behind aiohttp's
+    test client (every request routed)."""
+    async def make(store: Store, **kwargs: Any) -> TestClient:
+        return await aiohttp_client(await make_app(store, **kwargs))
     return make

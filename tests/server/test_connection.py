@@ -225,3 +225,18 @@ def _served(live: LiveServer) -> float:
              if line.startswith("mco_config_requests_total{") and 'pool="worker"' in line
              and 'version="3.3.0"' in line and 'status="200"' in line]
     return float(lines[0].rsplit(" ", 1)[1]) if lines else 0.0
+
+
+@pytest.mark.parametrize(("head", "said"), [
+    (b"GET /config/worker HTTP/1.1\r\nHost: x\r\nX-Long: " + b"v" * 70_000 + b"\r\n\r\n",
+     b"request line or header too long"),
+    (b"GET /config/worker HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n", b"malformed request head"),
+    (b"G(T /config/worker HTTP/1.1\r\nHost: x\r\n\r\n", b"malformed request method"),
+])
+def test_a_refused_head_is_told_by_the_parse_errors_class(live: LiveServer, head: bytes, said: bytes) -> None:
+    """The 400 names what llhttp refused by its class (aiohttp's subclasses of the public HttpProcessingError,
+    looked up by name), never by aiohttp's message, which quotes the line."""
+    answer = exchange(live.port(), head)
+    assert status_of(answer) == 400, answer[:200]
+    assert said in answer, answer[-300:]
+    assert b"a\x01b" not in answer and b"v" * 100 not in answer and b"G(T" not in answer
