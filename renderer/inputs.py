@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -45,7 +45,7 @@ from renderer.model import (
 from renderer.problems import Problem
 from renderer.provenance import butane_origins
 from renderer.registries_generated import generate_registries, template_files
-from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet, registries_manifest
+from renderer.registries_model import ConfigMap, ImageConfig, MirrorSet, ProxyConfig, registries_manifest
 from renderer.templates import render_role, ssh_machine_config, template_roles
 from renderer.trust_bundles import generate_trust_bundles
 
@@ -70,6 +70,7 @@ class Inputs:
     # image-registry documents that did not parse: (kind, name, errors); they refuse the sync they feed
     broken_registries: list[tuple[str, str, tuple[Problem, ...]]] = field(default_factory=list)
     image_configs: list[ImageConfig] = field(default_factory=list)
+    proxy_configs: list[ProxyConfig] = field(default_factory=list)
     config_maps: list[ConfigMap] = field(default_factory=list)
     # (owner, problem): owner is a label set (dict) for MachineConfig-like objects, a pool name, or EVERY_POOL.
     problems: list[tuple[Any, Problem]] = field(default_factory=list)
@@ -213,9 +214,9 @@ def _add_document(doc: Document, inputs: Inputs) -> None:
     elif isinstance(obj, ContainerRuntimeConfig):
         owner = ("pool-selector", obj.pool_selector)
         inputs.runtime_configs.append(obj)
-    elif isinstance(obj, MirrorSet | ImageConfig | ConfigMap):
+    elif isinstance(obj, MirrorSet | ImageConfig | ProxyConfig | ConfigMap):
         owner = WHOLE_CLUSTER  # refusals become Failures of the pools (renderer/registries_generated.py)
-        {MirrorSet: inputs.mirror_sets, ImageConfig: inputs.image_configs,
+        {MirrorSet: inputs.mirror_sets, ImageConfig: inputs.image_configs, ProxyConfig: inputs.proxy_configs,
          ConfigMap: inputs.config_maps}[type(obj)].append(obj)  # type: ignore[attr-defined]
     elif isinstance(obj, Machine):
         owner = WHOLE_CLUSTER  # a machine document's problems degrade no pool (machine_render.py)
@@ -307,11 +308,13 @@ def load_inputs(cluster_dir: Path) -> Inputs:
 
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
     image = _image_config(inputs)
-    broken_maps = [b for b in inputs.broken_registries if b[0] == "ConfigMap"]
+    trust_kinds = ("ConfigMap", "Proxy")  # what the trust bundles read; the rest feeds registries.conf
+    broken_trust = [b for b in inputs.broken_registries if b[0] in trust_kinds]
     registries = generate_registries(image, inputs.mirror_sets, inputs.pools, release_image=_release_image(cluster),
                                      base_files=base_files,
-                                     broken=[b for b in inputs.broken_registries if b[0] != "ConfigMap"])
-    trusted = generate_trust_bundles(inputs.config_maps, image, inputs.pools, broken=broken_maps)
+                                     broken=[b for b in inputs.broken_registries if b[0] not in trust_kinds])
+    trusted = generate_trust_bundles(inputs.config_maps, image, inputs.pools, broken=broken_trust,
+                                     proxy=_cluster_config(inputs, inputs.proxy_configs, "Proxy"))
     for part in (generated, registries, trusted):
         for pool_name, found in part.problems.items():
             inputs.problems.extend(((("pool", pool_name) if pool_name else WHOLE_CLUSTER), p) for p in found)
@@ -327,9 +330,17 @@ def load_inputs(cluster_dir: Path) -> Inputs:
 
 def _image_config(inputs: Inputs) -> ImageConfig | None:
     """The `Image` named `cluster` (a second one is an error)."""
-    found = [i for i in inputs.image_configs if i.name == "cluster"]
+    return _cluster_config(inputs, inputs.image_configs, "Image")
+
+
+C = TypeVar("C", ImageConfig, ProxyConfig)
+
+
+def _cluster_config(inputs: Inputs, configs: list[C], kind: str) -> C | None:
+    """The cluster config of `kind` named `cluster` (a second one is an error)."""
+    found = [i for i in configs if i.name == "cluster"]
     for extra in found[1:]:
-        inputs.problems.append((WHOLE_CLUSTER, Problem("duplicate", f"a second Image 'cluster' (the first is in "
+        inputs.problems.append((WHOLE_CLUSTER, Problem("duplicate", f"a second {kind} 'cluster' (the first is in "
                                                        f"{found[0].origin})", extra.origin.source, ("metadata", "name"),
                                                        extra.origin.line)))
     return found[0] if found else None

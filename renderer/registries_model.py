@@ -1,11 +1,12 @@
 """Typed image-registry manifests: ImageDigestMirrorSet, ImageTagMirrorSet (config.openshift.io/v1), the legacy
-ImageContentSourcePolicy (operator.openshift.io/v1alpha1), the cluster `Image` config (config.openshift.io/v1)
-and ConfigMaps of the `openshift-config` namespace (the CA bundles the MCO reads from there).
+ImageContentSourcePolicy (operator.openshift.io/v1alpha1), the cluster `Image` config (config.openshift.io/v1),
+the cluster `Proxy` config (config.openshift.io/v1: its `trustedCA` only) and ConfigMaps of the `openshift-config`
+namespace (the CA bundles the MCO reads from there).
 
 Only the shape is checked here, as the API server's schema would (types, required fields, the
 `mirrorSourcePolicy` enum); what the MCO refuses in the values is renderer/registries_generated.py's business.
 Types follow `openshift/api` config/v1 `types_image_digest_mirror_set.go`, `types_image_tag_mirror_set.go`,
-`types_image.go` and operator/v1alpha1 `types_image_content_source_policy.go`.
+`types_image.go`, `types_proxy.go` and operator/v1alpha1 `types_image_content_source_policy.go`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ CONFIG_NAMESPACE = "openshift-config"
 ALLOW_CONTACTING_SOURCE, NEVER_CONTACT_SOURCE = "AllowContactingSource", "NeverContactSource"
 _RULES_KEY = {IDMS: "imageDigestMirrors", ITMS: "imageTagMirrors", ICSP: "repositoryDigestMirrors"}
 _SOURCES = ("allowedRegistries", "blockedRegistries", "insecureRegistries", "containerRuntimeSearchRegistries")
+_PROXY_SPEC = ("httpProxy", "httpsProxy", "noProxy", "readinessEndpoints")
 _IMAGE_SPEC = ("registrySources", "additionalTrustedCA", "allowedRegistriesForImport", "externalRegistryHostnames",
                "imageStreamImportMode")
 
@@ -71,6 +73,17 @@ class ImageConfig:
     insecure: tuple[str, ...] | None
     search: tuple[str, ...] | None
     additional_ca: str
+    origin: Origin
+    doc: Document | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """The `Proxy` config (`cluster`): `trusted_ca` names the ConfigMap of `openshift-config` whose `ca-bundle.crt`
+    nodes trust besides `user-ca-bundle` (renderer/trust_bundles.py)."""
+
+    name: str
+    trusted_ca: str
     origin: Origin
     doc: Document | None = field(default=None, compare=False, repr=False)
 
@@ -164,6 +177,24 @@ def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
                        check.string(ca, "name", ("spec", "additionalTrustedCA")), origin_of(check.doc), check.doc)
 
 
+def proxy_config(check: Checker, data: Mapping[str, Any]) -> ProxyConfig:
+    """The `Proxy` config; the MCO reads only the one named `cluster`, and here only its `trustedCA` is applied."""
+    name, _, _ = read_metadata(check, data)
+    if name and name != "cluster":
+        check.add("invalid-name", ("metadata", "name"), "the MCO reads only the Proxy named 'cluster'; "
+                  f"Proxy {name} is ignored", severity="warning")
+    spec = check.mapping(data, "spec", ())
+    for extra in spec:
+        if extra in _PROXY_SPEC:
+            check.add("not-applied", ("spec", str(extra)), f"spec.{extra} is not applied by this renderer (of the "
+                      "Proxy it reads only spec.trustedCA)", severity="warning")
+        elif extra != "trustedCA":
+            check.add("unknown-field", ("spec", str(extra)), f'unknown field "spec.{extra}": the Proxy API has no '
+                      "such field, it is ignored", severity="warning")
+    ca = check.mapping(spec, "trustedCA", ("spec",))
+    return ProxyConfig(name, check.string(ca, "name", ("spec", "trustedCA")), origin_of(check.doc), check.doc)
+
+
 def config_map(check: Checker, data: Mapping[str, Any]) -> ConfigMap:
     """A ConfigMap; only those of `openshift-config` are read (a warning says so for the others)."""
     name, _, _ = read_metadata(check, data)
@@ -182,13 +213,14 @@ def config_map(check: Checker, data: Mapping[str, Any]) -> ConfigMap:
     return ConfigMap(name, namespace, check.string_map(data, "data", ()), binary, origin_of(check.doc), check.doc)
 
 
-RegistriesManifest = MirrorSet | ImageConfig | ConfigMap
+RegistriesManifest = MirrorSet | ImageConfig | ProxyConfig | ConfigMap
 
 KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], RegistriesManifest]] = {
     (CONFIG_API, IDMS): image_digest_mirror_set,
     (CONFIG_API, ITMS): image_tag_mirror_set,
     (ICSP_API, ICSP): image_content_source_policy,
     (CONFIG_API, "Image"): image_config,
+    (CONFIG_API, "Proxy"): proxy_config,
     ("v1", "ConfigMap"): config_map,
 }
 

@@ -7,6 +7,11 @@
   /etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt (MCO `pkg/daemon/certificate_writer.go`,
   mode 0644 as `writeFileAtomicallyWithDefaults` writes a new file). A value that decodes as base64 is
   decoded first, as `getCAsFromConfigMap` does.
+- The proxy's trusted CA: when the `Proxy` config `cluster` names a ConfigMap in `spec.trustedCA` other than
+  `user-ca-bundle`, its `ca-bundle.crt` is appended to the same file (`syncRenderConfig`: "this is the trusted
+  bundle specific for proxy things"; `proxy.Spec.TrustedCA.Name != "user-ca-bundle"`). Unlike `user-ca-bundle`,
+  whose absence is no error, a missing named ConfigMap is (`getCAsFromConfigMap` returns the NotFound error and
+  the sync fails: `configmap "NAME" not found`), as is a missing key or a bundle without a certificate.
 - The registry CAs: every key of the ConfigMap in `openshift-config` that the `Image` config `cluster` names in
   `spec.additionalTrustedCA` (`sync.go`: `imgRegistryUsrData`, keys in sorted order, `data` then
   `binaryData`) is a registry host, `..` standing for `:` before a port; its certificate is written to
@@ -34,7 +39,7 @@ from renderer.generated import Failure, Generated, file_entry, generated_machine
 from renderer.model import MachineConfigPool
 from renderer.problems import Problem
 from renderer.registries_generated import CONDITION
-from renderer.registries_model import CONFIG_NAMESPACE, ConfigMap, ImageConfig
+from renderer.registries_model import CONFIG_NAMESPACE, ConfigMap, ImageConfig, ProxyConfig
 
 USER_CA_BUNDLE = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"
 USER_CA_CONFIGMAP, USER_CA_KEY = "user-ca-bundle", "ca-bundle.crt"
@@ -77,29 +82,59 @@ def _problem(cm: ConfigMap, path: tuple[str, ...], message: str, code: str, seve
     return Problem(code, message, cm.origin.source, path, cm.origin.line, severity=severity)
 
 
-def trust_files(config_maps: Sequence[ConfigMap], image: ImageConfig | None) -> tuple[list[tuple[str, bytes]],
-                                                                                     list[tuple[ConfigMap, Problem]],
-                                                                                     list[Problem]]:
-    """(path, contents) of the CA files, refusals by ConfigMap, and warnings."""
+Refusal = tuple[str, str, Problem]  # (kind, name) of the refused document, and why
+
+
+def _bundle(cm: ConfigMap) -> tuple[bytes, Problem | None]:
+    """`ca-bundle.crt` of a ConfigMap as `getCAsFromConfigMap` reads it, and the MCO's refusal of it (if any)."""
+    if USER_CA_KEY in cm.binary:
+        bundle = cm.binary[USER_CA_KEY]
+    elif USER_CA_KEY in cm.data:
+        bundle = _value(cm.data[USER_CA_KEY])
+    else:
+        return b"", _problem(cm, ("data",), f"{USER_CA_KEY} not found in {CONFIG_NAMESPACE}/{cm.name}", "ca-bundle-key")
+    if bundle and not has_certificate(bundle):
+        return b"", _problem(cm, ("data", USER_CA_KEY), f"configmap {CONFIG_NAMESPACE}/{cm.name} doesn't have a valid "
+                             "PEM bundle", "ca-bundle-pem")
+    return bundle, None
+
+
+def _proxy_bundle(maps: dict[str, ConfigMap], proxy: ProxyConfig | None) -> tuple[bytes, Refusal | None]:
+    """The proxy's trusted CA bundle (b"" when the Proxy names none, or `user-ca-bundle`), or its refusal."""
+    name = proxy.trusted_ca if proxy is not None else ""
+    if not name or name == USER_CA_CONFIGMAP:
+        return b"", None
+    assert proxy is not None
+    cm = maps.get(name)
+    if cm is None:
+        message = f'configmap "{name}" not found'
+        path = ("spec", "trustedCA", "name")
+        problem = proxy.doc.problem("ca-configmap", path, message) if proxy.doc is not None else \
+            Problem("ca-configmap", message, proxy.origin.source, path, proxy.origin.line)
+        return b"", ("Proxy", proxy.name, problem)
+    bundle, refused = _bundle(cm)
+    return bundle, (("ConfigMap", cm.name, refused) if refused is not None else None)
+
+
+def trust_files(config_maps: Sequence[ConfigMap], image: ImageConfig | None,
+                proxy: ProxyConfig | None = None) -> tuple[list[tuple[str, bytes]], list[Refusal], list[Problem]]:
+    """(path, contents) of the CA files, refusals by (kind, name) of the refused document, and warnings."""
     maps = {cm.name: cm for cm in config_maps if cm.namespace == CONFIG_NAMESPACE}
     files: list[tuple[str, bytes]] = []
-    refusals: list[tuple[ConfigMap, Problem]] = []
+    refusals: list[Refusal] = []
     warnings: list[Problem] = []
+    trusted = b""
     user = maps.get(USER_CA_CONFIGMAP)
     if user is not None:
-        if USER_CA_KEY in user.binary:
-            bundle: bytes | None = user.binary[USER_CA_KEY]
-        elif USER_CA_KEY in user.data:
-            bundle = _value(user.data[USER_CA_KEY])
-        else:
-            bundle = None
-            refusals.append((user, _problem(user, ("data",), f"{USER_CA_KEY} not found in {CONFIG_NAMESPACE}/"
-                                                              f"{USER_CA_CONFIGMAP}", "ca-bundle-key")))
-        if bundle and not has_certificate(bundle):
-            refusals.append((user, _problem(user, ("data", USER_CA_KEY), f"configmap {CONFIG_NAMESPACE}/"
-                                            f"{USER_CA_CONFIGMAP} doesn't have a valid PEM bundle", "ca-bundle-pem")))
-        elif bundle:
-            files.append((USER_CA_BUNDLE, bundle))
+        trusted, refused = _bundle(user)
+        if refused is not None:
+            refusals.append(("ConfigMap", user.name, refused))
+    proxy_bundle, proxy_refused = _proxy_bundle(maps, proxy)
+    if proxy_refused is not None:
+        refusals.append(proxy_refused)
+    trusted += proxy_bundle
+    if trusted:
+        files.append((USER_CA_BUNDLE, trusted))
     name = image.additional_ca if image is not None else ""
     if name:
         cm = maps.get(name)
@@ -116,8 +151,8 @@ def trust_files(config_maps: Sequence[ConfigMap], image: ImageConfig | None) -> 
             entries += [(k, cm.binary[k], ("binaryData", k)) for k in sorted(cm.binary)]
             for key, data, path in entries:
                 if not set(key) <= _KEY_CHARS or key in (".", ".."):
-                    refusals.append((cm, _problem(cm, path, f"a ConfigMap key must consist of alphanumeric "
-                                                  f"characters, '-', '_' or '.': {key!r}", "ca-key")))
+                    refusals.append(("ConfigMap", cm.name, _problem(cm, path, "a ConfigMap key must consist of "
+                                     f"alphanumeric characters, '-', '_' or '.': {key!r}", "ca-key")))
                     continue
                 files.append((f"{REGISTRY_CA_DIR}/{key.replace('..', ':')}/ca.crt", data))
     return files, refusals, warnings
@@ -125,23 +160,25 @@ def trust_files(config_maps: Sequence[ConfigMap], image: ImageConfig | None) -> 
 
 def generate_trust_bundles(config_maps: Sequence[ConfigMap], image: ImageConfig | None,
                            pools: Sequence[MachineConfigPool], *,
-                           broken: Sequence[tuple[str, str, tuple[Problem, ...]]] = ()) -> Generated:
+                           broken: Sequence[tuple[str, str, tuple[Problem, ...]]] = (),
+                           proxy: ProxyConfig | None = None) -> Generated:
     """Every pool's `99-<pool>-generated-trusted-ca` (module docstring), refusals and warnings; `broken`:
-    ConfigMaps of openshift-config that did not parse (kind, name, errors), refused as the API server would."""
-    files, refusals, warnings = trust_files(config_maps, image)
+    ConfigMaps of openshift-config and Proxy configs that did not parse (kind, name, errors), refused as the API
+    server would."""
+    files, refusals, warnings = trust_files(config_maps, image, proxy)
     configs: dict[str, tuple[Any, ...]] = {}
     failures: dict[str, tuple[Failure, ...]] = {}
     origin = next((cm.origin for cm in config_maps if cm.namespace == CONFIG_NAMESPACE), None)
     for pool in (p for p in pools if not p.broken):
         name = f"99-{pool.name}-generated-trusted-ca"
         if refusals or broken:
-            by_map: dict[str, list[Problem]] = {}
-            for cm, problem in refusals:
-                by_map.setdefault(cm.name, []).append(problem)
-            for _, cm_name, errors in broken:
-                by_map.setdefault(cm_name, []).extend(errors)
-            failures[pool.name] = tuple(Failure("ConfigMap", cm_name, name, tuple(found), condition=CONDITION)
-                                        for cm_name, found in by_map.items())
+            by_doc: dict[tuple[str, str], list[Problem]] = {}
+            for kind, doc_name, problem in refusals:
+                by_doc.setdefault((kind, doc_name), []).append(problem)
+            for kind, doc_name, errors in broken:
+                by_doc.setdefault((kind, doc_name), []).extend(errors)
+            failures[pool.name] = tuple(Failure(kind, doc_name, name, tuple(found), condition=CONDITION)
+                                        for (kind, doc_name), found in by_doc.items())
         elif files and origin is not None:
             configs[pool.name] = (generated_machine_config(name, pool.name, [file_entry(p, d) for p, d in files],
                                                            origin),)

@@ -1,7 +1,8 @@
 """The CA bundles the MCO puts on every node (MCO `pkg/operator/sync.go`, `pkg/daemon/certificate_writer.go`): the
 `user-ca-bundle` ConfigMap's `ca-bundle.crt` in the ca-trust anchors, the `additionalTrustedCA` ConfigMap's keys
-under /etc/docker/certs.d, both from `openshift-config`; a bundle without a certificate is refused in the MCO's
-words and the pools keep the last successful render's."""
+under /etc/docker/certs.d, both from `openshift-config`; the ConfigMap the cluster `Proxy` names in
+`spec.trustedCA` appended to the user bundle (MCO `pkg/operator/sync.go` `syncRenderConfig`); a bundle without a
+certificate is refused in the MCO's words and the pools keep the last successful render's."""
 
 from __future__ import annotations
 
@@ -99,3 +100,61 @@ def test_missing_configmap_and_other_namespaces_are_warnings(cluster: Path, tmp_
                for w in result.warnings)
     assert "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt" not in \
         _files(result.pools["worker"].rendered)
+
+
+PROXY = """\
+apiVersion: config.openshift.io/v1
+kind: Proxy
+metadata:
+  name: cluster
+spec:
+  httpsProxy: http://proxy.example.com:3128
+  trustedCA:
+    name: {name}
+"""
+USER_BUNDLE = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"
+
+
+def test_the_proxys_trusted_ca_is_appended_to_the_user_bundle(cluster: Path, tmp_path: Path) -> None:
+    """`syncRenderConfig`: trustBundle = user-ca-bundle's ca-bundle.crt, then (when `proxy.Spec.TrustedCA.Name` is
+    neither "" nor "user-ca-bundle") the named ConfigMap's, into ControllerConfig `additionalTrustBundle`, which
+    `certificate_writer.go` writes to openshift-config-user-ca-bundle.crt."""
+    user, proxy = _pem(tmp_path / "user"), _pem(tmp_path / "proxy")
+    assert user != proxy
+    manifests = cluster / "manifests"
+    (manifests / "95-user-ca.yaml").write_text(CONFIGMAP.format(name="user-ca-bundle", namespace="openshift-config",
+                                                                 data=_data(**{"ca-bundle.crt": user})))
+    (manifests / "95-proxy-ca.yaml").write_text(CONFIGMAP.format(name="proxy-ca", namespace="openshift-config",
+                                                                  data=_data(**{"ca-bundle.crt": proxy})))
+    (manifests / "95-proxy.yaml").write_text(PROXY.format(name="proxy-ca"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    for pool in ("worker", "master", "infra"):
+        assert _files(result.pools[pool].rendered)[USER_BUNDLE] == (user + proxy).encode()
+    assert any("manifests/95-proxy.yaml" in w and "spec.httpsProxy is not applied" in w for w in result.warnings)
+    (manifests / "95-proxy.yaml").write_text(PROXY.format(name="user-ca-bundle"))  # named twice: written once
+    again = render_cluster(cluster, store=MemoryStore())
+    assert again.ok and _files(again.pools["worker"].rendered)[USER_BUNDLE] == user.encode()
+    (manifests / "95-user-ca.yaml").unlink()  # the proxy's bundle alone
+    (manifests / "95-proxy.yaml").write_text(PROXY.format(name="proxy-ca"))
+    alone = render_cluster(cluster, store=MemoryStore())
+    assert alone.ok and _files(alone.pools["worker"].rendered)[USER_BUNDLE] == proxy.encode()
+
+
+def test_a_trusted_ca_naming_no_configmap_is_refused_and_the_last_bundle_kept(cluster: Path, tmp_path: Path) -> None:
+    """Unlike `user-ca-bundle` (NotFound tolerated), `getCAsFromConfigMap` for the Proxy's ConfigMap returns the
+    lister's NotFound error and the sync fails."""
+    proxy = _pem(tmp_path)
+    manifests = cluster / "manifests"
+    (manifests / "95-proxy-ca.yaml").write_text(CONFIGMAP.format(name="proxy-ca", namespace="openshift-config",
+                                                                  data=_data(**{"ca-bundle.crt": proxy})))
+    (manifests / "95-proxy.yaml").write_text(PROXY.format(name="proxy-ca"))
+    store = MemoryStore()
+    assert render_cluster(cluster, store=store).ok
+    (manifests / "95-proxy.yaml").write_text(PROXY.format(name="proxy-cas"))
+    second = render_cluster(cluster, store=store)
+    assert any(e.startswith("manifests/95-proxy.yaml:") and 'configmap "proxy-cas" not found' in e
+               for e in second.errors), second.errors
+    assert _files(second.pools["worker"].rendered)[USER_BUNDLE] == proxy.encode()
+    condition = store.get_pool("worker").condition("ImageConfigFailure")
+    assert condition is not None and condition.status == "True" and condition.reason == "cluster"
