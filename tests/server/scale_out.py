@@ -90,6 +90,16 @@ class Fleet:
         self._served.close()
 
 
+def until(check: Callable[[], object], timeout: float = 60.0) -> object:
+    """The first truthy `check()`, asked every 0.02 s; AssertionError after `timeout` seconds without one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := check():
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"not reached within {timeout}s")
+
+
 def wait_healthy(base: str, proc: subprocess.Popen[bytes] | None = None, *, timeout: float = 60.0) -> None:
     """Wait until `base`/healthz answers 200 (fails if the process exits first)."""
     deadline = time.monotonic() + timeout

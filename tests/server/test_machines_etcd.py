@@ -5,46 +5,24 @@ through etcd), and a changed variable re-rendered by the controller reaches that
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
 import requests
 
 from ignition.dataurl import decode_data_url
 from server.auth import node_token
-from tests.etcd_cluster import EtcdCluster
 from tests.server.helpers import ACCEPT_33
-from tests.server.scale_out import Fleet
+from tests.server.scale_out import Fleet, until
 
 MACHINES = Path(__file__).resolve().parents[1] / "renderer" / "machines_cluster"
 SECRET = b"0123456789abcdef-node-secret"
 KEYFILE = "/etc/NetworkManager/system-connections/enp1s0.nmconnection"
 FACTS = {"node-a": "mac=52:54:00:00:00:0a&hostname=node-a",
          "node-b": "uuid=6e5b1c2a-0000-4000-8000-00000000000b&hostname=node-b"}
-_prefixes = itertools.count()
 
 
-@pytest.fixture
-def fleet(etcd_cluster: EtcdCluster, tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(etcd_cluster.url(f"machines-{next(_prefixes)}"), tmp_path)
-    try:
-        yield f
-    finally:
-        f.stop()
-
-
-def _until(check: Callable[[], object], timeout: float = 60.0) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"not reached within {timeout}s")
 
 
 def _get(base: str, query: str, token: str | None = None) -> requests.Response:
@@ -81,7 +59,7 @@ def test_machine_configs_rendered_into_etcd_are_served_per_machine(fleet: Fleet,
     claim = requests.post(f"{base}/nodes/node-a/desired", params={"pool": "worker"}, timeout=30,
                           headers={"Authorization": f"Bearer {tokens['node-a']}"})
     assert claim.status_code == 200 and claim.json()["desiredConfig"] == configs["node-a"]
-    _until(lambda: _get(base, FACTS["node-a"]).status_code == 403)
+    until(lambda: _get(base, FACTS["node-a"]).status_code == 403)
     mine = _get(base, "node=node-a", tokens["node-a"])
     assert mine.status_code == 200 and mine.headers["X-Rendered-Config"] == configs["node-a"]
     assert b"address1=192.168.122.10/24" in _files(mine.content)[KEYFILE]
@@ -93,7 +71,7 @@ def test_machine_configs_rendered_into_etcd_are_served_per_machine(fleet: Fleet,
     # a changed variable: the controller re-renders into etcd, and only node-b's config changes
     machines = cluster / "manifests/machines.yaml"
     machines.write_text(machines.read_text().replace("192.168.122.11/24", "192.168.122.21/24"))
-    moved = _until(lambda: (r := _get(base, FACTS["node-b"])).headers.get("X-Rendered-Config") != configs["node-b"]
+    moved = until(lambda: (r := _get(base, FACTS["node-b"])).headers.get("X-Rendered-Config") != configs["node-b"]
                    and r)
     assert isinstance(moved, requests.Response) and moved.status_code == 200
     assert b"address1=192.168.122.21/24" in _files(moved.content)[KEYFILE]

@@ -4,13 +4,11 @@ moves at once on SIGTERM and within the lease TTL + 1 s after SIGKILL, and the C
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,18 +16,7 @@ import requests
 
 from tests.etcd_cluster import EtcdCluster
 from tests.server.helpers import ACCEPT_33
-from tests.server.scale_out import CLUSTER, ENV, ROOT, Fleet, current_leader
-
-_prefixes = itertools.count()
-
-
-@pytest.fixture
-def fleet(etcd_cluster: EtcdCluster, tmp_path: Path) -> Iterator[Fleet]:
-    f = Fleet(etcd_cluster.url(f"scale-{next(_prefixes)}"), tmp_path)
-    try:
-        yield f
-    finally:
-        f.stop()
+from tests.server.scale_out import CLUSTER, ENV, ROOT, Fleet, current_leader, until
 
 
 @pytest.fixture
@@ -37,15 +24,6 @@ def cluster_dir(tmp_path: Path) -> Path:
     target = tmp_path / "cluster"
     shutil.copytree(CLUSTER, target)
     return target
-
-
-def until(check: Callable[[], object], timeout: float = 30.0) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if found := check():
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"not reached within {timeout}s")
 
 
 def config(base: str) -> bytes:
