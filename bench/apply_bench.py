@@ -17,11 +17,12 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best_of  # noqa: E402
 
 from applier.agent import Agent, AgentSettings  # noqa: E402
 from applier.backends.none import NoBackend  # noqa: E402
@@ -54,16 +55,6 @@ def agent(root: Path, desired: Path) -> Agent:
                  reporter=MemoryReporter(), backend=NoBackend(), runner=SubprocessRunner())
 
 
-def timed(fn, runs: int) -> float:
-    """Best wall time of `runs` calls."""
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> int:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser()
@@ -87,7 +78,7 @@ def main() -> int:
             assert result.state == "Done", result.message
             shutil.rmtree(root)
 
-        t_full = timed(full_write, 1)  # fsync-bound: one run is enough
+        t_full = best_of(full_write, 1)  # fsync-bound: one run is enough
         root = work / "node"
         root.mkdir()
         shutil.copy(a, desired)
@@ -110,9 +101,9 @@ def main() -> int:
             assert result.state == "Done" and result.changed and "without reboot" in result.message, result.message
 
         looping.sync()  # warm the stat cache
-        t_cold = timed(noop_cold, args.runs)
-        t_warm = timed(noop_warm, args.runs)
-        t_one = timed(one_file, args.runs)
+        t_cold = best_of(noop_cold, args.runs)
+        t_warm = best_of(noop_warm, args.runs)
+        t_one = best_of(one_file, args.runs)
         shutil.copy(a, desired)
         looping.sync()
     finally:

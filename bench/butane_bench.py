@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import zlib
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best_of  # noqa: E402
 
 from butane import transpile  # noqa: E402
 from butane.goflate import gzip_best  # noqa: E402
@@ -68,16 +69,6 @@ def document(files: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def best(runs: int, fn) -> float:  # type: ignore[no-untyped-def]
-    """Best wall time of `runs` calls."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
@@ -85,14 +76,14 @@ def main() -> int:
     args = parser.parse_args()
     text = document(args.files)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    reference = best(args.runs, lambda: json.dumps(yaml.load(text, Loader=loader), separators=(",", ":")))
-    ours = best(args.runs, lambda: transpile(text).render())
+    reference = best_of(lambda: json.dumps(yaml.load(text, Loader=loader), separators=(",", ":")), args.runs)
+    ours = best_of(lambda: transpile(text).render(), args.runs)
     contents = [
         ("\n".join(f"line {j} of file {i}: some repeated text" for j in range(40))).encode()
         for i in range(300)
     ]
-    go = best(args.runs, lambda: [gzip_best(c) for c in contents])
-    zl = best(args.runs, lambda: [zlib.compress(c, 9) for c in contents])
+    go = best_of(lambda: [gzip_best(c) for c in contents], args.runs)
+    zl = best_of(lambda: [zlib.compress(c, 9) for c in contents], args.runs)
     print(f"document: {len(text) / 1e6:.2f} MB, {args.files} files")
     print(f"reference (yaml load + json dump): {reference * 1000:.0f} ms")
     print(f"transpile + render:                {ours * 1000:.0f} ms  ratio {ours / reference:.1f}x")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best_of  # noqa: E402
 
 from ignition.canonical import canonical_json  # noqa: E402
 from ignition.dataurl import decode_data_url, encode_data_url  # noqa: E402
@@ -60,16 +60,6 @@ def build(files: int, version: str = "3.6.0") -> dict[str, Any]:
     }
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of `repeat` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> int:
     """Time each transform and print it with its ratio to the JSON round trip."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -86,20 +76,20 @@ def main() -> int:
     sources = [f["contents"]["source"] for f in parent["storage"]["files"]]
     print(f"config: {args.files} files, {len(text) / 1e6:.1f} MB of JSON; best of {args.repeat}")
 
-    reference = best(lambda: json.dumps(json.loads(text), sort_keys=True), args.repeat)
+    reference = best_of(lambda: json.dumps(json.loads(text), sort_keys=True), args.repeat)
     rows = [
         ("json round trip (reference)", reference),
-        ("canonical_json", best(lambda: canonical_json(parent), args.repeat)),
-        (f"merge (child overrides {args.files // 2} files)", best(lambda: merge(parent, child), args.repeat)),
-        ("merge_with_transcript", best(lambda: merge_with_transcript(parent, child), args.repeat)),
+        ("canonical_json", best_of(lambda: canonical_json(parent), args.repeat)),
+        (f"merge (child overrides {args.files // 2} files)", best_of(lambda: merge(parent, child), args.repeat)),
+        ("merge_with_transcript", best_of(lambda: merge_with_transcript(parent, child), args.repeat)),
         (
             "translate 3.6.0 -> 3.3.0 (down, re-validated)",
-            best(lambda: translate(parent, "3.3.0"), args.repeat),
+            best_of(lambda: translate(parent, "3.3.0"), args.repeat),
         ),
-        ("translate 3.3.0 -> 3.6.0 (up)", best(lambda: translate(old, "3.6.0"), args.repeat)),
+        ("translate 3.3.0 -> 3.6.0 (up)", best_of(lambda: translate(old, "3.6.0"), args.repeat)),
         (
             f"decode_data_url x{len(sources)}",
-            best(lambda: [decode_data_url(s) for s in sources], args.repeat),
+            best_of(lambda: [decode_data_url(s) for s in sources], args.repeat),
         ),
     ]
     for name, seconds in rows:

@@ -16,10 +16,11 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best_of  # noqa: E402
 
 from fleet.rendered import MachineConfigSpec, RenderedConfig  # noqa: E402
 from imagebuild.layer import write_layer  # noqa: E402
@@ -39,15 +40,6 @@ def make_config(n: int, seed: int = 1) -> RenderedConfig:
                       "contents": {"source": "data:;base64," + base64.b64encode(data).decode()}})
     return RenderedConfig("rendered-bench-0", "bench",
                           MachineConfigSpec(config={"ignition": {"version": "3.2.0"}, "storage": {"files": files}}))
-
-
-def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> int:
@@ -80,11 +72,11 @@ def main() -> int:
         def tar_gzip() -> None:
             subprocess.run(f"tar -C {root} -cf - . | gzip -6 > {sink}", shell=True, check=True)
 
-        t_tar = best(tar_gzip, args.repeat)
+        t_tar = best_of(tar_gzip, args.repeat)
         tar_size = sink.stat().st_size
-        t_layer = best(ours_layer, args.repeat)
+        t_layer = best_of(ours_layer, args.repeat)
         layer_size = sink.stat().st_size
-        t_full = best(ours_full, args.repeat)
+        t_full = best_of(ours_full, args.repeat)
     total = sum(len(e.data) for e in plan.entries)
     print(f"files: {args.files}, entries: {len(plan.entries)}, content: {total / 1e6:.1f} MB, best of {args.repeat}")
     print(f"tar -c | gzip          {t_tar:7.3f} s  ({tar_size} bytes)")

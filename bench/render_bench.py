@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from timing import best_of  # noqa: E402
+
 from fleet.directory_store import DirectoryStore  # noqa: E402
 from fleet.store import MemoryStore  # noqa: E402
 from ignition.rules.caches import clear_caches  # noqa: E402
@@ -126,16 +128,6 @@ def child(kind: str, cluster: Path) -> None:
     print(time.process_time() - start)
 
 
-def best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    """Best of `repeat` runs (seconds)."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
-
-
 def main() -> int:
     """Generate, time, print."""
     if len(sys.argv) == 4 and sys.argv[1] == "--child":
@@ -159,10 +151,10 @@ def main() -> int:
         # interleaved, best of each: both see the same machine load
         t_floor, t_render = float("inf"), float("inf")
         for _ in range(args.repeat):
-            t_floor = min(t_floor, best(lambda: floor(paths), 1))
-            t_render = min(t_render, best(lambda: cold_render(cluster, MemoryStore()), 1))
+            t_floor = min(t_floor, best_of(lambda: floor(paths), 1, time.process_time))
+            t_render = min(t_render, best_of(lambda: cold_render(cluster, MemoryStore()), 1, time.process_time))
         store_dir = Path(tmp) / "store"
-        t_disk = best(lambda: cold_render(cluster, DirectoryStore(store_dir)), 1)
+        t_disk = best_of(lambda: cold_render(cluster, DirectoryStore(store_dir)), 1, time.process_time)
         processes = fresh(("floor", "render"), cluster, args.repeat)
         parts = stages(cluster)
         for _ in range(args.repeat - 1):  # best of R per stage too: a single cold run swings by a quarter
