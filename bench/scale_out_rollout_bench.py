@@ -39,25 +39,9 @@ from server_bench import cpu_seconds  # noqa: E402
 from fleet.etcd_client import Connection  # noqa: E402
 from fleet.etcd_mirror import Mirror  # noqa: E402
 from fleet.etcd_url import parse_url  # noqa: E402
+from tests.builders import machine_config_manifest  # noqa: E402
 from tests.server.scale_out import ROLLOUT_POOL, Fleet, bench_deployment  # noqa: E402
 
-WORKER = """apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 10-worker-bench
-  labels:
-    machineconfiguration.openshift.io/role: worker
-spec:
-  config:
-    ignition:
-      version: 3.4.0
-    storage:
-      files:
-        - path: /etc/bench.conf
-          mode: 0644
-          contents:
-            source: data:,GENERATION
-"""
 WAVES = 10  # 1 / maxUnavailable 10%
 
 
@@ -171,7 +155,7 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
             nodes = [asyncio.create_task(node(session, replicas, args, n, old, new, counts)) for n in names]
             await asyncio.sleep(min(args.poll or 5.0, 5.0))  # every node is in its loop (held, or polling)
             cpu0 = cpu()
-            (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(WORKER.replace("GENERATION", "new"))
+            (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("new"))
             while len(landed.at) < 2:
                 await asyncio.sleep(0.01)
             target = max(landed.at, key=lambda k: landed.at[k])
@@ -197,6 +181,12 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
     print(f"| most nodes updating at once (simulator's count) | {counts.most} |")
 
 
+
+def _worker(generation: str) -> str:
+    """The worker pool's bench MachineConfig, one file naming the generation of the rollout."""
+    return machine_config_manifest("10-worker-bench", "worker", files={"/etc/bench.conf": f"data:,{generation}"},
+                                   mode=0o644)
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=10_000)
@@ -210,7 +200,7 @@ def main() -> None:
         (cluster_dir / "manifests").mkdir(parents=True)
         (cluster_dir / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
         (cluster_dir / "manifests" / "00-pool.yaml").write_text(ROLLOUT_POOL)
-        (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(WORKER.replace("GENERATION", "old"))
+        (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("old"))
         fleet.start_controller("ctl-a", cluster_dir)
         # every node holds a claim open: one connection each, all from this one address
         held = str(2 * args.nodes)

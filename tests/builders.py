@@ -1,9 +1,12 @@
-"""The one builder of rendered configs for every package's tests (the renderer's output type, made by hand)."""
+"""The one builder of rendered configs for every package's tests (the renderer's output type, made by hand), and
+of the MachineConfig manifests they put in a cluster directory (the renderer's input)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import yaml
 
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 from renderer.naming import rendered_name
@@ -36,3 +39,19 @@ def rendered_config(name: str | None = None, files: Sequence[Mapping[str, Any]] 
         name = f"rendered-{pool}-{name}"
     return RenderedConfig(name=name, pool=pool, spec=machine_config, sources=tuple(sources),
                           annotations=dict(annotations or {}), provenance=dict(provenance or {}))
+
+
+def machine_config_manifest(name: str, role: str, *, files: Mapping[str, str] | None = None, mode: int | None = None,
+                            kernel_arguments: Sequence[str] = ()) -> str:
+    """A MachineConfig document (YAML) named `name` for pools selecting `role`: Ignition `VERSION` with `files`
+    (path -> contents source, each with `mode` when given) and `kernel_arguments`."""
+    spec: dict[str, Any] = {}
+    if files:
+        entries = [{"path": path, **({"mode": mode} if mode is not None else {}), "contents": {"source": source}}
+                   for path, source in files.items()]
+        spec["config"] = {"ignition": {"version": VERSION}, "storage": {"files": entries}}
+    if kernel_arguments:
+        spec["kernelArguments"] = list(kernel_arguments)
+    return yaml.safe_dump({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+                           "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
+                           "spec": spec}, sort_keys=False)

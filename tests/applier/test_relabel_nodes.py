@@ -19,6 +19,7 @@ import requests
 
 from tests.applier.helpers import make_root
 from tests.applier.serving import NodeLoop
+from tests.builders import machine_config_manifest
 from tests.etcd_cluster import etcd_cluster  # noqa: F401 - pytest fixture
 from tests.server.scale_out import Fleet
 from tests.serving import env, mco, serving
@@ -37,23 +38,8 @@ spec:
       node-role.kubernetes.io/gpu: ""
   maxUnavailable: 1
 ---
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 20-gpu
-  labels:
-    machineconfiguration.openshift.io/role: gpu
-spec:
-  config:
-    ignition:
-      version: 3.4.0
-    storage:
-      files:
-        - path: /etc/gpu.conf
-          mode: 0644
-          contents:
-            source: data:,driver%3Dnvidia%0A
-"""
+""" + machine_config_manifest("20-gpu", "gpu", files={"/etc/gpu.conf": "data:,driver%3Dnvidia%0A"},
+                                mode=0o644)
 MAX_UNAVAILABLE = {"worker": 2, "gpu": 1}
 MOVE_PHASES = ["prepared", "written", "reboot-requested", "rebooted", "verified", "done"]
 GPU = "node-role.kubernetes.io/gpu"

@@ -15,25 +15,12 @@ from fleet.directory_store import DirectoryStore
 from fleet.node_status import NodeStatus, with_report
 from fleet.rollout import desired_for
 from renderer.render import render_cluster
+from tests.builders import machine_config_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 POOL_HEADER = "  name: worker\n  labels:"
 CANARY = ('  name: worker\n  annotations:\n    rollout.machine-config.io/canaries: "2"\n'
           '    rollout.machine-config.io/soak: "0"\n  labels:')
-EXTRA = """apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 71-worker-extra
-  labels:
-    machineconfiguration.openshift.io/role: worker
-spec:
-  config:
-    ignition: {version: 3.4.0}
-    storage:
-      files:
-        - path: /etc/extra.conf
-          contents: {source: "data:,GEN"}
-"""
 
 
 @pytest.fixture
@@ -53,7 +40,8 @@ def fleet(tmp_path: Path) -> tuple[Path, DirectoryStore]:
 
 
 def _change(cluster: Path, generation: str) -> None:
-    (cluster / "manifests" / "71-worker-extra.yaml").write_text(EXTRA.replace("GEN", generation))
+    (cluster / "manifests" / "71-worker-extra.yaml").write_text(machine_config_manifest(
+        "71-worker-extra", "worker", files={"/etc/extra.conf": f"data:,{generation}"}))
 
 
 def _mco(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

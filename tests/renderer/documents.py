@@ -5,22 +5,9 @@ config's files decoded."""
 from __future__ import annotations
 
 from ignition.dataurl import decode_data_url
+from tests.builders import machine_config_manifest
 
-NEW_WORKER_MC = """\
-apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 60-worker-new
-  labels:
-    machineconfiguration.openshift.io/role: worker
-spec:
-  config:
-    ignition:
-      version: 3.4.0
-    storage:
-      files:
-      - {path: /etc/new, contents: {source: "data:,new"}}
-"""
+NEW_WORKER_MC = machine_config_manifest("60-worker-new", "worker", files={"/etc/new": "data:,new"})
 
 
 def image(spec: str, *, name: str = "cluster") -> str:

@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 
 from fleet.directory_store import DirectoryStore
+from tests.builders import machine_config_manifest
 from tests.server.fleetpage.cdp import chromium
 from tests.server.fleetpage.fleet import DEGRADED_MESSAGE
 from tests.serving import mco_serve
@@ -31,15 +32,7 @@ CLUSTER = ROOT / "tests/server/cluster"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 ARTIFACTS = Path(os.environ.get("MCO_ARTIFACTS") or ROOT / "tests/artifacts") / "fleetpage"
 pytestmark = pytest.mark.realtool
-NEW_MANIFEST = """apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfig
-metadata:
-  name: 20-worker-nosmt
-  labels:
-    machineconfiguration.openshift.io/role: worker
-spec:
-  kernelArguments: [nosmt]
-"""
+NEW_MANIFEST = machine_config_manifest("20-worker-nosmt", "worker", kernel_arguments=["nosmt"])
 
 
 @pytest.fixture
