@@ -7,6 +7,12 @@ calculatePostConfigChangeNodeDisruptionAction): daemon-reload, reload, restart, 
 declared settings again. A path or unit no policy names asks nothing of a repair (an update would reboot for it:
 a repair never reboots unless a policy asks for it, and then the reboot goes through the usual request and
 post-reboot check of the same config).
+
+A booted command line without the config's kernel arguments, while the next boot has them, is put right by a
+reboot, which the MCO's rule for kernel arguments always asks for: in repair mode, with a way to reboot, the
+agent asks the server for a rollout slot (server/reboot_slot.py; fleet/drift_reboot.py decides it like any
+hand-out, never beyond maxUnavailable) and reboots into the same config, checked after the reboot as an update
+is. Without a slot (or a server, or a way to reboot) the node is Degraded naming the mismatch and why.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from fleet.clock import timestamp
 from fleet.diff import ConfigDiff, ListChange, SetChange
 from fleet.disruption import Disruption, disruption
 from fleet.drift_events import DriftEvent
+from fleet.drift_reboot import REBOOTING
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 
 RESTART_BUDGET = 3  # starts of one unit the agent makes per window before it leaves the node Degraded
@@ -76,11 +83,16 @@ class DriftSteps(UpdateSteps):
             left.append(wrong_next)
             events.append(DriftEvent("kargs", "next boot", wanted, wrong_next, at, False))
         wrong_booted = booted_kargs(self.root, spec)
+        reboot = ""
         if wrong_booted:
-            left.append(wrong_booted + ("" if wrong_next else "; the next boot's deployment has them: a reboot "
-                                        "puts them right"))
             events.append(DriftEvent("kargs", f"/{CMDLINE}", wanted, wrong_booted, at, False))
-        return Repair([], [], left + [e.found for e in fips], tuple(repaired), (*events, *fips))
+            if wrong_next:
+                left.append(wrong_booted)
+            elif repair:
+                reboot = wrong_booted
+            else:
+                left.append(wrong_booted + "; the next boot's deployment has them: a reboot puts them right")
+        return Repair([], [], left + [e.found for e in fips], tuple(repaired), (*events, *fips), reboot)
 
     def check_running(self, current: RenderedConfig, *, repair: bool) -> Repair:
         """Units the config enables that are not running (live systems): started again, RESTART_BUDGET times per
@@ -112,7 +124,24 @@ class DriftSteps(UpdateSteps):
         """`found` with the live state's checks added."""
         boot, running = self.check_boot(current, repair=repair), self.check_running(current, repair=repair)
         return found._replace(left=found.left + boot.left + running.left, live=(*boot.live, *running.live),
-                              events=(*found.events, *boot.events, *running.events))
+                              events=(*found.events, *boot.events, *running.events), reboot=boot.reboot)
+
+    def _reboot_in_slot(self, current: RenderedConfig, found: Repair) -> SyncResult:
+        """Reboot into `current` to put `found.reboot` right, once the server granted a rollout slot."""
+        ask = getattr(self.source, "reboot_slot", None)  # only the server hands out slots
+        if not (self.settings.reboot_command or self.systemctl.live):
+            why: str | None = "no --reboot-command to reboot with"
+        else:
+            why = "no server to take a rollout slot from" if ask is None else ask(self.settings.node)
+        note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
+        if why is not None:
+            left = [*found.left, f"{found.reboot}; the next boot's deployment has them: a reboot puts them right, "
+                                 f"waiting for a rollout slot: {why}"]
+            return self._result("Degraded", on_disk_message(current.name, left) + note, current, current.name,
+                                drift=found.events)
+        self._result("Working", f"{REBOOTING}: {found.reboot}{note}", current, current.name, drift=found.events)
+        return self.request_reboot(current, Pending(current, "rebooting", previous=current.name),
+                                   f"{REBOOTING} in a rollout slot: {found.reboot}")
 
     def repair_disruption(self, config: RenderedConfig, repair: Repair) -> Disruption:
         """What the policy asks for the repaired paths and units (those no policy names ask nothing)."""
@@ -126,7 +155,11 @@ class DriftSteps(UpdateSteps):
 
     def _repaired(self, current: RenderedConfig, found: Repair) -> SyncResult:
         """The result of a check that found drift: Degraded naming what is left, or Done naming the repair and the
-        actions run for it (or the reboot a policy asks for)."""
+        actions run for it (or the reboot a policy asks for, or a booted mismatch's reboot in a rollout slot)."""
+        if found.reboot and not found.left:
+            return self._reboot_in_slot(current, found)
+        if found.reboot:
+            found = found._replace(left=[*found.left, found.reboot])
         if found.left:
             note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
             return self._result("Degraded", on_disk_message(current.name, found.left) + note, current,
@@ -155,7 +188,7 @@ class DriftSteps(UpdateSteps):
     def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
         """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
         found = self._live(current, self._check_drift(current, repair=repair), repair=repair)
-        if found.left or found.names:
+        if found.left or found.names or found.reboot:
             return self._repaired(current, found)
         return self._result("Done", "", current, current.name)
 
@@ -165,7 +198,7 @@ class DriftSteps(UpdateSteps):
         if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
             return self.check_drift(current, repair=repair)
         found = self.check_boot(current, repair=True)
-        return self._repaired(current, found) if found.left or found.names else None
+        return self._repaired(current, found) if found.left or found.names or found.reboot else None
 
     def check_changed(self, current: RenderedConfig, changed: Iterable[str], *, repair: bool) -> SyncResult | None:
         """The watch saw `changed` (config paths) move: check what they belong to, and repair it.

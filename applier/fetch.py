@@ -179,6 +179,18 @@ class ServerSource:
             return with_cluster_policy(current, answer)
         return with_cluster_policy(self.rendered(name), answer)
 
+    def reboot_slot(self, node: str) -> str | None:
+        """`POST /nodes/{node}/reboot-slot` (server/reboot_slot.py): None when the server granted a rollout slot to
+        reboot in (the node's record is Working from now on), else the server's reason."""
+        def ask() -> Any:
+            return self.client.json(f"/nodes/{node}/reboot-slot", method="POST")
+
+        answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
+        if isinstance(answer, dict) and answer.get("granted") is True:
+            return None
+        reason = answer.get("reason") if isinstance(answer, dict) else None
+        return str(reason) if reason else "the server granted no slot"
+
     def rendered(self, name: str) -> RenderedConfig:
         """`GET /rendered/{name}`."""
         def fetch() -> Any:

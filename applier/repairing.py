@@ -32,6 +32,7 @@ class Repair(NamedTuple):
     left: list[str]
     live: tuple[str, ...] = ()  # live state put right (applier/drift_steps.py), named
     events: tuple[DriftEvent, ...] = ()  # every drift found, as the fleet sees it
+    reboot: str = ""  # a booted mismatch the next boot puts right: repaired through a reboot in a rollout slot
 
     @property
     def names(self) -> list[str]:

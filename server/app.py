@@ -36,6 +36,7 @@ from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
 from server.node_routes import NodeRoutes, json_error, store_failed
+from server.reboot_slot import add_reboot_slot
 from server.respond import JSON, ConfigResponder, json_bytes
 from server.rollout_routes import RolloutRoutes
 from server.settings import ServerSettings
@@ -330,6 +331,7 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     nodes = NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                        poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock, metrics=metrics)
     nodes.add_to(app)
+    add_reboot_slot(app, nodes)
     AdminRoutes(store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                 selectors=nodes.selectors).add_to(app)
     RolloutRoutes(store=store, policy=settings.policy, clock=h.clock).add_to(app)

@@ -1,6 +1,6 @@
 """The drift lab on the ostree backend: a real ostree sysroot, a node root in FIPS mode, and the real agent
 (`mco apply --server ... --interval 60 --backend ostree`) against a real `mco serve` of tests/applier/cluster_kargs
-(FIPS, kernel arguments fips=1 audit=1), booted into its config (two `--once` runs: the update and its simulated
+(FIPS, kernel arguments fips=1 audit=1, maxUnavailable 1), booted into its config (two `--once` runs: the update and its simulated
 reboot) before the service-mode agent starts. For the kernel-argument drift tests and bench/drift_bench.py."""
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def next_boot_has_karg(sysroot: Path) -> bool:
 
 
 @contextmanager
-def kargs_lab(tmp_path: Path, *, extra: tuple[str, ...] = ()) -> Iterator[tuple[DriftLab, Path]]:
+def kargs_lab(tmp_path: Path, *, extra: tuple[str, ...] = (), interval: float = 60.0
+              ) -> Iterator[tuple[DriftLab, Path]]:
     """(the lab, its sysroot), the node Done at its config with the next boot and the booted command line
     carrying fips=1."""
     sysroot = make_sysroot(tmp_path / "os")
@@ -33,7 +34,7 @@ def kargs_lab(tmp_path: Path, *, extra: tuple[str, ...] = ()) -> Iterator[tuple[
     backend = ("--backend", "ostree", "--sysroot", str(sysroot),
                "--reboot-command", reboot_command_for_ostree(sysroot, sys.executable, root), *extra)
     try:
-        with drift_lab(tmp_path, cluster=CLUSTER, root=root, once=2, extra=backend,
+        with drift_lab(tmp_path, cluster=CLUSTER, root=root, once=2, extra=backend, interval=interval,
                        ready=lambda _: next_boot_has_karg(sysroot)) as lab:
             yield lab, sysroot
     finally:
