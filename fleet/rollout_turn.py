@@ -5,7 +5,8 @@ caller says which nodes are present.
 Why: the MCO's node controller picks the nodes to update itself (`getCandidateMachines` over `sortNodeList`, MCO
 `pkg/controller/node/node_controller.go`); here the nodes ask, so without this rule a node that polls often (or
 first) gets a freed slot ahead of one that comes before it in the order. Held claims (server/handout_wait.py) are
-woken in the order already; this rule makes the decision itself follow it, whatever way the nodes ask.
+woken in the order already (per server process); this rule orders the claims that do not wait (the server applies
+it to those only: docs/rollouts.md).
 
 - **Waiting**: a node of the pool neither at its target nor handed it (its desiredConfig is not the target).
 - **Present**: the caller's verdict (the server: the node asked or reported within the pool's `offline-grace`, or

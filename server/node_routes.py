@@ -326,7 +326,10 @@ class NodeRoutes:
         ticket = None
         try:
             while True:
-                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim)
+                # a claim that may be held is ordered by the held queue (server/handout_wait.py); one that asks and
+                # goes (no wait) by whose turn it is (fleet/rollout_turn.py)
+                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim,
+                                                             not wait)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
@@ -346,9 +349,9 @@ class NodeRoutes:
                 self.waiters.settle(ticket)
 
     def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
-                claim: bool) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
+                claim: bool, polled: bool = True) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
-        place in the rollout order)."""
+        place in the rollout order). `polled`: the claim does not wait, so a free slot goes to it only in its turn."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
         rank: list[tuple[Any, ...]] = [()]
@@ -381,7 +384,7 @@ class NodeRoutes:
                 from fleet.rollout import desired_for
 
                 now_at = self.clock()
-                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at)
+                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at) if polled else None
                 desired = desired_for(node, record, statuses, now=now_at, present=present)
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
