@@ -6,7 +6,8 @@ for as long as the payload lives (server/snapshot.py's PayloadCache keeps only c
 Translating every version up front made each replica spend ~0.3 s of CPU per render on versions no client
 of this fleet asks for, and delayed the new bytes by that much. Each variant carries a strong ETag (sha256
 of the identity body; the gzip body has its own tag, since it is a different representation), and the
-sha512 Ignition's `verification.hash` can pin.
+sha512 Ignition's `verification.hash` can pin. A machine's config (`base`: its pool's payload) keeps its identity
+body as parts sharing the pool's bytes (server/shared_body.py).
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ from fleet.rendered import RenderedConfig
 from server.added_files import AppendOptions, with_appended
 from server.convert import ConversionRefused, config_version, encode, to_version
 from server.negotiate import SUPPORTED_VERSIONS
+from server.shared_body import SharedBody, shared
 
 
 @dataclass(frozen=True)
 class Variant:
-    """The bytes of one config in one spec version, identity and gzip."""
+    """The bytes of one config in one spec version, identity (whole, or parts sharing its pool's) and gzip."""
 
     version: str
-    body: bytes
+    body: bytes | SharedBody
     gzip_body: bytes
     etag: str
     gzip_etag: str
@@ -39,8 +41,10 @@ class ConfigPayload:
     """Every servable form of one rendered config, each built when first asked for and kept."""
 
     def __init__(self, rendered: RenderedConfig, *, options: AppendOptions | None = None,
-                 versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6) -> None:
+                 versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6,
+                 base: ConfigPayload | None = None) -> None:
         self.name = rendered.name
+        self._base = base
         self.pool = rendered.pool
         self.source_version = config_version(rendered.ignition)
         self._rendered = rendered
@@ -75,15 +79,26 @@ class ConfigPayload:
             served = to_version(with_appended(self._rendered, version, self._options), version)
         except ConversionRefused as exc:
             return exc
-        return make_variant(version, encode(served), gzip_level=self._gzip_level)
+        return make_variant(version, encode(served), gzip_level=self._gzip_level, share=self._base_body(version))
+
+    def _base_body(self, version: str) -> bytes | None:
+        """The pool's identity body in `version` to share bytes with (None: no pool payload, or it has none)."""
+        if self._base is None:
+            return None
+        try:
+            body = self._base.variant(version).body
+        except ConversionRefused:
+            return None
+        return body if isinstance(body, bytes) else None
 
 
-def make_variant(version: str, body: bytes, *, gzip_level: int = 6) -> Variant:
-    """Hash and compress one body (gzip with mtime 0, so the bytes and the tag are reproducible)."""
+def make_variant(version: str, body: bytes, *, gzip_level: int = 6, share: bytes | None = None) -> Variant:
+    """Hash and compress one body (gzip with mtime 0, so the bytes and the tag are reproducible); `share`: bytes
+    whose common head and tail the identity body reuses."""
     digest = hashlib.sha256(body).hexdigest()
     return Variant(
         version=version,
-        body=body,
+        body=body if share is None else shared(body, share),
         gzip_body=gzip.compress(body, compresslevel=gzip_level, mtime=0),
         etag=f'"{digest}"',
         gzip_etag=f'"{digest}-gzip"',
