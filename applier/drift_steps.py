@@ -24,7 +24,7 @@ from typing import Any
 from applier.agentbase import SyncResult
 from applier.drift import watch_map
 from applier.errors import ApplyError
-from applier.live import CMDLINE, booted_kargs, fips_problems, next_boot_kargs, stopped_units
+from applier.live import CMDLINE, booted_kargs, fips_problems, fips_watch, next_boot_kargs, stopped_units
 from applier.repairing import Repair
 from applier.state import Pending
 from applier.updating import UpdateSteps
@@ -210,11 +210,13 @@ class DriftSteps(UpdateSteps):
         last = self.state.last_report() or {}
         if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
             return self.check_drift(current, repair=repair)
-        owners = watch_map(self.root, current.spec.config or {})
+        owners = {**watch_map(self.root, current.spec.config or {}), **fips_watch(current.spec)}
         paths: set[str] = set()
         units: set[str] = set()
         for path in changed:
             kind, key = owners.get(path, ("", ""))
+            if kind == "fips":  # FIPS mode cannot be repaired here: the whole check reports it
+                return self.check_drift(current, repair=repair)
             if kind == "file":
                 paths.add(key)
             elif kind == "unit":

@@ -73,6 +73,13 @@ def fips_problems(root: Path, spec: MachineConfigSpec) -> list[str]:
     return problems
 
 
+def fips_watch(spec: MachineConfigSpec) -> dict[str, tuple[str, str]]:
+    """The paths that say whether the node is in FIPS mode, for the drift watch (applier/watching.py), when the
+    config asks for it: a change of the crypto policy (or of the root's own fips_enabled) is checked at once.
+    procfs sends no inotify events, so on `/` fips_enabled is read at the periodic check only."""
+    return {CRYPTO_POLICY: ("fips", "FIPS"), f"/{FIPS_ENABLED}": ("fips", "FIPS")} if spec.fips else {}
+
+
 def stopped_units(systemctl: Systemctl, config: Mapping[str, Any]) -> dict[str, str]:
     """The units the config enables that are not running on a live system: name -> ActiveState."""
     if not systemctl.live:

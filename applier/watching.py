@@ -14,6 +14,7 @@ from applier.background import Background
 from applier.drift import watch_map
 from applier.drift_steps import DriftSteps
 from applier.errors import TemporaryError
+from applier.live import fips_watch
 from applier.watch import Watcher
 from fleet.rendered import RenderedConfig
 
@@ -79,7 +80,7 @@ class WatchSteps(DriftSteps):
         if current is None:
             return None
         top, entries = self.backend.boot_watch()
-        files = Watcher(self.root, watch_map(self.root, current.spec.config or {}))
+        files = Watcher(self.root, {**watch_map(self.root, current.spec.config or {}), **fips_watch(current.spec)})
         boot = Watcher(top, [f"/{p.relative_to(top)}" for p in entries])
         self._watching = (current.name, files, boot)
         return files, boot

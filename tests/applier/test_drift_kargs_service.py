@@ -92,3 +92,25 @@ def test_booted_without_a_karg_waits_for_a_free_slot(tmp_path: Path) -> None:
         assert KARG not in _cmdline(lab)
         _report(lab, "node-2", "Done")
         lab.until(lambda: KARG in _cmdline(lab), 20, "rebooted once the slot freed")
+
+
+FIPS_CHANGES = [
+    ("crypto-policy", "etc/crypto-policies/config", "DEFAULT",
+     "FIPS mode: /etc/crypto-policies/config names DEFAULT, expected FIPS", "FIPS"),
+    ("fips-enabled", "proc/sys/crypto/fips_enabled", "0",
+     "FIPS mode: /proc/sys/crypto/fips_enabled reads 0, expected 1", "1"),
+]
+
+
+@pytest.mark.parametrize(("rel", "bad", "named", "good"), [c[1:] for c in FIPS_CHANGES], ids=[c[0] for c in FIPS_CHANGES])
+def test_fips_mode_off_reported_at_once(tmp_path: Path, rel: str, bad: str, named: str, good: str) -> None:
+    """The config asks for FIPS: the node goes Degraded naming what says it is off, at once (the watch), and Done
+    again once it is back."""
+    real_tool("ostree")
+    with kargs_lab(tmp_path) as (lab, _sysroot):
+        time.sleep(1.0)  # the agent idle, waiting on the server's held answer
+        (lab.root / rel).write_text(bad + "\n")
+        lab.until(lambda: lab.node().get("state") == "Degraded", GOAL, "reported Degraded")
+        assert named in lab.node()["message"]
+        (lab.root / rel).write_text(good + "\n")
+        lab.until(lambda: lab.node().get("state") == "Done", GOAL, "Done again")
