@@ -9,7 +9,7 @@ its new pool's target when that pool's `maxUnavailable` leaves room (fleet/rollo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -39,12 +39,14 @@ def node_view(status: NodeStatus, selectors: PoolSelectors) -> dict[str, Any]:
 
 
 def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors,
-              seen: dict[str, tuple[NodeStatus, dict[str, Any]]] | None = None) -> dict[str, Any]:
+              seen: dict[str, tuple[NodeStatus, Any]] | None = None,
+              encode: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, Any]:
     """Every node, as `mco nodes list -o json` and `GET /nodes` show them: the record without its histories
     and timelines, with the phase it is in and since when. (The membership of a node in a pool depends on its
     labels only: one object per label set, shared; 10,000 nodes have a few dozen.) `seen` keeps each node's
     item by its record across calls with the same `selectors`: a record that is the very object it was last
-    time gets its item again (the stores keep unchanged records), so a listing after one report builds one."""
+    time gets its item again (the stores keep unchanged records), so a listing after one report builds one.
+    `encode` turns each item built into what is listed and kept (the server: its JSON, encoded once)."""
     items = []
     shared: dict[Membership, dict[str, Any]] = {}
     known: dict[int, Membership] = {}  # by the labels object: records read from a store share them (rendered.py)
@@ -68,6 +70,8 @@ def node_list(statuses: Iterable[NodeStatus], selectors: PoolSelectors,
                 "desiredConfig": s.desired_config, "message": s.message, "reportedAt": s.reported_at,
                 "membership": view,
                 "phase": {"phase": phase.phase, "since": phase.at} if phase is not None else None}
+        if encode is not None:
+            item = encode(item)
         if seen is not None:
             seen[s.name] = (s, item)
         items.append(item)

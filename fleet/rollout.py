@@ -20,13 +20,16 @@ nodes asking at the same moment are counted against each other.
 
 Cost: stores keep their statuses in a `NodeStatuses`, which updates each pool's counts (members,
 unavailable) as a status is put, so a decision reads one node and one pool's counts: O(1) in the pool's
-size. (Scanning every status per answer made a 10,000-node rollout quadratic.)
+size. (Scanning every status per answer made a 10,000-node rollout quadratic.) It keeps, the same way, what the
+pool status and the fleet page read (`reports`, `failing`, `under_way`), so they cost what is counted, not
+a pass over every record per request.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, overload
@@ -34,6 +37,7 @@ from typing import Any, overload
 from fleet.clock import system_clock
 from fleet.errors import FleetError
 from fleet.node_status import NodeStatus
+from fleet.phases import FINAL
 from fleet.rendered import PoolRecord
 from fleet.rollout_gates import FAILED_STATES, canaries, canaries_pending, hold_reason
 from fleet.rollout_turn import Present, turn_comes
@@ -134,6 +138,8 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._failing: dict[str, set[str]] = {}  # pool -> its nodes reporting a failure (FAILED_STATES)
         self._members: dict[str, set[str]] = {}  # pool -> its nodes
         self._pulling: dict[str, set[str]] = {}  # pool -> its nodes let pull an OS image that have not staged it
+        self._reports: dict[str, Counter[tuple[str, str, str]]] = {}  # pool -> (state, current, desired) counts
+        self._under_way: dict[str, set[str]] = {}  # pool -> its nodes in a phase not final (fleet/phases.py)
         self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
         self.version = 0  # counts every change: what derived caches (`memo`) are checked against
         self.memo: dict[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
@@ -148,6 +154,12 @@ class NodeStatuses(Sequence[NodeStatus]):
         members = self._members.setdefault(status.pool, set())
         failing = self._failing.setdefault(status.pool, set())
         pulling = self._pulling.setdefault(status.pool, set())
+        under_way = self._under_way.setdefault(status.pool, set())
+        reports = self._reports.setdefault(status.pool, Counter())
+        report = (status.state, status.current_config, status.desired_config)
+        reports[report] += step
+        if not reports[report]:
+            del reports[report]
         if step > 0:
             members.add(status.name)
             if status.state in FAILED_STATES:
@@ -158,6 +170,12 @@ class NodeStatuses(Sequence[NodeStatus]):
             members.discard(status.name)
             failing.discard(status.name)
             pulling.discard(status.name)
+            if (phase := status.phase) is not None and phase.phase not in FINAL:
+                under_way.add(status.name)
+        else:
+            members.discard(status.name)
+            failing.discard(status.name)
+            under_way.discard(status.name)
 
     def put(self, status: NodeStatus) -> None:
         """Add or replace a node's status (and move it between its pools' counts)."""
@@ -203,6 +221,18 @@ class NodeStatuses(Sequence[NodeStatus]):
     def pulling(self, pool: str) -> Collection[str]:
         """The pool's nodes let pull an OS image that have neither staged it nor been handed it (any target)."""
         return self._pulling.get(pool) or ()
+    def reports(self, pool: str) -> Mapping[tuple[str, str, str], int]:
+        """How many of the pool's nodes report each (state, currentConfig, desiredConfig) (callers must not keep
+        it: it changes with the next put)."""
+        return self._reports.get(pool) or {}
+
+    def under_way(self, pool: str) -> Collection[str]:
+        """The pool's nodes whose update is under way: a phase entered, not a final one (fleet/phases.py)."""
+        return self._under_way.get(pool) or ()
+
+    def pools(self) -> Collection[str]:
+        """The pools some node names ("" : nodes in no pool), and perhaps pools none names any more."""
+        return self._members.keys()
 
     def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
         """The pool's nodes in rollout order (`order_key`), kept until a member joins, leaves or changes its key.

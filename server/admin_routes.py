@@ -27,7 +27,7 @@ from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.node_routes import json_error, refusal, store_failed
 from server.request_body import BodyError, read_json
-from server.respond import JSON, json_bytes
+from server.respond import JSON, json_bytes, json_fragment
 
 
 class AdminRoutes:
@@ -40,7 +40,7 @@ class AdminRoutes:
         self.read_timeout = read_timeout
         self._selectors = selectors
         self._held: tuple[Sequence[NodeStatus], PoolSelectors, bytes] | None = None
-        self._seen: dict[str, tuple[NodeStatus, dict[str, Any]]] = {}  # node_list's items by record
+        self._seen: dict[str, tuple[NodeStatus, Any]] = {}  # node_list's items by record, encoded
 
     def add_to(self, app: web.Application) -> None:
         """Register the routes."""
@@ -92,7 +92,7 @@ class AdminRoutes:
                 seen = self._seen = {}
         else:
             seen = self._seen = {}
-        body = json_bytes(node_list(nodes, pools, seen))
+        body = json_bytes(node_list(nodes, pools, seen, json_fragment))  # a report: one item encoded again
         self._held = (nodes, pools, body)  # holding the list: no other list can take its identity
         return body
 

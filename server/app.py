@@ -32,6 +32,7 @@ from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
 from server.connection import REFUSED_VERSION, refuse_version, request_done
 from server.fleet_metrics import fleet_families
+from server.fleet_view import FleetViews
 from server.fleetpage import add_fleet_page
 from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
@@ -41,7 +42,7 @@ from server.respond import JSON, ConfigResponder, json_bytes
 from server.rollout_routes import RolloutRoutes
 from server.settings import ServerSettings
 from server.state import ServerState
-from server.status import pool_status
+from server.status import pool_summary, with_machines
 
 SERVER_NAME = "mco"
 STATE: web.AppKey[ServerState] = web.AppKey("state", ServerState)
@@ -67,9 +68,10 @@ class Handlers:
     """Route handlers; dependencies come in through the constructor (one composition root: run.py)."""
 
     def __init__(self, *, state: ServerState, store: Store, settings: ServerSettings, metrics: ServerMetrics,
-                 clock: Clock | None = None) -> None:
+                 clock: Clock | None = None, views: FleetViews | None = None) -> None:
         self.state = state
         self.store = store
+        self.views = views or FleetViews(store)
         self.settings = settings
         self.policy: AccessPolicy = settings.policy
         self.metrics = metrics
@@ -207,16 +209,18 @@ class Handlers:
 
     def _pool_statuses(self, only: str | None) -> list[dict[str, Any]]:
         """Each pool's status; for every pool (`only` None) an extra `{"unpooled": [...]}` item last: the nodes
-        whose labels select no pool, with the reason (names only to a caller that may see every pool's)."""
+        whose labels select no pool, with the reason (names only to a caller that may see every pool's). The
+        machines come from the fleet view (server/fleet_view.py): counted as records change, encoded once each."""
         names = [only] if only else self.store.list_pools()
         records = [self.store.get_pool(n) for n in names]
-        nodes = self.store.list_node_status()
-        items = [pool_status(r, nodes) for r in records]
+        view = self.views.current()
+        items = [with_machines(pool_summary(r, view.tally(r.name)), r, self.views.nodes_json(view, r.name))
+                 for r in records]
         if only is None:
             selectors = PoolSelectors(records)
             items.append({"unpooled": [{"name": n.name, "labels": dict(n.labels),
                                         "reason": selectors.of(n.labels).reason(n.name)}
-                                       for n in nodes if not n.pool]})
+                                       for n in view.unpooled]})
         return items
 
     async def rendered(self, request: web.Request) -> web.Response:
@@ -319,8 +323,10 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app[STORE] = store
     app[METRICS] = metrics
     app[SETTINGS] = settings
-    add_fleet_page(app, store=store, settings=settings, clock=clock)
-    h = app[HANDLERS] = Handlers(state=state, store=store, settings=settings, metrics=metrics, clock=clock)
+    views = FleetViews(store)
+    add_fleet_page(app, store=store, settings=settings, clock=clock, views=views)
+    h = app[HANDLERS] = Handlers(state=state, store=store, settings=settings, metrics=metrics, clock=clock,
+                                 views=views)
     app.router.add_get("/config/{pool}", h.config)
     app.router.add_get("/healthz", h.healthz)
     app.router.add_get("/metrics", h.metrics_page)

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from fleet.clock import Clock
 from fleet.store import Store
+from server.fleet_view import FleetViews
 from server.fleetpage.events import Broadcaster
 from server.fleetpage.pages import Pages
 from server.fleetpage.render import static_files, static_response
@@ -20,10 +21,11 @@ from server.settings import ServerSettings
 
 
 def add_fleet_page(app: web.Application, *, store: Store, settings: ServerSettings,
-                   clock: Clock | None = None) -> None:
-    """Add the page's routes to `app`: pages and event stream read `store`, the one the API writes."""
+                   clock: Clock | None = None, views: FleetViews | None = None) -> None:
+    """Add the page's routes to `app`: pages and event stream read `store`, the one the API writes (`views`: its
+    fleet view, shared with `GET /pools`)."""
     broadcaster = Broadcaster(store, settings.poll_interval)
-    pages = Pages(store=store, policy=settings.policy, clock=clock)
+    pages = Pages(store=store, policy=settings.policy, clock=clock, views=views)
     files = static_files()
 
     async def static(request: web.Request) -> web.Response:

@@ -26,11 +26,12 @@ from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, Refused
 from server.errors import ServerError
+from server.fleet_view import FleetView, FleetViews
 from server.fleetpage import access
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
-from server.fleetpage.phases import PhaseTable, phase_rows
+from server.fleetpage.phases import in_update, phase_rows
 from server.fleetpage.render import page
-from server.fleetpage.views import Tallies, machine_row, pool_row, report_rows
+from server.fleetpage.views import machine_row, pool_row, report_rows
 from server.status import PoolTally
 
 
@@ -45,12 +46,12 @@ class _Stop(ServerError):
 class Pages:
     """The fleet page's routes over one store."""
 
-    def __init__(self, *, store: Store, policy: AccessPolicy, clock: Clock | None = None) -> None:
+    def __init__(self, *, store: Store, policy: AccessPolicy, clock: Clock | None = None,
+                 views: FleetViews | None = None) -> None:
         self.store = store
         self.policy = policy
         self.clock = clock or system_clock
-        self.tallies = Tallies()
-        self.phases = PhaseTable()
+        self.views = views or FleetViews(store)
 
     # -- shared steps ------------------------------------------------------------------------------------
     def _common(self, request: web.Request) -> dict[str, Any]:
@@ -128,20 +129,19 @@ class Pages:
             return stop.response
 
     # -- overview ----------------------------------------------------------------------------------------
-    def _fleet(self) -> tuple[list[PoolRecord], list[NodeStatus]]:
-        return [self.store.get_pool(p) for p in self.store.list_pools()], self.store.list_node_status()
+    def _fleet(self) -> tuple[list[PoolRecord], FleetView]:
+        return [self.store.get_pool(p) for p in self.store.list_pools()], self.views.current()
 
     async def overview(self, request: web.Request) -> web.Response:
         """One row per pool the visitor may see."""
         return await self._guard(request, self._overview)
 
     async def _overview(self, request: web.Request) -> web.Response:
-        records, nodes = await self._read(request, self._fleet)
-        counted = {r.name: self.tallies.of(r.name, nodes) for r in records}
+        records, view = await self._read(request, self._fleet)
         credential = access.authorization(request)
         visible = [r for r in records if access.may_see(self.policy, r.name, credential)]
-        rows = [pool_row(r, counted[r.name], self.clock()) for r in visible]
-        updating, unpooled = self.phases.of(nodes, [r.name for r in visible])
+        rows = [pool_row(r, view.tally(r.name), self.clock()) for r in visible]
+        updating, unpooled = in_update(view, [r.name for r in visible]), view.unpooled
         hidden = len(records) - len(visible)
         return page("overview.html.j2", rows=rows, hidden=hidden, updating=phase_rows(updating, self.clock()),
                     unpooled=[] if hidden else unpooled, **self._common(request))
@@ -149,7 +149,7 @@ class Pages:
     # -- pool --------------------------------------------------------------------------------------------
     def _pool_data(self, pool: str) -> tuple[PoolRecord, PoolTally, list[str]]:
         record = self.store.get_pool(pool)
-        counted = self.tallies.of(pool, self.store.list_node_status())
+        counted = self.views.current().tally(pool)
         prefix = f"rendered-{pool}-"
         known = [h.name for h in reversed(record.history)]
         if record.current and record.current not in known:

@@ -2,8 +2,8 @@
 (fleet/phases.py) and how long it has been there, the longest first, so a node stuck in a drain stands out from
 one writing files. Also the machines in no pool. Pure: no I/O, no HTML.
 
-Cost: one pass over the node listing per distinct listing (`PhaseTable` keeps the last answer while the store
-hands back the same list, as `Tallies` does), sorted by a heap of at most SHOWN rows.
+Cost: the machines under way only (the store's index keeps them per pool as records change: server/fleet_view.py),
+sorted by a heap of at most SHOWN rows.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from fleet.node_status import NodeStatus
-from fleet.phases import FINAL
+from server.fleet_view import FleetView
 from server.fleetpage.views import age
 
 SHOWN = 50  # rows of the table (the longest in their phase)
@@ -32,11 +32,11 @@ class PhaseRow:
     config: str
 
 
-def in_update(nodes: Sequence[NodeStatus], pools: Collection[str]) -> list[NodeStatus]:
+def in_update(view: FleetView, pools: Collection[str]) -> list[NodeStatus]:
     """The machines of `pools` whose update is under way (a phase entered, not done or degraded), longest in
     their phase first (at most SHOWN)."""
-    under_way = [(e.at, n.name, n) for n in nodes if (e := n.phase) is not None and e.phase not in FINAL
-                 and n.pool in pools]
+    under_way = [(e.at, n.name, n) for pool in pools for n in view.under_way.get(pool, ())
+                 if (e := n.phase) is not None]
     return [n for _, _, n in heapq.nsmallest(SHOWN, under_way, key=lambda t: (t[0], t[1]))]
 
 
@@ -48,20 +48,3 @@ def phase_rows(nodes: Sequence[NodeStatus], now: datetime) -> list[PhaseRow]:
         if entry is not None:
             rows.append(PhaseRow(node.name, node.pool, entry.phase, entry.at, age(entry.at, now), entry.config))
     return rows
-
-
-class PhaseTable:
-    """`in_update` and the unpooled machines of one node listing, kept while the store hands back that list."""
-
-    def __init__(self) -> None:
-        self._held: tuple[Sequence[NodeStatus] | None, frozenset[str], list[NodeStatus], list[NodeStatus]] = (
-            None, frozenset(), [], [])
-
-    def of(self, nodes: Sequence[NodeStatus], pools: Collection[str]) -> tuple[list[NodeStatus], list[NodeStatus]]:
-        """(machines in an update, longest first; machines in no pool)."""
-        key = frozenset(pools)
-        held, held_pools, updating, unpooled = self._held
-        if held is not nodes or held_pools != key:
-            updating, unpooled = in_update(nodes, key), [n for n in nodes if not n.pool]
-            self._held = (nodes, key, updating, unpooled)
-        return updating, unpooled

@@ -19,7 +19,7 @@ from fleet.conditions import ConditionProblem
 from fleet.node_status import NodeStatus, Transition
 from fleet.rendered import PoolRecord
 from fleet.rollout_gates import window_closed
-from server.status import PoolTally, pool_summary, tally
+from server.status import PoolTally, pool_summary
 
 STATE_ORDER = {"Degraded": 0, "Working": 1, "Done": 2}  # the default sort puts trouble first
 MESSAGE_SHOWN = 300
@@ -165,26 +165,6 @@ def pool_row(record: PoolRecord, counted: PoolTally, now: datetime | None = None
                    max_unavailable=str(record.max_unavailable), paused=record.paused, conditions=conditions,
                    rollout=rollout_note(record, status, now), bar=bar((("updated", updated), ("updating", updating), ("degraded", degraded),
                             ("waiting", waiting))))
-
-
-class Tallies:
-    """Each pool's tally of one node listing, kept while the store hands back that very list (the memory store
-    and an etcd replica's mirror do, until the next report): the browsers that re-fetch a page on the same
-    change count the pool's machines once. The list is held, so no other list can take its identity."""
-
-    def __init__(self) -> None:
-        self._held: tuple[Sequence[NodeStatus] | None, dict[str, PoolTally]] = (None, {})
-
-    def of(self, pool: str, nodes: Sequence[NodeStatus]) -> PoolTally:
-        """The pool's tally of `nodes` (any thread: at worst two threads count the same list)."""
-        held, by_pool = self._held
-        if held is not nodes:
-            by_pool = {}
-            self._held = (nodes, by_pool)
-        found = by_pool.get(pool)
-        if found is None:
-            found = by_pool[pool] = tally(pool, nodes)
-        return found
 
 
 def machine_row(node: NodeStatus, target: str, now: datetime) -> MachineRow:

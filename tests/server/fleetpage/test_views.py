@@ -9,7 +9,7 @@ import pytest
 from fleet.conditions import ConditionProblem
 from fleet.node_status import NodeStatus
 from fleet.rendered import Condition, PoolRecord
-from server.fleetpage.views import BAR_WIDTH, Tallies, age, bar, machine_row, pool_row
+from server.fleetpage.views import BAR_WIDTH, age, bar, machine_row, pool_row
 from server.status import pool_status, tally
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
@@ -110,13 +110,3 @@ def test_machine_row(node: NodeStatus, at_target: bool) -> None:
     row = machine_row(node, "new", NOW)
     assert (row.name, row.state, row.current, row.desired, row.age, row.at_target) == (
         node.name, node.state, node.current_config, node.desired_config, "1h", at_target)
-
-
-def test_tallies_count_a_listing_once_and_a_new_listing_again() -> None:
-    tallies = Tallies()
-    first = tallies.of("worker", NODES)
-    assert tallies.of("worker", NODES) is first
-    assert tallies.of("master", NODES).members == [NODES[-1]]
-    moved = [*NODES[:2], _node("c", "Done", "new", "new"), *NODES[3:]]
-    again = tallies.of("worker", moved)
-    assert again is not first and again.states()["Working"] == 0 and first.states()["Working"] == 1
