@@ -166,15 +166,12 @@ class NodeStatuses(Sequence[NodeStatus]):
                 failing.add(status.name)
             if status.pull_config and status.pull_config not in (status.staged, status.desired_config):
                 pulling.add(status.name)
-        else:
-            members.discard(status.name)
-            failing.discard(status.name)
-            pulling.discard(status.name)
             if (phase := status.phase) is not None and phase.phase not in FINAL:
                 under_way.add(status.name)
         else:
             members.discard(status.name)
             failing.discard(status.name)
+            pulling.discard(status.name)
             under_way.discard(status.name)
 
     def put(self, status: NodeStatus) -> None:
