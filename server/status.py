@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -113,11 +113,20 @@ class PoolTally:
     members: Sequence[NodeStatus]
     reports: Mapping[tuple[str, str, str], int]
     failing: Sequence[NodeStatus] = ()
+    _passed: dict[str, tuple[PoolRecord, list[str]]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, members: Sequence[NodeStatus]) -> PoolTally:
         """The tally of `members`, the reports of one pool."""
         return cls(members, Counter(map(_REPORT, members)), [n for n in members if n.state in FAILED_STATES])
+
+    def passed_over(self, record: PoolRecord) -> list[str]:
+        """fleet/rollout_turn.py `skipped` for these members, worked out once per tally and pool record (a pass
+        over every member: the fleet view keeps a tally while the store hands back the same listing)."""
+        held = self._passed.get(record.name)
+        if held is None or not (held[0] is record or held[0] == record):
+            held = self._passed[record.name] = (record, skipped(record, self.members))
+        return held[1]
 
     def count(self, state: str | None = None, *, settled: bool | None = None,
               at: str | frozenset[str] | None = None) -> int:
@@ -172,7 +181,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     degraded = [n for n in counted.failing if n.state == "Degraded"]
     unavailable_count = sum(n for report, n in counted.reports.items() if unavailable(*report))
     all_updated = updated == len(members) and not unavailable_count
-    passed = skipped(record, members) if target and not all_updated else []
+    passed = counted.passed_over(record) if target and not all_updated else []
     pause = rollout_pause(record, counted.failing)
     render = record.condition("RenderDegraded")
     render_degraded = render is not None and render.status == "True"
