@@ -3,7 +3,8 @@ administration routes (server/admin_routes.py), so both answer alike.
 
 A relabel is one claim on the store (`Store.claim_node`: atomic with every hand-out and report, on every
 store): the node's labels change, its pool is computed again from them (fleet/membership.py), and nothing
-else of its record moves. The move itself is then the ordinary rollout: at its next claim the node is handed
+else of its record moves. A render that changes the pools' selectors places every node again the same way
+(`place_nodes`, called by renderer/render.py once it has published the pool records). The move itself is then the ordinary rollout: at its next claim the node is handed
 its new pool's target when that pool's `maxUnavailable` leaves room (fleet/rollout.py).
 """
 
@@ -94,3 +95,24 @@ def relabel(store: Store, node: str, put: Mapping[str, str], remove: Iterable[st
     changed = store.claim_node(node, decide)
     assert changed is not None
     return changed
+
+
+def place_nodes(store: Store, selectors: PoolSelectors) -> list[str]:
+    """Put every node whose labels now select another pool than its record names in that pool (after the pool
+    records' selectors changed: a new render published), each move one claim (atomic with the hand-outs and
+    reports, as `relabel`); returns the nodes moved. The move itself is the ordinary rollout, as for a relabel."""
+    moved = []
+    for status in store.list_node_status():
+        if selectors.of(status.labels).pool == status.pool:
+            continue
+
+        def decide(statuses: NodeStatuses, node: str = status.name) -> NodeStatus | None:
+            mine = statuses.get(node)
+            if mine is None:
+                return None
+            pool = selectors.of(mine.labels).pool
+            return replace(mine, pool=pool) if pool != mine.pool else None
+
+        if store.claim_node(status.name, decide) is not None:
+            moved.append(status.name)
+    return moved

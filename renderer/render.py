@@ -9,6 +9,9 @@ What it decides:
   (inputs.py says which degrade every pool).
 - Everything is computed first, then written: new rendered configs (immutable, content-addressed),
   then pool records, each atomically. Nothing is half-written.
+- When a pool's `spec.nodeSelector` changed (or a pool is new), every node is placed again by its labels once the
+  pool records are written (fleet/node_admin.py `place_nodes`): a node the selectors now put in another pool is
+  counted there at once, and is handed that pool's config through the ordinary rollout.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from fleet.clock import Clock, system_clock, timestamp
 from fleet.conditions import ConditionProblem
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.node_admin import place_nodes, selectors_of
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.rollout_control import with_pin
 from fleet.store import NotFound, Store, StoreError
@@ -200,6 +204,9 @@ def render_cluster(cluster_dir: Path, *, store: Store,
             store.put_rendered(config)
         for record, _ in records:
             store.put_pool(_operator_state(store, record))
+        if any(previous is None or previous.node_selector != record.node_selector
+               for (_, previous, _), (record, _) in zip(outcomes, records, strict=True)):
+            place_nodes(store, selectors_of(store))  # the nodes the new selectors select elsewhere move now
     except StoreError as exc:
         raise StoreWriteFailed(exc.path, f"store: {exc}") from exc
     pools: dict[str, PoolRender] = {}

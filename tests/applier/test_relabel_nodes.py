@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.applier.helpers import make_root
+from tests.applier.helpers import make_root, reboot_command
 from tests.applier.serving import NodeLoop
 from tests.builders import machine_config_manifest
 from tests.etcd_cluster import etcd_cluster  # noqa: F401 - pytest fixture
@@ -143,3 +143,64 @@ def test_relabel_moves_a_node_to_the_gpu_pool_and_back(kind: str, tmp_path: Path
     for name, limit in MAX_UNAVAILABLE.items():
         assert max(s.get(name, 0) for s in samples) <= limit, (name, samples)
     assert max(s.get("gpu", 0) for s in samples) == 1  # the move was seen while it ran
+
+
+AGENT_INTERVAL = 2
+GPU_BY_DISK = GPU_POOL.replace('node-role.kubernetes.io/gpu: ""', "disk: ssd").replace(
+    "/etc/gpu.conf", "/etc/nmstate/openshift/gpu.yml")  # (a file whose change needs no reboot: default policy)
+
+
+def _agent(url: str, node: str, root: Path, log: Path) -> subprocess.Popen[bytes]:
+    """The real agent in service mode (`mco apply --server URL --interval 2`: its claims held up to 2 s)."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(mco("apply", "--node", node, "--server", url, "--pool", "worker", "--root", str(root),
+                                    "--interval", str(AGENT_INTERVAL), "--reboot-command", reboot_command(root)),
+                                env=env(), stdout=out, stderr=out)
+
+
+def _stopped(agent: subprocess.Popen[bytes]) -> None:
+    agent.terminate()
+    agent.wait(timeout=30)
+    time.sleep(AGENT_INTERVAL + 1)  # a claim it left held is decided once more when its wait ends (and may write)
+
+
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
+def test_a_changed_node_selector_moves_the_nodes_it_selects_at_once(kind: str, tmp_path: Path,
+                                                                   request: pytest.FixtureRequest) -> None:
+    """The gpu pool's nodeSelector is changed in the manifests to select a label node-1 carries while node-1's agent
+    is stopped (so neither a report nor a claim can move it): node-1 is counted in gpu once the render is published;
+    its agent started again is handed the gpu pool's config through the ordinary rollout. The selector changed back,
+    it is counted in worker again at once, and returns to worker's config."""
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).parent / "cluster_small", cluster)
+    manifest = cluster / "manifests/20-gpu.yaml"
+    manifest.write_text(GPU_POOL)
+    with _deployment(kind, cluster, tmp_path, request) as (url, where):
+        roots = [make_root(tmp_path / f"node-{i}") for i in range(2)]
+        logs = [tmp_path / f"agent-{i}.log" for i in range(2)]
+        agents = [_agent(url, f"node-{i}", root, logs[i]) for i, root in enumerate(roots)]
+        samples: list[dict[str, int]] = []
+        gpu_file = roots[1] / "etc/nmstate/openshift/gpu.yml"
+        try:
+            _wait(url, lambda p: _settled(p, {"worker": 2}), [], "every node at worker's config")
+            _label(where, "disk=ssd")  # selects no pool yet: node-1 stays in worker
+            assert _node(where)["pool"] == "worker"
+            for selector, pool, counts in ((GPU_BY_DISK, "gpu", {"worker": 1, "gpu": 1}),
+                                           (GPU_POOL, "worker", {"worker": 2})):
+                _stopped(agents[1])
+                manifest.write_text(selector)
+                _wait(url, lambda p, c=counts: all(p[n]["status"]["machineCount"] == k for n, k in c.items())
+                      and p["gpu"]["status"]["machineCount"] == c.get("gpu", 0), samples, f"node-1 counted in {pool}",
+                      timeout=30)
+                assert _node(where)["pool"] == pool
+                agents[1] = _agent(url, "node-1", roots[1], logs[1])
+                _wait(url, lambda p, c=counts: _settled(p, c), samples, f"node-1 at {pool}'s config", timeout=60)
+                assert gpu_file.exists() == (pool == "gpu")
+                if pool == "gpu":
+                    assert gpu_file.read_text() == "driver=nvidia\n"
+            assert not (roots[0] / "etc/nmstate/openshift/gpu.yml").exists()
+        finally:
+            for agent in agents:
+                _stopped(agent)
+    for name, limit in MAX_UNAVAILABLE.items():
+        assert max(s.get(name, 0) for s in samples) <= limit, (name, samples)
