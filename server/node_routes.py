@@ -233,27 +233,35 @@ class NodeRoutes:
         return known, stored
 
     # -- the OS image before the slot (fleet/image_pulls.py) ---------------------------------------------------
-    def _image(self, name: str) -> str:
-        """The OS image a rendered config names ("" unknown), read once per name (rendered configs never change)."""
-        found = self._images.get(name)
-        if found is None:
+    def _load_images(self, names: Sequence[str]) -> None:
+        """Read the OS image of each rendered config named into `_images` (rendered configs never change). Called
+        outside a claim: the store may have to ask etcd, which a claim's decision must never do (its mirror's lock
+        is held meanwhile, and the etcd thread needs that lock to deliver the answer)."""
+        for name in names:
+            if name in self._images:
+                continue
             try:
                 found = self.store.get_rendered(name).spec.os_image_url
             except (NotFound, StoreError):
-                return ""
+                found = ""
             if len(self._images) > 4096:
                 self._images.clear()
             self._images[name] = found
-        return found
 
-    def _pull(self, mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses) -> NodeStatus | None:
+    def _pull(self, mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses,
+              unknown: list[str]) -> NodeStatus | None:
         """For a node told to stay whose target changes its OS image: its record with the permission to pull it now
-        (the same record when it holds one already), or None (no pull, or not now)."""
+        (the same record when it holds one already), or None (no pull, or not now). Reads images only from
+        `_images`: a config not read yet is added to `unknown` (the caller reads it and decides again)."""
         target = record.target_for(mine.name)
         if not target or mine.staged == target or not waiting(mine, record):
             return None
-        image = self._image(target)
-        if not image or image == self._image(mine.current_config):
+        missing = [n for n in (target, mine.current_config) if n not in self._images]
+        if missing:
+            unknown.extend(missing)
+            return None
+        image = self._images[target]
+        if not image or image == self._images[mine.current_config]:
             return None
         now = self.clock()
         if not may_pull(mine.name, record, statuses, now,
@@ -357,6 +365,7 @@ class NodeRoutes:
         rank: list[tuple[Any, ...]] = [()]
         membership = self._membership()
         unpooled: list[str] = []
+        unknown: list[str] = []  # rendered configs whose OS image `_pull` needs and `_images` lacks
         registering = self.machine_labels(node) or given
         self.presence.saw(node)
 
@@ -395,7 +404,7 @@ class NodeRoutes:
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if stay[0] is not None and mine is not None:
                 rank[0] = rollout_rank(mine, record)
-                pulled = self._pull(mine, record, statuses) if claim else None
+                pulled = self._pull(mine, record, statuses, unknown) if claim else None
                 if pulled is not None:  # let pull the target's OS image now: answered at once, not held
                     answer["prefetch"] = pulled.pull_config
                     stay[0] = None
@@ -410,6 +419,10 @@ class NodeRoutes:
 
         if claim:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
+            if unknown:  # read the images outside the claim, then decide again with them known
+                self._load_images(unknown)
+                unknown.clear()
+                self.store.claim_node(node, decide)
         else:
             self.store.read_statuses(decide)  # what a claim would decide, written nowhere
         if unpooled:
