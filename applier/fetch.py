@@ -27,7 +27,7 @@ from applier.errors import PermanentError, TemporaryError
 from applier.retry import retrying
 from fleet.clock import system_clock
 from fleet.disruption_policy import POLICY_ANNOTATION, policy_annotation
-from fleet.rendered import ModelError, RenderedConfig, pool_config_of
+from fleet.rendered import ModelError, RenderedConfig
 from fleet.rollout import MAX_HANDOUT_WAIT
 from fleet.rollout_settings import HEALTH_ANNOTATION, gate_annotation
 
@@ -95,9 +95,9 @@ class ServerClient:
     def __init__(self, url: str, *, ca: Path | None = None, token: str = "", node_token: str = "",
                  timeout: float = 10.0) -> None:
         """`token` goes with every request; `node_token` (the node's own, `mco certs node-token`) replaces it on
-        the node routes (`/nodes/...`) and on a machine's own config (`machine_config_path`), which a server with
-        node authentication checks against the node's name, while the config routes keep asking for the pool's
-        token (docs/server-security.md)."""
+        the node routes (`/nodes/...`) and on `/rendered/...` (asked as the node: the server gives a node the
+        configs it handed it, its machine's or another pool's after a relabel), while `/config/...` keeps asking
+        for the pool's token (docs/server-security.md)."""
         self.url = url.rstrip("/")
         self.session = requests.Session()
         # passed on every request: a session-level `verify` loses to REQUESTS_CA_BUNDLE in the environment
@@ -112,7 +112,7 @@ class ServerClient:
         PermanentError naming the URL."""
         url = f"{self.url}{path}"
         timeout = (self.timeout, self.timeout + held) if held else self.timeout
-        if self.node_headers and (path.startswith("/nodes/") or machine_config_path(path)):
+        if self.node_headers and (path.startswith("/nodes/") or path.startswith("/rendered/")):
             kwargs["headers"] = {**kwargs.get("headers", {}), **self.node_headers}
         try:
             response = self.session.request(method, url, timeout=timeout, verify=self.verify, **kwargs)
@@ -134,13 +134,6 @@ class ServerClient:
             return response.json()
         except ValueError as exc:
             raise PermanentError(f"{self.url}{path}", "answer is not JSON") from exc
-
-
-def machine_config_path(path: str) -> bool:
-    """Whether `path` fetches a machine's config (`/rendered/rendered-<pool>-<hash>-<overlay hash>`), which a
-    server with node authentication gives only to the machine's own node (fleet/machines.py)."""
-    name = path[len("/rendered/"):] if path.startswith("/rendered/") else ""
-    return bool(name) and pool_config_of(name) != name
 
 
 @dataclass
@@ -172,12 +165,12 @@ class ServerSource:
         answer = retrying(ask, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         name = answer.get("desiredConfig") if isinstance(answer, dict) else None
         prefetch = answer.get("prefetch") if isinstance(answer, dict) else None
-        self.upcoming = self.rendered(prefetch) if isinstance(prefetch, str) and prefetch else None
+        self.upcoming = self.rendered(prefetch, node) if isinstance(prefetch, str) and prefetch else None
         if not name:
             return current
         if current is not None and current.name == name:
             return with_cluster_policy(current, answer)
-        return with_cluster_policy(self.rendered(name), answer)
+        return with_cluster_policy(self.rendered(name, node), answer)
 
     def reboot_slot(self, node: str) -> str | None:
         """`POST /nodes/{node}/reboot-slot` (server/reboot_slot.py): None when the server granted a rollout slot to
@@ -191,10 +184,13 @@ class ServerSource:
         reason = answer.get("reason") if isinstance(answer, dict) else None
         return str(reason) if reason else "the server granted no slot"
 
-    def rendered(self, name: str) -> RenderedConfig:
-        """`GET /rendered/{name}`."""
+    def rendered(self, name: str, node: str) -> RenderedConfig:
+        """`GET /rendered/{name}`, as `node` (with its node token, the server gives it any config it handed the
+        node, whichever pool's: docs/server-security.md)."""
+        params = {"node": node} if self.client.node_headers else {}
+
         def fetch() -> Any:
-            return self.client.json(f"/rendered/{name}")
+            return self.client.json(f"/rendered/{name}", params=params)
 
         data = retrying(fetch, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
         try:

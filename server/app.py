@@ -235,6 +235,9 @@ class Handlers:
             bearer_token(authorization)
         except BadAuthorization as exc:
             return json_error(400, "authorization", exc.message, exc.path)
+        nodes = request.query.getall("node", [])
+        if nodes and (len(nodes) != 1 or not valid_name(nodes[0])):
+            return json_error(400, "invalid-node", "node must be given once, a lowercase DNS name", "query node")
         try:
             rendered = await asyncio.to_thread(self.store.get_rendered, name)
         except NotFound:
@@ -250,12 +253,27 @@ class Handlers:
                 if not node:
                     raise Refused(f"machine config {name} belongs to no node")
                 self.policy.check_node(node, authorization)
-            else:
+            elif not (nodes and await self._handed_to_node(nodes[0], name, authorization)):
                 self.policy.check_token(rendered.pool, authorization)
         except Refused as exc:
             request[LOG_NOTE] = {"refused": exc.reason}
             return json_error(403, "forbidden", "forbidden")
         return web.Response(body=rendered.to_json_bytes(), content_type=JSON)
+
+
+    async def _handed_to_node(self, node: str, name: str, authorization: Sequence[str]) -> bool:
+        """Whether `?node=N` with N's own token asks for a config the rollout handed N (its record's desired or
+        current config, or the one it may pull before its slot). With node authentication on, this opens a config of another pool than the one whose
+        token the agent holds: an administrator relabelled the node into it (docs/operations.md, *Pools by node
+        labels*). Refused (403) when `node` is named but its token does not match."""
+        if not self.policy.nodes_authenticated:
+            return False
+        self.policy.check_node(node, authorization)
+        try:
+            status = await asyncio.to_thread(self.store.get_node_status, node)
+        except (NotFound, StoreError):  # no record (or none readable now): the pool's token decides
+            return False
+        return name in (status.desired_config, status.current_config, status.pull_config)
 
 
 HANDLERS: web.AppKey[Handlers] = web.AppKey("handlers", Handlers)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
+from fleet.node_admin import relabel, selectors_of
 from fleet.store import MemoryStore
 from server.auth import AccessPolicy, node_token
 from tests.builders import rendered_config
@@ -105,3 +106,29 @@ def test_token_for_a_pool_that_does_not_exist_exits_2(tmp_path: Path, capsys: py
     err = capsys.readouterr().err
     assert "--token wroker" in err and "no pool 'wroker'" in err
     assert json.dumps("t0ken") not in err
+
+
+async def test_a_relabelled_node_fetches_its_new_pools_config_with_its_own_token(make_client: MakeClient,
+                                                                                 store: MemoryStore) -> None:
+    """Pools with different tokens: the node holds only worker's. Relabelled into infra, it is handed infra's
+    config and fetches it as itself (`?node=`); no other node's token, and no token without `node`, opens it."""
+    policy = AccessPolicy(node_secret=SECRET, tokens={"worker": ("worker-token",), "infra": ("infra-token",)})
+    client = await make_client(store, policy=policy)
+    infra = store.get_pool("infra").current
+    assert (await client.post("/nodes/node-a/status", json=_report("worker"), headers=_bearer("node-a"))).status == 200
+    relabel(store, "node-a", {"node-role.kubernetes.io/infra": ""}, ["node-role.kubernetes.io/worker"],
+            selectors_of(store))
+    claim = await client.post("/nodes/node-a/desired", headers=_bearer("node-a"))
+    assert (await claim.json())["desiredConfig"] == infra
+    worker_token = {"Authorization": "Bearer worker-token"}
+    for params, headers, status in (({"node": "node-a"}, _bearer("node-a"), 200),
+                                    ({"node": "node-a"}, _bearer("node-b"), 403),
+                                    ({"node": "node-b"}, _bearer("node-b"), 403),  # handed node-b nothing
+                                    ({}, _bearer("node-a"), 403), ({}, worker_token, 403),
+                                    ({"node": "node-a"}, worker_token, 403),
+                                    ({"node": "Not_A_Name"}, _bearer("node-a"), 400),
+                                    ({}, {"Authorization": "Bearer infra-token"}, 200)):
+        response = await client.get(f"/rendered/{infra}", params=params, headers=headers)
+        assert response.status == status, (params, headers)
+        if status == 200:
+            assert (await response.json())["metadata"]["name"] == infra
