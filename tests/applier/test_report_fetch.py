@@ -69,7 +69,7 @@ def server() -> Iterator[tuple[str, Fake]]:
                 return
             if self.path.startswith("/nodes/n1/desired"):
                 self._answer(200, {"desiredConfig": V1.name, "pool": "worker"})
-            elif self.path == f"/rendered/{V1.name}":
+            elif self.path.partition("?")[0] == f"/rendered/{V1.name}":
                 self._answer(200, V1.to_dict())
             else:
                 self._answer(404, {"error": "not found"})
@@ -106,7 +106,7 @@ def test_fetch_with_token_and_retries(server: tuple[str, Fake]) -> None:
     assert {r[2] for r in fake.requests} == {"Bearer s3cret"}
 
 
-def test_node_token_goes_to_the_node_routes_and_the_pool_token_to_the_configs(server: tuple[str, Fake]) -> None:
+def test_node_token_goes_to_the_node_routes_and_the_rendered_configs(server: tuple[str, Fake]) -> None:
     url, fake = server
     client = ServerClient(url, token="pool-token", node_token="node-token")
     got = ServerSource(client, attempts=1).desired("n1", "worker", None)
@@ -114,9 +114,14 @@ def test_node_token_goes_to_the_node_routes_and_the_pool_token_to_the_configs(se
     assert HttpReporter(client, attempts=1).send(NodeReport("n1", "worker", V1.name, V1.name, "Done", "applied"))
     assert [(r[1].partition("?")[0], r[2]) for r in fake.requests] == [
         ("/nodes/n1/desired", "Bearer node-token"),
-        (f"/rendered/{V1.name}", "Bearer pool-token"),
+        (f"/rendered/{V1.name}", "Bearer node-token"),  # asked as the node (?node=n1): a relabelled node's too
         ("/nodes/n1/status", "Bearer node-token"),
     ]
+    assert fake.requests[1][1].endswith("?node=n1")
+    pool_only = ServerClient(url, token="pool-token")
+    fake.requests.clear()
+    assert ServerSource(pool_only, attempts=1).desired("n1", "worker", None) is not None
+    assert [(r[1], r[2]) for r in fake.requests][1] == (f"/rendered/{V1.name}", "Bearer pool-token")
 
 
 def test_fetch_gives_up_with_temporary_error(server: tuple[str, Fake]) -> None:
