@@ -36,6 +36,7 @@ class FleetView:
     nodes: Sequence[NodeStatus]
     tallies: Mapping[str, PoolTally]
     under_way: Mapping[str, Sequence[NodeStatus]]
+    drifted: Sequence[NodeStatus] = ()  # the machines whose record keeps drift events (the page's drift section)
 
     def tally(self, pool: str) -> PoolTally:
         """The pool's tally (empty for a pool no machine is in)."""
@@ -86,12 +87,15 @@ class FleetViews:
             return found
         nodes, indexes = found
         groups: dict[str, list[NodeStatus]] = {pool: [] for pool in indexes}
+        drifted = []
         for node in nodes:
             groups.setdefault(node.pool, []).append(node)
+            if node.drift:
+                drifted.append(node)
         tallies = {pool: PoolTally(members, indexes[pool][0] if pool in indexes else {},
                                    indexes[pool][1] if pool in indexes else ())
                    for pool, members in groups.items() if members}
-        view = FleetView(nodes, tallies, {pool: found[2] for pool, found in indexes.items() if found[2]})
+        view = FleetView(nodes, tallies, {pool: found[2] for pool, found in indexes.items() if found[2]}, drifted)
         self._held = view
         return view
 

@@ -28,6 +28,7 @@ from server.auth import AccessPolicy, Refused
 from server.errors import ServerError
 from server.fleet_view import FleetView, FleetViews
 from server.fleetpage import access
+from server.fleetpage.drift import drift_rows
 from server.fleetpage.machines import SORTS, QueryError, parse_query, select
 from server.fleetpage.phases import in_update, phase_rows
 from server.fleetpage.render import page
@@ -144,7 +145,8 @@ class Pages:
         updating, unpooled = in_update(view, [r.name for r in visible]), view.unpooled
         hidden = len(records) - len(visible)
         return page("overview.html.j2", rows=rows, hidden=hidden, updating=phase_rows(updating, self.clock()),
-                    unpooled=[] if hidden else unpooled, **self._common(request))
+                    unpooled=[] if hidden else unpooled,
+                    drifted=drift_rows(view, {r.name for r in visible}, self.clock()), **self._common(request))
 
     # -- pool --------------------------------------------------------------------------------------------
     def _pool_data(self, pool: str) -> tuple[PoolRecord, PoolTally, list[str]]:
