@@ -260,12 +260,11 @@ class Handlers:
             return json_error(403, "forbidden", "forbidden")
         return web.Response(body=rendered.to_json_bytes(), content_type=JSON)
 
-
     async def _handed_to_node(self, node: str, name: str, authorization: Sequence[str]) -> bool:
         """Whether `?node=N` with N's own token asks for a config the rollout handed N (its record's desired or
-        current config, or the one it may pull before its slot). With node authentication on, this opens a config of another pool than the one whose
-        token the agent holds: an administrator relabelled the node into it (docs/operations.md, *Pools by node
-        labels*). Refused (403) when `node` is named but its token does not match."""
+        current config, or the one it may pull before its slot). With node authentication on, this opens a
+        config of another pool than the one whose token the agent holds: an administrator relabelled the node
+        into it (docs/operations.md, *Pools by node labels*). Refused (403) when N's token does not match."""
         if not self.policy.nodes_authenticated:
             return False
         self.policy.check_node(node, authorization)

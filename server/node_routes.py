@@ -242,8 +242,10 @@ class NodeRoutes:
                 continue
             try:
                 found = self.store.get_rendered(name).spec.os_image_url
-            except (NotFound, StoreError):
+            except NotFound:
                 found = ""
+            except StoreError:  # not now: not kept, so the next claim reads it again (no prefetch meanwhile)
+                continue
             if len(self._images) > 4096:
                 self._images.clear()
             self._images[name] = found
@@ -256,12 +258,11 @@ class NodeRoutes:
         target = record.target_for(mine.name)
         if not target or mine.staged == target or not waiting(mine, record):
             return None
-        missing = [n for n in (target, mine.current_config) if n not in self._images]
-        if missing:
-            unknown.extend(missing)
+        image, current = self._images.get(target), self._images.get(mine.current_config)
+        if image is None or current is None:
+            unknown.extend(n for n, found in ((target, image), (mine.current_config, current)) if found is None)
             return None
-        image = self._images[target]
-        if not image or image == self._images[mine.current_config]:
+        if not image or image == current:
             return None
         now = self.clock()
         if not may_pull(mine.name, record, statuses, now,
