@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 from tests.tools import real_tool
@@ -52,11 +53,21 @@ def unlock(sysroot: Path) -> None:
             subprocess.run(["chattr", "-i", str(d)], capture_output=True, check=False)
 
 
+def _entries(sysroot: Path) -> list[tuple[Path, str]]:
+    """Each BLS entry file and its text, read from one listing. ostree swaps `boot/loader` for a new directory
+    when it writes a deployment (an agent re-staging meanwhile), so a listing read mid-swap is read again."""
+    for _ in range(100):
+        try:
+            return [(f, f.read_text()) for f in (sysroot / "boot" / "loader" / "entries").glob("*.conf")]
+        except FileNotFoundError:
+            time.sleep(0.05)
+    raise AssertionError("the boot entries kept changing for 5 s")
+
+
 def boot_entries(sysroot: Path) -> list[str]:
     """The `options` lines of the BLS entries, next boot first."""
     entries = []
-    for f in (sysroot / "boot" / "loader" / "entries").glob("*.conf"):
-        text = f.read_text()
+    for _, text in _entries(sysroot):
         title = next(line for line in text.splitlines() if line.startswith("title "))
         options = next(line for line in text.splitlines() if line.startswith("options "))
         entries.append((title, options))
@@ -95,8 +106,7 @@ def stage_by_hand_without_fips(sysroot: Path) -> None:
 def edit_next_boot_kargs(sysroot: Path, drop: str) -> None:
     """An edit by hand of the next boot's entry: its `options` line loses `drop` (what an edit of the staged
     deployment's kernel arguments in the boot loader config does)."""
-    for entry in (sysroot / "boot" / "loader" / "entries").glob("*.conf"):
-        text = entry.read_text()
+    for entry, text in _entries(sysroot):
         if "(ostree:0)" in next(line for line in text.splitlines() if line.startswith("title ")):
             entry.write_text("\n".join(" ".join(a for a in line.split(" ") if a != drop)
                                        if line.startswith("options ") else line for line in text.splitlines()) + "\n")
