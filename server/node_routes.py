@@ -147,8 +147,8 @@ class NodeRoutes:
     def _membership(self) -> PoolSelectors:
         return self.selectors() or selectors_of(self.store)
 
-    # -- checks shared by the routes ------------------------------------------------------------------
-    def _refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
+    # -- checks shared by the routes (and server/reboot_slot.py) ------------------------------------------------------------------
+    def refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
         """403/400 unless the address passes and the request carries this node's (or the pool's) token."""
         note = request.setdefault(LOG_NOTE, {})
         note["node"] = node
@@ -164,7 +164,8 @@ class NodeRoutes:
         return None
 
     @staticmethod
-    def _node_name(request: web.Request) -> str | web.Response:
+    def node_name(request: web.Request) -> str | web.Response:
+        """The `{name}` of a /nodes route, or the 400 naming `path name` when it is not a node name."""
         node = request.match_info["name"]
         if not valid_name(node):
             return json_error(400, "invalid-node-name", "node name must be a lowercase DNS name of at most "
@@ -174,10 +175,10 @@ class NodeRoutes:
     # -- POST /nodes/{name}/status ----------------------------------------------------------------------
     async def status(self, request: web.Request) -> web.Response:
         """A node reports `{pool, currentConfig, desiredConfig, state, message}`; stored, then echoed."""
-        node = self._node_name(request)
+        node = self.node_name(request)
         if isinstance(node, web.Response):
             return node
-        if self.policy.nodes_authenticated and (refused := self._refuse(request, node, None)) is not None:
+        if self.policy.nodes_authenticated and (refused := self.refuse(request, node, None)) is not None:
             return refused  # before reading the body: no work for a client that is not this node
         try:
             body = await read_json(request, timeout=self.read_timeout)
@@ -188,7 +189,7 @@ class NodeRoutes:
         except StatusReportError as exc:
             return json_error(400, "invalid-report", exc.message, exc.path)
         request[LOG_NOTE] = {"pool": status.pool, "node": node, "state": status.state}
-        if not self.policy.nodes_authenticated and (refused := self._refuse(request, node, status.pool)) is not None:
+        if not self.policy.nodes_authenticated and (refused := self.refuse(request, node, status.pool)) is not None:
             return refused
         try:
             reported = status.drift  # this report's events (the stored record keeps earlier ones too)
@@ -283,7 +284,7 @@ class NodeRoutes:
         return await self._desired(request, claim=True)
 
     async def _desired(self, request: web.Request, *, claim: bool) -> web.Response:
-        node = self._node_name(request)
+        node = self.node_name(request)
         if isinstance(node, web.Response):
             return node
         pool = request.query.get("pool", "")
@@ -302,7 +303,7 @@ class NodeRoutes:
             return json_error(400, "invalid-labels", exc.message, exc.path)
         if wait and not claim:
             return json_error(400, "invalid-wait", "only the claim (POST) waits; GET answers at once", "query wait")
-        if (refused := self._refuse(request, node, None)) is not None:
+        if (refused := self.refuse(request, node, None)) is not None:
             return refused
         authorization = request.headers.getall("Authorization", [])
         try:

@@ -42,7 +42,7 @@ def add_reboot_slot(app: web.Application, nodes: NodeRoutes) -> None:
         return refusal[0]
 
     async def reboot_slot(request: web.Request) -> web.Response:
-        node = nodes._node_name(request)
+        node = nodes.node_name(request)
         if isinstance(node, web.Response):
             return node
         try:
@@ -51,7 +51,7 @@ def add_reboot_slot(app: web.Application, nodes: NodeRoutes) -> None:
             known = None
         except StoreError as exc:
             return store_failed(exc)
-        if (refused := nodes._refuse(request, node, known.pool if known is not None else None)) is not None:
+        if (refused := nodes.refuse(request, node, known.pool if known is not None else None)) is not None:
             return refused
         if known is None:
             return json_error(404, "unknown-node", f"no node {node!r} has reported", "path name")
