@@ -14,9 +14,8 @@ import sys
 from typing import Any
 
 from butane import STRICT_MESSAGE, ButaneError, transpile
-from cli.errors import UsageError
 from cli.inputs import read_input
-from cli.output_flags import add_output_file
+from cli.output_flags import add_output_file, write_output
 
 
 def register(subparsers: Any) -> None:
@@ -77,11 +76,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     text_out = result.render(pretty=args.pretty) + "\n"
     if args.output_file:
-        try:
-            with open(args.output_file, "w", encoding="utf-8") as handle:
-                handle.write(text_out)
-        except OSError as exc:
-            raise UsageError(f"failed to open {args.output_file}: {exc.strerror or exc}") from exc
+        write_output(args.output_file, text_out)
         return 0
     sys.stdout.write(text_out)
     sys.stdout.flush()

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from cli.errors import InvalidInput, UsageError
+from cli.errors import InvalidInput
 from cli.etcd_flags import add_etcd_flags, store_of_flag
-from cli.output_flags import add_format, add_output_file
+from cli.output_flags import add_format, add_output_file, write_output
 
 
 def register(subparsers: Any) -> None:
@@ -79,8 +79,5 @@ def run_export(args: argparse.Namespace) -> int:
     if args.output_file is None:
         sys.stdout.write(text)
     else:
-        try:
-            args.output_file.write_text(text)
-        except OSError as exc:
-            raise UsageError(f"--output-file {args.output_file}: {exc.strerror or exc}") from None
+        write_output(args.output_file, text)
     return 0

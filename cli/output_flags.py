@@ -18,6 +18,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cli.errors import UsageError
+from fleet.atomic import write_atomic
+
 # `mco --help` prints this below the command list.
 CONVENTION = """output flags, the same in every command:
   -o, --output FORMAT   output format (json, yaml or text; each command lists its own)
@@ -102,3 +105,13 @@ def add_deprecated_switch(parser: argparse.ArgumentParser, flag: str, fmt: str) 
     """A switch (`--json`) that meant `-o fmt`: warns, then sets `args.output` to `fmt`."""
     parser.add_argument(flag, dest="output", action=_Deprecated, replacement=f"-o {fmt}", nargs=0, const=fmt,
                         help=argparse.SUPPRESS)
+
+
+def write_output(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """`--output-file`: the whole result or nothing (written aside, then renamed), so a failed or interrupted run
+    never leaves a half-written file where a script expects one; a path that cannot be written is a usage error
+    naming the flag."""
+    try:
+        write_atomic(Path(path), text.encode(), mode=mode)
+    except OSError as exc:
+        raise UsageError(f"--output-file {path}: cannot write: {exc.strerror or exc}") from None

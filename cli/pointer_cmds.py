@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
-from cli.output_flags import add_output_file
+from cli.output_flags import add_output_file, write_output
 from ignition.canonical import pretty_json
 
 
@@ -39,7 +39,6 @@ def _read(path: Path, flag: str) -> bytes:
 
 def run_pointer(args: argparse.Namespace) -> int:
     """Build, then print or write, the pointer config."""
-    from fleet.atomic import write_atomic
     from server.pointer import pointer_config
 
     ca = _read(args.ca, "--ca") if args.ca else None
@@ -54,10 +53,7 @@ def run_pointer(args: argparse.Namespace) -> int:
                             version=args.spec_version, machine=args.machine)  # an unusable input raises PointerError: exit 1 (cli/errors.py)
     text = pretty_json(config)
     if args.output_file:
-        try:
-            write_atomic(args.output_file, text.encode(), mode=0o600 if token else 0o644)
-        except OSError as exc:
-            raise UsageError(f"--output-file {args.output_file}: cannot write: {exc.strerror or exc}") from None
+        write_output(args.output_file, text, mode=0o600 if token else 0o644)  # a token is a secret
     else:
         sys.stdout.write(text)
     return 0

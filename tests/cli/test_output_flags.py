@@ -74,3 +74,25 @@ def test_help_documents_the_convention(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "-o, --output FORMAT" in out and "--output-file FILE" in out and "deprecated" not in out
     assert "still work in this release, with a warning on stderr" in out
+
+
+WRITERS = {
+    "butane": ["butane", "{in}.bu", "--output-file", "{out}"],
+    "pointer": ["ignition", "pointer", "--pool", "worker", "--url", "http://h:22624", "--output-file", "{out}"],
+}
+
+
+@pytest.mark.parametrize("argv", WRITERS.values(), ids=WRITERS.keys())
+def test_output_file_is_written_whole_or_refused_naming_the_flag(argv: list[str], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "doc.bu").write_text(BUTANE)
+    target = tmp_path / "out"
+    target.write_text("previous result\n")
+    code = main([a.replace("{in}", str(tmp_path / "doc")).replace("{out}", str(target)) for a in argv])
+    assert code == 0 and target.read_text().startswith("{")
+    in_the_way = tmp_path / "a-directory"
+    (in_the_way / "kept").mkdir(parents=True)
+    code = main([a.replace("{in}", str(tmp_path / "doc")).replace("{out}", str(in_the_way)) for a in argv])
+    assert code == 2 and f"--output-file {in_the_way}: cannot write" in capsys.readouterr().err
+    assert [p.name for p in in_the_way.iterdir()] == ["kept"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-directory", "doc.bu", "out"]  # no temp file left
