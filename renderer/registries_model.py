@@ -152,12 +152,19 @@ def image_content_source_policy(check: Checker, data: Mapping[str, Any]) -> Mirr
     return _mirror_set(ICSP, check, data)
 
 
-def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
-    """The `Image` config; the MCO reads only the one named `cluster`."""
+def _cluster_singleton(check: Checker, data: Mapping[str, Any], kind: str) -> str:
+    """The document's name; a warning unless it is `cluster`, the one the MCO reads of a `config.openshift.io`
+    singleton (`pkg/controller/container-runtime-config/`)."""
     name, _, _ = read_metadata(check, data)
     if name and name != "cluster":
-        check.add("invalid-name", ("metadata", "name"), "the MCO reads only the Image named 'cluster'; "
-                  f"Image {name} is ignored", severity="warning")
+        check.add("invalid-name", ("metadata", "name"), f"the MCO reads only the {kind} named 'cluster'; "
+                  f"{kind} {name} is ignored", severity="warning")
+    return name
+
+
+def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
+    """The `Image` config; the MCO reads only the one named `cluster`."""
+    name = _cluster_singleton(check, data, "Image")
     spec = check.mapping(data, "spec", ())
     sources = check.mapping(spec, "registrySources", ("spec",))
     base: Path = ("spec", "registrySources")
@@ -179,10 +186,7 @@ def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
 
 def proxy_config(check: Checker, data: Mapping[str, Any]) -> ProxyConfig:
     """The `Proxy` config; the MCO reads only the one named `cluster`, and here only its `trustedCA` is applied."""
-    name, _, _ = read_metadata(check, data)
-    if name and name != "cluster":
-        check.add("invalid-name", ("metadata", "name"), "the MCO reads only the Proxy named 'cluster'; "
-                  f"Proxy {name} is ignored", severity="warning")
+    name = _cluster_singleton(check, data, "Proxy")
     spec = check.mapping(data, "spec", ())
     for extra in spec:
         if extra in _PROXY_SPEC:
