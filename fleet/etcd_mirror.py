@@ -75,6 +75,7 @@ class Mirror:
         self._pools_at = conn.key("state", "pools", "")
         self._nodes_at = conn.key("state", "nodes", "")
         self._rendered_at = conn.key("state", "rendered", "")
+        self._fences_at = conn.key("state", "rollout", "")
         self._lock = threading.Condition()
         self._raw: dict[bytes, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
@@ -82,7 +83,8 @@ class Mirror:
         self._rendered: set[str] = set()  # rendered config names (a listing without a scan of every key)
         self._node_revisions: dict[str, int] = {}  # each node key's mod revision (the compare of a report's write)
         self.revision = 0
-        self.shared_version = 0  # counts changes of keys other than node statuses (pools, configs, controller)
+        self.shared_version = 0  # counts changes of what is served (pools, configs, controller): not node statuses,
+        # nor the pools' hand-out fences (fleet/etcd_store.py), which every hand-out of a rollout moves
         self.loaded = False
         self.relists = 0
         self._latest = 0
@@ -190,6 +192,8 @@ class Mirror:
             else:
                 self._nodes.remove(name)
                 self._node_revisions.pop(name, None)
+            return
+        elif key.startswith(self._fences_at):
             return
         elif key.startswith(self._rendered_at):
             name = key[len(self._rendered_at):].decode()

@@ -17,8 +17,8 @@ from multidict import MultiMapping
 from fleet.errors import FleetError
 from fleet.machine_entry import MachineEntry
 from fleet.machines import FactError, MachineIndex, MachineTie, query_facts
-from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig, machine_config_name, pool_config_of
+from fleet.rollout import NodeStatuses
 from fleet.store import Store
 from ignition.canonical import canonical_json
 from renderer.machine_render import machine_config
@@ -162,52 +162,60 @@ class PayloadCache:
                 del self._payloads[name]
 
 
-def served_config(record: PoolRecord, nodes: Sequence[NodeStatus]) -> str | None:
+def served_config(record: PoolRecord, statuses: NodeStatuses) -> str | None:
     """Which rendered config a booting node of the pool gets, as the MCS decides (MCO `pkg/server/cluster_server.go`: GetConfig).
 
     The MCS serves the pool's new target once at least one node is updated to it, and until then the
     config the pool's nodes are at, so a new machine never boots into a config no node has survived.
     Here: the target when no node of the pool has reported, or when one reports Done at the target;
     otherwise the newest earlier target (pool history) that some node of the pool currently runs;
-    the target if none does.
+    the target if none does. Read from the pool's report counts (`NodeStatuses.reports`): it costs the distinct
+    reports of the pool, not a pass over its nodes (a replica decides it again on every change while held back).
     """
     target = record.current
-    members = [n for n in nodes if n.pool == record.name]
-    if not target or not members:
+    reports = statuses.reports(record.name)
+    if not target or not reports:
         return target
-    if any(n.state == "Done" and pool_config_of(n.current_config) == target for n in members):
+    if any(state == "Done" and pool_config_of(current) == target for state, current, _ in reports):
         return target
-    running = {pool_config_of(n.current_config) for n in members}
+    running = {pool_config_of(current) for _, current, _ in reports}
     for entry in reversed(record.history):
         if entry.name != target and entry.name in running:
             return entry.name
     return target
 
 
-def _nodes_digest(store: Store) -> str:
-    return canonical_json([[n.name, n.pool, n.current_config, n.state] for n in store.list_node_status()]).decode()
+def _served(store: Store, records: Sequence[PoolRecord]) -> list[str | None]:
+    """Each record's `served_config`, on the store's statuses as they are now (one read, no pass over the nodes)."""
+    return store.read_statuses(lambda statuses: [served_config(r, statuses) for r in records])
+
+
+def _fingerprint(records: Sequence[PoolRecord], served: Sequence[str | None] | None) -> str:
+    """The pool records, and (while a pool holds its target back) what each pool serves: what a snapshot is built
+    from, so the same fingerprint means the same snapshot."""
+    return canonical_json([[r.to_dict() for r in records], list(served) if served is not None else None]).decode()
 
 
 def store_fingerprint(store: Store, *, with_nodes: bool = False) -> str:
-    """A string that changes whenever a pool record changes, or (with_nodes) a node's report does."""
-    records = [store.get_pool(p).to_dict() for p in store.list_pools()]
-    return canonical_json(records).decode() + (_nodes_digest(store) if with_nodes else "")
+    """A string that changes whenever a pool record changes, or (with_nodes) the config some pool serves does
+    (which node reports can move while a pool holds its target back)."""
+    records = [store.get_pool(p) for p in store.list_pools()]
+    return _fingerprint(records, _served(store, records) if with_nodes else None)
 
 
 def load_snapshot(store: Store, *, cache: PayloadCache, generation: int) -> Snapshot:
     """Read every pool record and build (or reuse) the payload it serves. Raises StoreError on I/O failure."""
     records = [store.get_pool(p) for p in store.list_pools()]
-    nodes = store.list_node_status()
     pools = {}
     keep: set[str] = set()
-    for record in records:
-        served = served_config(record, nodes)
+    served_by_pool = _served(store, records)
+    for record, served in zip(records, served_by_pool, strict=True):
         payload = cache.get(store, served) if served else None
         machines = MachinePayloads(record, served, cache=cache, store=store) if record.machines and served else None
         if machines is not None:
             keep |= machines.names()
         pools[record.name] = PoolEntry(record, payload, held_back=served != record.current, machines=machines)
     held = any(e.held_back for e in pools.values())
-    fingerprint = canonical_json([r.to_dict() for r in records]).decode() + (_nodes_digest(store) if held else "")
+    fingerprint = _fingerprint(records, served_by_pool if held else None)
     cache.keep_only(keep | {e.payload.name for e in pools.values() if e.payload is not None})
     return Snapshot(generation, pools, fingerprint)

@@ -6,6 +6,7 @@ import pytest
 
 from fleet.node_status import NodeStatus
 from fleet.rendered import HistoryEntry, PoolRecord
+from fleet.rollout import NodeStatuses
 from server.snapshot import served_config
 
 POOL = PoolRecord(name="worker", current="r-3",
@@ -29,8 +30,8 @@ def node(name: str, current: str, state: str = "Done", pool: str = "worker") -> 
 ], ids=["no-nodes", "updated", "one-updated", "none-updated", "newest-running", "target-working",
         "target-degraded", "unknown-config", "other-pool"])
 def test_served_config(nodes: list[NodeStatus], served: str) -> None:
-    assert served_config(POOL, nodes) == served
+    assert served_config(POOL, NodeStatuses(nodes)) == served
 
 
 def test_no_target_serves_nothing() -> None:
-    assert served_config(PoolRecord(name="worker"), [node("a", "r-2")]) is None
+    assert served_config(PoolRecord(name="worker"), NodeStatuses([node("a", "r-2")])) is None
