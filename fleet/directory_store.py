@@ -6,6 +6,7 @@ Layout:
     nodes/<node>.json      NodeStatus: what each node last reported
     .nodes.journal         which node records changed, in order (fleet/node_journal.py)
     .claim.lock, .nodes.journal.lock   flock(2) targets (rollout hand-outs; journal writes and compaction)
+    .pools.lock            flock(2) target of `update_pool` (a read, change and write of a pool record)
 
 Every write goes to a temporary file in the same directory, is fsynced, then renamed over the target
 (`fleet.atomic.write_atomic`), so a reader sees the old or the new file, never half of one. The directory
@@ -102,6 +103,19 @@ class DirectoryStore:
     def get_pool(self, pool: str) -> PoolRecord:
         return PoolRecord.from_dict(self._json("pools", pool, self._read("pools", pool)))
 
+    def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
+        """Under an exclusive lock on `<root>/.pools.lock`: every process's `update_pool` waits for the others."""
+        check_name("pools", pool)
+        with self._exclusive(".pools.lock", "pools"):
+            try:
+                known: PoolRecord | None = self.get_pool(pool)
+            except NotFound:
+                known = None
+            updated = change(known)
+            if updated is not None:
+                self.put_pool(updated)
+            return updated
+
     def list_pools(self) -> list[str]:
         return self._names("pools")
 
@@ -131,7 +145,7 @@ class DirectoryStore:
         """Under an exclusive lock on `<root>/.claim.lock` (flock: held per open file, so it excludes the other
         threads and every other process of `mco serve --workers N` alike); `decide` sees this store's statuses
         brought up to date from the journal, so a claim costs the changes since the last one, not the fleet."""
-        with self._exclusive():
+        with self._exclusive(".claim.lock", "nodes"):
             with self._lock:
                 handed = decide(self._index.refresh())
             if handed is not None:
@@ -139,11 +153,11 @@ class DirectoryStore:
             return handed
 
     @contextmanager
-    def _exclusive(self) -> Iterator[None]:
+    def _exclusive(self, lock: str, kind: str) -> Iterator[None]:
         try:
-            fd = os.open(self.root / ".claim.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.root / lock, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError("nodes", f"cannot open the claim lock: {exc.strerror}") from exc
+            raise StoreError(kind, f"cannot open the lock: {exc.strerror}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

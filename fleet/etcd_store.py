@@ -207,6 +207,23 @@ class EtcdStore:
     def put_pool(self, record: PoolRecord) -> None:
         self._put(self.key("state", "pools", check_name("pools", record.name)), canonical_json(record.to_dict()))
 
+    def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
+        """A compare-and-swap on the pool's key (its revision as read, 0: none yet), fenced like every controller
+        write; read again and `change` run again when another write landed meanwhile."""
+        key = self.key("state", "pools", check_name("pools", pool))
+        tx = self.conn.client.transactions
+        for _ in range(CLAIM_ATTEMPTS):
+            _, kvs = self._range(key)  # linearizable: never the mirror's copy, which may lag
+            known = PoolRecord.from_dict(_json(kvs[0].value, f"pools/{pool}")) if kvs else None
+            updated = change(known)
+            if updated is None:
+                return None
+            ok, _ = self._txn([tx.mod(key) == (kvs[0].mod_revision if kvs else 0)],
+                              [tx.put(key, canonical_json(updated.to_dict()))])
+            if ok:
+                return updated
+        raise StoreError(f"pools/{pool}", "too many concurrent writes; try again")
+
     def get_pool(self, pool: str) -> PoolRecord:
         check_name("pools", pool)
         if self.mirror is not None and self.mirror.loaded:

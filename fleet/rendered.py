@@ -244,6 +244,29 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class Pause:
+    """The rollout paused by a failing node: which, why, since when (RFC 3339), on which target. Recorded in the
+    pool's record by the first failing report (fleet/rollout_control.py `record_pause`), so it keeps naming that
+    node whoever reads it, after any restart or failover; `mco rollout resume` and `revert` clear it."""
+
+    node: str
+    reason: str
+    since: str
+    target: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form (under `rolloutPause` in /pools)."""
+        return {"node": self.node, "reason": self.reason, "since": self.since}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Pause | None:
+        """The stored form (`to_dict` and the target); None for anything else."""
+        if not isinstance(data, Mapping) or not all(isinstance(data.get(k), str) for k in ("node", "since", "target")):
+            return None
+        return cls(data["node"], str(data.get("reason") or ""), data["since"], data["target"])
+
+
+@dataclass(frozen=True)
 class PoolRecord:
     """What the store keeps per pool: the current target, its sources, conditions and history.
 
@@ -253,7 +276,8 @@ class PoolRecord:
     of its `rollout.machine-config.io/` annotations (fleet/rollout_settings.py). The operator's rollout state:
     `resumed_at` (RFC 3339; failures reported before it no longer pause the pool, `mco rollout resume`) and
     `reverted_from` (the target `mco rollout revert` left: while a render still yields it, the pool stays pinned
-    to `current`). The renderer carries both over.
+    to `current`); `pause`, the automatic pause as first recorded (fleet/rollout_gates.py `rollout_pause`). The
+    renderer carries them over.
     """
 
     name: str
@@ -272,6 +296,7 @@ class PoolRecord:
     rollout: RolloutSettings = field(default_factory=RolloutSettings)
     resumed_at: str = ""
     reverted_from: str = ""
+    pause: Pause | None = None
     require_machine: bool = False  # a booting machine no machine document matches gets a 404, not the pool's config
 
     def __post_init__(self) -> None:
@@ -321,6 +346,7 @@ class PoolRecord:
             **({"rollout": settings} if (settings := self.rollout.to_dict()) else {}),
             **({"resumedAt": self.resumed_at} if self.resumed_at else {}),
             **({"revertedFrom": self.reverted_from} if self.reverted_from else {}),
+            **({"rolloutPause": {**self.pause.to_dict(), "target": self.pause.target}} if self.pause else {}),
             **({"requireMachine": True} if self.require_machine else {}),
         }
 
@@ -341,6 +367,7 @@ class PoolRecord:
             rollout=RolloutSettings.from_dict(data.get("rollout")),
             resumed_at=str(data.get("resumedAt") or ""),
             reverted_from=str(data.get("revertedFrom") or ""),
+            pause=Pause.from_dict(data.get("rolloutPause")),
             require_machine=data.get("requireMachine") is True,
         )
 

@@ -1,11 +1,13 @@
 """The operator's rollout commands on a store: resume a paused rollout, revert a pool (`mco rollout resume|revert`).
 
-Both write only the pool's record, the way the renderer does (a whole record, atomically); the renderer carries
-the state they leave (`resumed_at`, `reverted_from`) into every later record (renderer/render.py), so a render
-running at the same moment does not undo them.
+Each writes only the pool's record, through the store's `update_pool` (a compare-and-swap); the renderer carries
+the state they leave (`resumed_at`, `reverted_from`, `pause`) into every later record through the same call
+(renderer/render.py), so a render running at the same moment does not undo them.
 
-- `resume`: failures reported before now no longer pause the pool (fleet/rollout_gates.py); a node that fails
-  after it pauses the pool again.
+- `record_pause`: the first failing report records the automatic pause in the pool's record (one
+  `update_pool`, so of two nodes failing at once exactly one is recorded); it holds until resume or revert.
+- `resume`: failures reported before now no longer pause the pool (fleet/rollout_gates.py), and the recorded pause
+  is cleared; a node that fails after it pauses the pool again.
 - `rollout_state` and `plan_of`: what the commands answer (`mco rollout` on a store, and the server's rollout
   routes for `mco rollout --server`).
 - `auto_revert`: `revert` for each pool that asks for it instead of the automatic pause.
@@ -26,11 +28,12 @@ from typing import Any
 from fleet.clock import timestamp
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.errors import FleetError
-from fleet.rendered import Condition, HistoryEntry, PoolRecord
+from fleet.node_status import NodeStatus
+from fleet.rendered import Condition, HistoryEntry, Pause, PoolRecord
 from fleet.rollout import NodeStatuses
-from fleet.rollout_gates import Pause, failing_of, revert_target, rollout_pause
+from fleet.rollout_gates import failing_of, failure_pause, recorded_pause, revert_target, rollout_pause
 from fleet.rollout_plan import plan_rollout, recorded_durations
-from fleet.store import Store
+from fleet.store import NotFound, Store
 
 ROLLOUT_PINNED = "RolloutPinned"
 
@@ -60,6 +63,28 @@ def paused_by(store: Store, record: PoolRecord) -> Pause | None:
     return store.read_statuses(read)
 
 
+def record_pause(store: Store, status: NodeStatus) -> Pause | None:
+    """Record the pause `status` calls for in its pool's record unless a pause is recorded there already (call it
+    before storing the status: a reader that sees the failure then sees the pause too). Returns the pause recorded
+    now (None: none called for, or one was there first). Costs a store write only for a failing report on a pool
+    whose record holds no pause yet."""
+    try:
+        seen = store.get_pool(status.pool) if status.pool else None
+    except NotFound:
+        return None
+    if seen is None or failure_pause(seen, status) is None or recorded_pause(seen) is not None:
+        return None
+
+    def change(record: PoolRecord | None) -> PoolRecord | None:
+        if record is None or recorded_pause(record) is not None:
+            return None
+        pause = failure_pause(record, status)
+        return replace(record, pause=pause) if pause is not None else None
+
+    written = store.update_pool(status.pool, change)
+    return written.pause if written is not None else None
+
+
 def auto_revert(store: Store, *, now: datetime) -> dict[str, str]:
     """Revert every pool that asks for it (`autoRevert`) and that its rollout paused; pool -> the config it went
     back to. A pool with no config to go back to stays paused (`/pools` shows the pause). The renderer's process calls this as it polls (the
@@ -80,28 +105,36 @@ def auto_revert(store: Store, *, now: datetime) -> dict[str, str]:
 
 def resume(store: Store, pool: str, *, now: datetime) -> PoolRecord:
     """Continue the pool's rollout past every failure reported so far; returns the new record."""
-    record = store.get_pool(pool)
-    updated = replace(record, resumed_at=timestamp(now))
-    store.put_pool(updated)
+    def change(record: PoolRecord | None) -> PoolRecord:
+        if record is None:
+            raise NotFound(f"pools/{pool}", "no such pool")
+        return replace(record, resumed_at=timestamp(now), pause=None)
+    updated = store.update_pool(pool, change)
+    assert updated is not None
     return updated
 
 
 def revert(store: Store, pool: str, *, now: datetime) -> PoolRecord:
     """Set the pool's target back to the last config every node reached; returns the new record."""
-    record = store.get_pool(pool)
-    if not record.current:
-        raise RolloutRefused(f"pool {pool} has no target to revert")
-    target = revert_target(record, store.list_node_status())
-    if target is None:
-        raise RolloutRefused(f"pool {pool}: no earlier config in its history that every node reached")
-    stamp = timestamp(now)
-    sources = store.get_rendered(target).sources  # NotFound if it is gone (a history's configs are kept)
-    reverted_from = record.reverted_from or record.current or ""
-    conditions = with_pin({c.type: c for c in record.conditions}, target, reverted_from, stamp)
-    updated = replace(record, current=target, sources=sources, history=(*record.history, HistoryEntry(target, stamp)),
-                      reverted_from=reverted_from, resumed_at=stamp,
-                      conditions=tuple(conditions[k] for k in sorted(conditions)))
-    store.put_pool(updated)
+    statuses = store.list_node_status()
+
+    def change(record: PoolRecord | None) -> PoolRecord:
+        if record is None:
+            raise NotFound(f"pools/{pool}", "no such pool")
+        if not record.current:
+            raise RolloutRefused(f"pool {pool} has no target to revert")
+        target = revert_target(record, statuses)
+        if target is None:
+            raise RolloutRefused(f"pool {pool}: no earlier config in its history that every node reached")
+        stamp = timestamp(now)
+        sources = store.get_rendered(target).sources  # NotFound if it is gone (a history's configs are kept)
+        reverted_from = record.reverted_from or record.current or ""
+        conditions = with_pin({c.type: c for c in record.conditions}, target, reverted_from, stamp)
+        return replace(record, current=target, sources=sources, history=(*record.history, HistoryEntry(target, stamp)),
+                       reverted_from=reverted_from, resumed_at=stamp, pause=None,
+                       conditions=tuple(conditions[k] for k in sorted(conditions)))
+    updated = store.update_pool(pool, change)
+    assert updated is not None
     return updated
 
 

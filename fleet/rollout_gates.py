@@ -3,9 +3,11 @@ wave; and which config `mco rollout revert` goes back to. Pure: the caller passe
 
 - **Automatic pause** (`autoPause`, on unless a pool turns it off): a node of the pool that reports a failure
   (Degraded, Unreconcilable) while moving to the pool's target (its desiredConfig is the target, its
-  currentConfig is not) pauses the rollout: no new slot; nodes already moving finish. The pause is read from the
-  node statuses, so every server and replica sees the same one and it survives any restart. It names the first
-  such node (by the time it first reported the failure) and its message. `mco rollout resume` stores the time
+  currentConfig is not) pauses the rollout: no new slot; nodes already moving finish. The first such report the
+  store takes records the pause in the pool's record (fleet/rollout_control.py `record_pause`, one
+  compare-and-swap), before the report itself is stored: so every server and replica names the same node and
+  reason, and keeps naming it after restarts and failovers, even when two nodes fail within the same second.
+  It holds until `mco rollout resume` or a revert. `mco rollout resume` stores the time
   it was run (`PoolRecord.resumed_at`): failures first reported before it no longer count. A revert moves the
   target, so failures on the old target no longer count either.
 - **Maintenance windows** (fleet/maintenance_windows.py): outside them no new slot.
@@ -19,32 +21,18 @@ wave; and which config `mco rollout revert` goes back to. Pure: the caller passe
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from fleet.clock import parse_timestamp, timestamp
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
-from fleet.rendered import PoolRecord
+from fleet.rendered import Pause, PoolRecord
 
 if TYPE_CHECKING:  # fleet/rollout.py calls `hold_reason`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses
 
 FAILED_STATES = ("Degraded", "Unreconcilable")  # a report that pauses the rollout (fleet/rollout.py indexes them)
-
-
-@dataclass(frozen=True)
-class Pause:
-    """The rollout paused by a failing node: which, why, since when (RFC 3339)."""
-
-    node: str
-    reason: str
-    since: str
-
-    def to_dict(self) -> dict[str, str]:
-        """JSON form (under `rolloutPause` in /pools)."""
-        return {"node": self.node, "reason": self.reason, "since": self.since}
 
 
 def _labels(status: NodeStatus) -> dict[str, str]:
@@ -63,29 +51,47 @@ def failure_since(status: NodeStatus) -> str:
     return since
 
 
-def rollout_pause(record: PoolRecord, failing: Iterable[NodeStatus | None]) -> Pause | None:
-    """The automatic pause in force for the pool (module docstring), or None. `failing`: at least every status of
-    the pool in a failed state (`failing_of`; others are skipped)."""
+def failure_pause(record: PoolRecord, status: NodeStatus | None) -> Pause | None:
+    """The pause this one node's status calls for (the module docstring's rule), or None: the one predicate both
+    the recorded pause and the fallback below are judged by."""
     target = record.current
-    if not target or not record.rollout.auto_pause:
+    if not target or not record.rollout.auto_pause or status is None:
         return None
-    first: tuple[str, str, NodeStatus] | None = None
+    if status.pool != record.name or status.desired_config != target or status.state not in FAILED_STATES:
+        return None
+    if status.current_config == target:
+        return None  # it reached the target: a failure since (drift) is not the rollout's
+    since = failure_since(status)
+    if record.resumed_at and since and since <= record.resumed_at:
+        return None
+    return Pause(status.name, f"{status.state}: {status.message}" if status.message else status.state, since, target)
+
+
+def recorded_pause(record: PoolRecord) -> Pause | None:
+    """The pause recorded in the pool's record, while it holds: on the current target, after the last resume,
+    with the automatic pause on."""
+    pause = record.pause
+    if pause is None or not record.current or pause.target != record.current or not record.rollout.auto_pause:
+        return None
+    if record.resumed_at and pause.since <= record.resumed_at:
+        return None
+    return pause
+
+
+def rollout_pause(record: PoolRecord, failing: Iterable[NodeStatus | None]) -> Pause | None:
+    """The automatic pause in force for the pool, or None: the one recorded in its record (the first failing report
+    recorded it, and it holds until a resume or revert), else the failing status that failed first (a failure
+    stored without the server, e.g. by a store written directly). `failing`: at least every status of the pool
+    in a failed state (`failing_of`; others are skipped)."""
+    recorded = recorded_pause(record)
+    if recorded is not None:
+        return recorded
+    first: Pause | None = None
     for status in failing:
-        if status is None or status.pool != record.name or status.desired_config != target:
-            continue
-        if status.state not in FAILED_STATES:
-            continue
-        if status.current_config == target:
-            continue  # it reached the target: a failure since (drift) is not the rollout's
-        since = failure_since(status)
-        if record.resumed_at and since and since <= record.resumed_at:
-            continue
-        if first is None or (since, status.name) < first[:2]:
-            first = (since, status.name, status)
-    if first is None:
-        return None
-    since, name, status = first
-    return Pause(name, f"{status.state}: {status.message}" if status.message else status.state, since)
+        pause = failure_pause(record, status)
+        if pause is not None and (first is None or (pause.since, pause.node) < (first.since, first.node)):
+            first = pause
+    return first
 
 
 def failing_of(pool: str, statuses: NodeStatuses) -> Iterator[NodeStatus | None]:

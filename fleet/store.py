@@ -80,6 +80,13 @@ class Store(Protocol):
         """Load a pool's record."""
         ...
 
+    def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
+        """Replace the pool's record by `change(record as stored now)` (None given: no record yet; None returned:
+        write nothing), atomically with respect to every other `update_pool` of any process or replica: a record
+        written meanwhile makes `change` run again on it. Returns what was written (None: nothing). For writes that
+        build on what is there (a recorded pause, resume, revert, a render keeping the operator's state)."""
+        ...
+
     def list_pools(self) -> list[str]:
         """Names of all pools with a record, sorted."""
         ...
@@ -193,6 +200,14 @@ class MemoryStore:
             return self._pools[pool]
         except KeyError:
             raise NotFound(f"pools/{pool}", "no such pool") from None
+
+    def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
+        check_name("pools", pool)
+        with self._lock:
+            updated = change(self._pools.get(pool))
+            if updated is not None:
+                self.put_pool(updated)
+            return updated
 
     def list_pools(self) -> list[str]:
         return sorted(self._pools)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,18 +150,18 @@ def _record(previous: PoolRecord | None, outcome: PoolOutcome, now: str,
                       ), changed
 
 
-def _operator_state(store: Store, record: PoolRecord) -> PoolRecord:
-    """`record` with the operator's rollout state as the store holds it now: a `mco rollout resume` written while
-    this render ran is kept (a revert written meanwhile moved the target: the record read now wins whole)."""
-    try:
-        now = store.get_pool(record.name)
-    except NotFound:
+def _operator_state(now: PoolRecord | None, *, record: PoolRecord) -> PoolRecord:
+    """`record` with the operator's rollout state as the store holds it now (`now`; the store's `update_pool` hands
+    it over): a `mco rollout resume` or a pause recorded while this render ran is kept (a revert written meanwhile
+    moved the target: the record read now wins whole)."""
+    if now is None:
         return record
     if now.reverted_from and not record.reverted_from and record.current == now.reverted_from:
         return replace(now, rollout=record.rollout, max_unavailable=record.max_unavailable,
                        node_selector=record.node_selector, paused=record.paused,
                        disruption_policy=record.disruption_policy)
-    return replace(record, resumed_at=now.resumed_at)
+    pause = now.pause if now.pause is not None and now.pause.target == record.current else None  # a new target: gone
+    return replace(record, resumed_at=now.resumed_at, pause=pause)
 
 
 def render_cluster(cluster_dir: Path, *, store: Store,
@@ -203,7 +204,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
         for config in machines.configs.values():
             store.put_rendered(config)
         for record, _ in records:
-            store.put_pool(_operator_state(store, record))
+            store.update_pool(record.name, partial(_operator_state, record=record))
         if any(previous is None or previous.node_selector != record.node_selector
                for (_, previous, _), (record, _) in zip(outcomes, records, strict=True)):
             place_nodes(store, selectors_of(store))  # the nodes the new selectors select elsewhere move now

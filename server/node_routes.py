@@ -41,6 +41,7 @@ from fleet.node_labels import LabelError, parse_label_list
 from fleet.node_status import NodeStatus, with_report
 from fleet.rendered import PoolRecord, pool_config_of
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
+from fleet.rollout_control import record_pause
 from fleet.rollout_turn import waiting
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
@@ -230,6 +231,7 @@ class NodeRoutes:
         else:
             labels = known.labels
         stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
+        record_pause(self.store, stored)  # first: whoever sees this failure sees the pause it recorded
         self.store.put_node_status(stored)
         return known, stored
 

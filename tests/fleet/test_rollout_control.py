@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from fleet.node_status import NodeStatus
 from fleet.rendered import HistoryEntry, PoolRecord
-from fleet.rollout_control import RolloutRefused, auto_revert, paused_by, resume, revert
+from fleet.rollout_control import RolloutRefused, auto_revert, paused_by, record_pause, resume, revert
 from fleet.rollout_settings import RolloutSettings
-from fleet.store import MemoryStore
+from fleet.store import MemoryStore, Store
 from tests.builders import rendered_config
 
 GOOD, BAD = "rendered-worker-good", "rendered-worker-bad"
@@ -19,13 +21,17 @@ NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 
 def _store(*, auto: bool, nodes: list[NodeStatus]) -> MemoryStore:
     store = MemoryStore()
+    _fill(store, auto=auto, nodes=nodes)
+    return store
+
+
+def _fill(store: Store, *, auto: bool, nodes: list[NodeStatus]) -> None:
     for name in (GOOD, BAD):
         store.put_rendered(rendered_config(name, sources=(name,)))
     store.put_pool(PoolRecord("worker", current=BAD, history=(HistoryEntry(GOOD, "t1"), HistoryEntry(BAD, "t2")),
                               rollout=RolloutSettings(auto_revert=auto)))
     for node in nodes:
         store.put_node_status(node)
-    return store
 
 
 FAILING = [NodeStatus("a", "worker", GOOD, BAD, "Degraded", "broke", "2026-12-04T11:00:00Z"),
@@ -62,3 +68,70 @@ def test_revert_refused_when_a_node_never_ran_an_earlier_config() -> None:
         revert(store, "worker", now=NOW)
     assert auto_revert(store, now=NOW) == {}  # it stays paused
     assert store.get_pool("worker").current == BAD
+
+
+T0, T1 = "2026-12-04T11:30:00Z", "2026-12-04T11:30:01Z"
+
+
+def _report(name: str, state: str, at: str, current: str = GOOD, desired: str = BAD) -> NodeStatus:
+    return NodeStatus(name, "worker", current, desired, state, f"{name}: health check app failed" if state != "Done"
+                      else "", at)
+
+
+# (id, reports in the order the store takes them, the node the pause names after them (None: not paused))
+FIRST_NODE = [
+    ("one-failure", [_report("b", "Degraded", T0)], "b"),
+    # two canaries fail within the same second: the one stored first keeps the pause (derived from the reports
+    # alone, the tie went by name, so the pause moved to "a" once its report landed)
+    ("same-second-keeps-first", [_report("b", "Degraded", T0), _report("a", "Degraded", T0)], "b"),
+    # a report with an earlier stamp landing later (another replica's clock) does not take the pause over
+    ("earlier-stamp-later", [_report("b", "Degraded", T1), _report("a", "Degraded", T0)], "b"),
+    # the node that stopped the rollout retries (Working) or fails anew: the pause holds, still naming it
+    ("first-retries", [_report("b", "Degraded", T0), _report("a", "Degraded", T1), _report("b", "Working", T1)], "b"),
+    ("failure-elsewhere", [_report("b", "Degraded", T0, GOOD, GOOD)], None),
+    ("working-only", [_report("b", "Working", T0)], None),
+]
+
+
+@pytest.mark.parametrize("reports,node", [c[1:] for c in FIRST_NODE], ids=[c[0] for c in FIRST_NODE])
+def test_pause_keeps_its_first_node(store: Store, reports: list[NodeStatus], node: str | None) -> None:
+    _fill(store, auto=False, nodes=[])
+    for report in reports:
+        record_pause(store, report)
+        store.put_node_status(report)
+    pause = paused_by(store, store.get_pool("worker"))
+    assert (pause.node if pause is not None else None) == node
+    if pause is not None:
+        first = next(r for r in reports if r.name == node)
+        assert (pause.reason, pause.since) == (f"Degraded: {first.message}", first.reported_at)
+        assert store.get_pool("worker").pause == replace(pause, target=BAD)  # recorded, not only derived
+
+
+@pytest.mark.parametrize("clear", ["resume", "revert"])
+def test_resume_and_revert_clear_the_recorded_pause(store: Store, clear: str) -> None:
+    _fill(store, auto=False, nodes=[NodeStatus("c", "worker", GOOD, GOOD, "Done", "", T0)])
+    record_pause(store, _report("b", "Degraded", T0))
+    store.put_node_status(_report("b", "Degraded", T0))
+    assert store.get_pool("worker").pause is not None
+    if clear == "resume":
+        resume(store, "worker", now=NOW)
+        later = "2026-12-04T12:05:00Z"
+        record_pause(store, _report("a", "Degraded", later))  # a failure after the resume pauses it again
+        pause = paused_by(store, store.get_pool("worker"))
+        assert pause is not None and (pause.node, pause.since) == ("a", later)
+    else:
+        record = revert(store, "worker", now=NOW)
+        assert record.pause is None and paused_by(store, record) is None
+
+
+def test_concurrent_failures_record_one_pause(store: Store) -> None:
+    """Eight nodes failing at once, each through its own thread: exactly one records the pause, and it stays."""
+    _fill(store, auto=False, nodes=[])
+    reports = [_report(f"n{i}", "Degraded", T0) for i in range(8)]
+    with ThreadPoolExecutor(len(reports)) as pool:
+        recorded = list(pool.map(lambda r: record_pause(store, r), reports))
+    won = [p for p in recorded if p is not None]
+    assert len(won) == 1
+    for report in reports:
+        store.put_node_status(report)
+    assert paused_by(store, store.get_pool("worker")) == won[0]
