@@ -1,5 +1,6 @@
 """Hand-outs on etcd in groups: the claims a replica's threads make at the same moment are decided together on
-one view of the statuses and written in one compare-and-swap transaction.
+one view of the statuses and written in one compare-and-swap transaction (the group commit of
+fleet/etcd_groups.py).
 
 Why: every hand-out compares its pool's fence (fleet/etcd_store.py), so claims made one by one succeed one per
 etcd round trip plus a watch delivery, and a replica waking a wave of held claims (server/handout_wait.py) lost
@@ -9,17 +10,15 @@ statuses with each hand-out counted for the next (an `Overlay`, O(1) per decisio
 with its pool's fence in one transaction that compares, as a single claim does, that no fence and none of those
 nodes' records moved since the statuses' revision. No claim's outcome is final before that transaction succeeds
 (a "stay" decided after a hand-out that was not written might have been a hand-out): on a lost compare it waits
-for the watch and decides every claim again. Then it hands the lead to the oldest claim queued since, so no
-request waits on others' groups for long. A failure of the group reaches each claim as its own exception
-instance, since each is raised in its own thread.
+for the watch and decides every claim again.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from fleet.etcd_groups import Groups, Member
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses, PoolCounts, is_unavailable
 from fleet.store import StoreError, check_name
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 Decide = Callable[[NodeStatuses], "NodeStatus | None"]
-_Outcome = tuple["_Claim", "NodeStatus | None", "Exception | None"]  # a claim, its hand-out, its refusal
+_Outcome = tuple["Member[Decide, NodeStatus]", "NodeStatus | None", "Exception | None"]  # a claim, its hand-out, its refusal
 GROUP = 50  # claims per transaction: 2 operations each plus the fences, under etcd's 128 (--max-txn-ops)
 
 
@@ -79,25 +78,6 @@ class Overlay(NodeStatuses):
         return len(self.ordered())
 
 
-class _Claim:
-    def __init__(self, decide: Decide) -> None:
-        self.decide = decide
-        self.wake = threading.Event()  # set when finished, or when asked to lead
-        self.lead = False
-        self.finished = False
-        self.handed: NodeStatus | None = None
-        self.error: BaseException | None = None
-
-    def finish(self, handed: NodeStatus | None = None, error: BaseException | None = None) -> None:
-        self.handed, self.error, self.finished = handed, error, True
-        self.wake.set()
-
-    def outcome(self) -> NodeStatus | None:
-        if self.error is not None:
-            raise self.error
-        return self.handed
-
-
 class ClaimingStore(Protocol):
     """What the claim queue needs of the store that owns it (fleet/etcd_store.py `EtcdStore`, which imports this
     module: the queue never imports the store)."""
@@ -118,47 +98,19 @@ class ClaimingStore(Protocol):
         ...
 
 
-class ClaimGroups:
+class ClaimGroups(Groups[Decide, NodeStatus]):
     """The claim queue of one EtcdStore (rules in the module docstring)."""
 
     def __init__(self, store: ClaimingStore, attempts: int) -> None:
+        super().__init__(GROUP)
         self.store = store
         self.attempts = attempts
-        self._lock = threading.Lock()
-        self._queue: list[_Claim] = []
-        self._leading = False
 
     def claim(self, decide: Decide) -> NodeStatus | None:
         """Decide and store as part of a group; returns this claim's hand-out (None: nothing stored)."""
-        mine = _Claim(decide)
-        with self._lock:
-            self._queue.append(mine)
-            if not self._leading:
-                self._leading = mine.lead = True
-        while not mine.lead:
-            mine.wake.wait()
-            if mine.finished:
-                return mine.outcome()
-        try:
-            while not mine.finished:
-                with self._lock:
-                    group, self._queue = self._queue[:GROUP], self._queue[GROUP:]
-                try:
-                    self._run(group)
-                except BaseException as exc:  # a failure of the group's transaction is every member's
-                    for claim in group:
-                        if not claim.finished:
-                            claim.finish(error=_own_copy(exc))
-        finally:
-            with self._lock:
-                if self._queue:
-                    self._queue[0].lead = True
-                    self._queue[0].wake.set()
-                else:
-                    self._leading = False
-        return mine.outcome()
+        return self.submit(decide)
 
-    def _run(self, group: list[_Claim]) -> None:
+    def _run(self, group: list[Member[Decide, NodeStatus]]) -> None:
         store = self.store
         tx = store.conn.client.transactions
         outcomes: list[_Outcome] = []
@@ -167,7 +119,7 @@ class ClaimGroups:
                 view, outcomes = Overlay(statuses), list[_Outcome]()
                 for claim in group:
                     try:
-                        status = claim.decide(view)
+                        status = claim.item(view)
                     except Exception as exc:  # this claim's refusal (wrong pool, token...): the others go on
                         outcomes.append((claim, None, exc))
                         continue
@@ -197,12 +149,3 @@ class ClaimGroups:
         for claim, _, refusal in outcomes:  # the last decisions: a refusal stands, a hand-out was never written
             claim.finish(error=refusal or StoreError("nodes", "too many concurrent hand-outs; try again"))
 
-
-def _own_copy(exc: BaseException) -> BaseException:
-    """`exc` as a new instance for one waiting thread to raise (raising one instance in many threads rewrites its
-    traceback under each other); the original is its cause. Anything but a StoreError (a bug) becomes one, so
-    every member of the group is answered alike."""
-    copy = type(exc)(exc.path, exc.message) if isinstance(exc, StoreError) else \
-        StoreError("etcd", f"the grouped hand-out failed: {type(exc).__name__}")
-    copy.__cause__ = exc
-    return copy

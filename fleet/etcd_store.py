@@ -28,9 +28,10 @@ from aetcd import rpc
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
 from fleet.etcd_client import Connection
-from fleet.node_status import NodeStatus, with_report
+from fleet.etcd_reports import ReportGroups
+from fleet.node_status import NodeStatus
 from fleet.rendered import ModelError, PoolRecord, RenderedConfig
-from fleet.rollout import NodeStatuses, is_unavailable
+from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references
 from ignition.canonical import canonical_json
 
@@ -67,6 +68,7 @@ class EtcdStore:
         self.mirror = mirror
         self._fence = fence
         self._claims = ClaimGroups(self, CLAIM_ATTEMPTS)
+        self._reports = ReportGroups(self, CLAIM_ATTEMPTS)
 
     def fenced(self, leader_key: bytes, won_revision: int) -> EtcdStore:
         """The same store whose every write also checks that `leader_key` is the one created at `won_revision`."""
@@ -245,31 +247,10 @@ class EtcdStore:
 
     # -- nodes ----------------------------------------------------------------------------------------------
     def put_node_status(self, status: NodeStatus) -> None:
-        """Store a record; one that may make the node unavailable also bumps its pool's hand-out fence.
-
-        A record with a history (fleet.node_status.with_report) was built on the node's record as this store saw
-        it, which on a replica may lag a report another replica just stored. So its write compares the node
-        key's revision with the one seen; when another report landed meanwhile, the history is built again on
-        that report and written again: the report always lands and no entry of the history is lost."""
-        name = check_name("nodes", status.name)
-        key = self.key("state", "nodes", name)
-        tx = self.conn.client.transactions
-        known, seen = self._node_seen(name) if status.history else (None, None)
-        for _ in range(CLAIM_ATTEMPTS):
-            ops = [tx.put(key, canonical_json(status.to_dict()))]
-            # The fence moves when a node may newly count against maxUnavailable. A node whose record, as compared
-            # below, already counts in the same pool (handed out, then reporting Working) changes no count.
-            counted = seen is not None and known is not None and known.pool == status.pool and is_unavailable(known)
-            if is_unavailable(status) and status.pool and not counted:
-                ops.append(tx.put(self.key("state", "rollout", check_name("pools", status.pool)), key))
-            ok, responses = self._txn([tx.mod(key) == seen] if seen is not None else [], ops, [tx.get(key)])
-            if ok:
-                return
-            found = responses[0] if responses else []
-            known = NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")) if found else None
-            seen = found[0][1].mod_revision if found else 0
-            status = with_report(known, status)
-        raise StoreError(f"nodes/{name}", "too many concurrent reports; try again")
+        """Store a record; one that may make the node unavailable also bumps its pool's hand-out fence. A record
+        with a history is compared with the node's record it was built on and built again on a newer one (no
+        history entry is lost). Records stored at the same moment are written together (fleet/etcd_reports.py)."""
+        self._reports.put(status)
 
     def _node_seen(self, name: str) -> tuple[NodeStatus | None, int]:
         """The node's record and its revision as this store sees them (the mirror's, or one range read)."""
@@ -277,6 +258,11 @@ class EtcdStore:
             return self.mirror.node_at(name)
         _, kvs = self._range(self.key("state", "nodes", name))
         return (NodeStatus.from_dict(_json(kvs[0].value, f"nodes/{name}")), kvs[0].mod_revision) if kvs else (None, 0)
+
+    def _found_node(self, found: list[Any], name: str) -> tuple[NodeStatus | None, int]:
+        """The node's record and its revision from a transaction's read of its key ((None, 0): no record)."""
+        return (NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")), found[0][1].mod_revision) if found \
+            else (None, 0)
 
     def get_node_status(self, node: str) -> NodeStatus:
         check_name("nodes", node)

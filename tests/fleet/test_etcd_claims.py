@@ -9,7 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from fleet.etcd_claims import ClaimGroups, _Claim, _own_copy
+from fleet.etcd_claims import ClaimGroups
+from fleet.etcd_groups import Member, own_copy
 from fleet.etcd_store import EtcdStore
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
@@ -46,7 +47,7 @@ def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(etcd: Et
         calls["node-b"] += 1
         return None if view.counts("worker").unavailable >= 1 else _node("node-b", desired="rendered-worker-new")
 
-    a, b = _Claim(decide_a), _Claim(decide_b)
+    a, b = Member(decide_a), Member(decide_b)
     ClaimGroups(etcd, attempts=5)._run([a, b])
     assert calls == {"node-a": 2, "node-b": 2}
     with pytest.raises(ValueError, match="not in this pool"):
@@ -65,7 +66,7 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: Et
     def refused(view: NodeStatuses) -> NodeStatus | None:
         raise ValueError("node-r belongs to pool infra")
 
-    claims = [_Claim(always_moved), _Claim(lambda view: None), _Claim(refused)]
+    claims = [Member(always_moved), Member(lambda view: None), Member(refused)]
     ClaimGroups(etcd, attempts=2)._run(claims)
     errors = [claim.error for claim in claims]
     assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors[:2])
@@ -79,7 +80,7 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: Et
     RuntimeError("a bug"),
 ], ids=["store-error-subclass", "store-error", "other"])
 def test_a_copy_for_another_thread_keeps_what_the_server_answers_by(failure: Exception) -> None:
-    copy = _own_copy(failure)
+    copy = own_copy(failure)
     assert copy is not failure and copy.__cause__ is failure
     assert type(copy) is (type(failure) if isinstance(failure, StoreError) else StoreError)
     if isinstance(failure, StoreError):

@@ -1,0 +1,75 @@
+"""fleet/etcd_reports.py on a real 3-member cluster: records written in one group keep every history entry when
+another write lands meanwhile, two records of one node in a group both land in turn, and a group that keeps losing
+fails each record with its own error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from fleet.etcd_groups import Member
+from fleet.etcd_reports import ReportGroups
+from fleet.etcd_store import EtcdStore
+from fleet.node_status import NodeStatus, with_report
+from fleet.store import StoreError
+from tests.etcd_cluster import EtcdCluster
+from tests.fleet.stores import etcd_store
+
+
+@pytest.fixture
+def etcd(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
+    with etcd_store(etcd_cluster) as opened:
+        yield opened
+
+
+def _report(name: str, state: str, message: str = "", at: str = "2026-01-01T00:00:00Z") -> NodeStatus:
+    return NodeStatus(name, "worker", "rendered-worker-old", "rendered-worker-new", state, message, at)
+
+
+def _seen(etcd: EtcdStore, name: str) -> tuple[NodeStatus | None, int]:
+    _, kvs = etcd._range(etcd.key("state", "nodes", name))
+    return etcd._found_node([(kv.value, kv) for kv in kvs], name)
+
+
+def _member(etcd: EtcdStore, report: NodeStatus) -> Member[tuple[NodeStatus, NodeStatus | None, int | None], None]:
+    """A report built on the node's record as stored now, queued with that record's revision (as `put` does)."""
+    known, seen = _seen(etcd, report.name)
+    return Member((with_report(known, report), known, seen))
+
+
+def _states(etcd: EtcdStore, name: str) -> list[str]:
+    return [t.message or t.state for t in etcd.get_node_status(name).transitions()]
+
+
+def test_a_record_that_moved_meanwhile_is_built_again_and_the_group_lands(etcd: EtcdStore) -> None:
+    for name in ("node-a", "node-b"):
+        etcd.put_node_status(with_report(None, _report(name, "Done", "registered")))
+    a, b = _member(etcd, _report("node-a", "Working")), _member(etcd, _report("node-b", "Working"))
+    etcd.put_node_status(with_report(etcd.get_node_status("node-b"), _report("node-b", "Done", "rebooted")))
+    ReportGroups(etcd, attempts=5)._run([a, b])
+    assert (a.outcome(), b.outcome()) == (None, None)
+    assert _states(etcd, "node-a") == ["Working", "registered"]
+    assert _states(etcd, "node-b") == ["Working", "rebooted", "registered"]  # the one written meanwhile is kept
+
+
+def test_two_records_of_one_node_in_a_group_both_land_in_turn(etcd: EtcdStore) -> None:
+    etcd.put_node_status(with_report(None, _report("node-a", "Done", "registered")))
+    first = _member(etcd, _report("node-a", "Working"))
+    second = _member(etcd, _report("node-a", "Done", "updated", at="2026-01-01T00:00:09Z"))
+    ReportGroups(etcd, attempts=5)._run([first, second])
+    assert (first.outcome(), second.outcome()) == (None, None)
+    assert _states(etcd, "node-a") == ["updated", "Working", "registered"]
+
+
+def test_a_group_that_keeps_losing_fails_each_record_with_its_own_error(etcd: EtcdStore) -> None:
+    for name in ("node-a", "node-b"):
+        etcd.put_node_status(with_report(None, _report(name, "Done", "registered")))
+    members = [_member(etcd, _report(name, "Working")) for name in ("node-a", "node-b")]
+    for name in ("node-a", "node-b"):
+        etcd.put_node_status(with_report(etcd.get_node_status(name), _report(name, "Done", "again")))
+    ReportGroups(etcd, attempts=1)._run(members)
+    errors = [m.error for m in members]
+    assert all(isinstance(e, StoreError) for e in errors) and errors[0] is not errors[1]
+    assert [e.path for e in errors if isinstance(e, StoreError)] == ["nodes/node-a", "nodes/node-b"]
+    assert _states(etcd, "node-a") == ["again", "registered"]  # nothing of the failed group was written
