@@ -90,8 +90,6 @@ class Mirror:
         self._latest = 0
         self._contact = 0.0
         self._progress = time.monotonic()
-        self._pending_rev = 0
-        self._commit_scheduled = False
         self._watch: Any = None
         self._listeners: list[Callable[[], None]] = []
         self._tasks: list[Any] = []
@@ -134,7 +132,7 @@ class Mirror:
 
     def decide(self, fn: Callable[[NodeStatuses], T]) -> tuple[int, T]:
         """(applied revision, `fn(statuses)`), with no change applied meanwhile (`fn` must be quick and must not
-        call etcd: it holds the watch up). The statuses may include changes of a response not yet published as the revision."""
+        call etcd: it holds the watch up). The statuses are those of the revision returned (applied and published together)."""
         with self._lock:
             return self.revision, fn(self._nodes)
 
@@ -216,7 +214,7 @@ class Mirror:
             self._rendered = set()
             for kv in response.kvs:
                 self._set(kv.key, kv.value, kv.mod_revision)
-            self.revision = self._pending_rev = max(self.revision, response.header.revision)
+            self.revision = max(self.revision, response.header.revision)
             self._latest = max(self._latest, self.revision)
             self._contact = self._progress = time.monotonic()
             self.loaded = True
@@ -230,33 +228,57 @@ class Mirror:
             except Exception:  # a listener's bug must not stop the feed
                 log.exception("mirror listener failed")
 
-    def _commit(self) -> None:
-        """Publish the revision once a whole watch response is applied (all its events arrive without the
-        loop running anything else, so this call_soon runs after the last of them)."""
+    def _apply(self, events: Any) -> None:
+        """Apply one watch response's events together, then publish its revision: etcd sends a revision's events
+        in one response (unfragmented), so a published revision is whole."""
         with self._lock:
-            self._commit_scheduled = False
-            self.revision = max(self.revision, self._pending_rev)
-            self._progress = time.monotonic()
+            for event in events:
+                kv = event.kv
+                self._set(kv.key, None if event.type == rpc.Event.DELETE else kv.value, kv.mod_revision)
+            self.revision = max(self.revision, events[-1].kv.mod_revision)
+            self._latest = max(self._latest, self.revision)
+            self._contact = self._progress = time.monotonic()
             self._lock.notify_all()
         self._notify()
 
+    async def _stream(self) -> None:
+        """One watch stream from the applied revision + 1, read response by response (etcd's gRPC stream itself,
+        not aetcd's per-event callbacks and queue: a replica applies every write of the fleet, three per node
+        update, so their cost per event is paid by every replica)."""
+        client = self.conn.client
+        await client.connect()
+        create = rpc.WatchRequest(create_request=rpc.WatchCreateRequest(
+            key=self.prefix, range_end=self._end, start_revision=self.revision + 1))
+        ended = asyncio.Event()
+
+        async def requests() -> Any:
+            yield create
+            await ended.wait()  # the sending side stays open while the stream lasts
+
+        call = rpc.WatchStub(client.channel).Watch(requests(), metadata=client.metadata)
+        self._watch = call
+        try:
+            async for response in call:
+                if response.compact_revision:
+                    raise aetcd.RevisionCompactedError(response.compact_revision)
+                if response.canceled:
+                    raise RuntimeError(f"etcd cancelled the watch: {response.cancel_reason or 'no reason given'}")
+                if response.events:
+                    self._apply(response.events)
+        finally:
+            self._watch = None
+            ended.set()
+            call.cancel()
+
     async def _follow(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
             try:
-                self._watch = await self.conn.client.watch(self.prefix, range_end=self._end,
-                                                           start_revision=self.revision + 1)
-                async for event in self._watch:
-                    kv = event.kv
-                    with self._lock:
-                        self._set(kv.key, None if event.kind == aetcd.EventKind.DELETE else kv.value, kv.mod_revision)
-                        self._pending_rev = max(self._pending_rev, kv.mod_revision)
-                        self._contact = time.monotonic()
-                        if not self._commit_scheduled:
-                            self._commit_scheduled = True
-                            loop.call_soon(self._commit)
+                await self._stream()
+                raise RuntimeError("the watch stream ended")
             except asyncio.CancelledError:
-                raise
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # stopped (`stop`); otherwise the probe cancelled a stuck stream: watch again
             except aetcd.RevisionCompactedError:
                 log.warning("watch revision %d was compacted; listing state/ again", self.revision + 1)
                 await self._relist()
@@ -305,4 +327,4 @@ class Mirror:
             if stuck and self._watch is not None:
                 log.warning("etcd has revision %d, the watch stopped at %d: watching again", latest, self.revision)
                 self._progress = now
-                await self._watch.cancel()
+                self._watch.cancel()
