@@ -26,11 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from applier.agentbase import AgentSettings, SyncResult, pool_of
 from applier.errors import PermanentError, TemporaryError
 from applier.prestage import prestage
 from applier.rebooting import MAX_REBOOT_ATTEMPTS
+from applier.reporting import pool_of
 from applier.retry import Backoff
+from applier.settings import AgentSettings, SyncResult
 from applier.watching import WatchSteps
 
 __all__ = ["MAX_REBOOT_ATTEMPTS", "Agent", "AgentSettings", "SyncResult", "pool_of", "reboot_command_for_ostree"]
@@ -71,7 +72,7 @@ class Agent(WatchSteps):
             self.state.clear_failed()
         elif failed and current is not None and current.name != desired.name and pending is None:
             note, left = self._repair_note(current, explicit)
-            return self._result("Degraded", str(failed.get("message", "")) + note + left, current, desired.name)
+            return self.reporting.result("Degraded", str(failed.get("message", "")) + note + left, current, desired.name)
         soak = self.state.soak()
         if soak is not None and (current is None or soak.get("name") != current.name):
             self.state.clear_soak()  # the node moved on (a revert, a newer target)
@@ -110,7 +111,7 @@ class Agent(WatchSteps):
                     continue
                 except PermanentError as exc:
                     current = self.state.current()
-                    result = self._result("Degraded", str(exc), current, current.name if current else "")
+                    result = self.reporting.result("Degraded", str(exc), current, current.name if current else "")
                 self.log(f"{result.state}: {result.message}")
                 if self._stop or (max_syncs is not None and count >= max_syncs):
                     break  # a requested reboot ends the process; if it does not come, a later sync asks again

@@ -1,26 +1,24 @@
-"""What every part of the agent shares: its settings, its result, its collaborators, reporting, and the steps
-used both by an update and after a reboot (applying a plan, putting the old config back, repairing drift,
+"""What the agent's steps share: its collaborators (reporting is applier/reporting.py's part, settings and
+results applier/settings.py's), and the steps used both by an update and after a reboot (applying a plan, putting the old config back, repairing drift,
 running the reboot command). applier/agent.py composes the parts; the flow is described there.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from applier.backends.base import Backend
 from applier.drift import DriftChecker, watched_paths
 from applier.errors import ApplyError, PermanentError
 from applier.fetch import DesiredSource
 from applier.files import FileWriter, host_path
-from applier.hooks import Hooks
 from applier.plan import Plan, make_plan
-from applier.report import NodeReport, Reporter
+from applier.report import Reporter
+from applier.reporting import Reporting
 from applier.runner import CommandRunner
+from applier.settings import AgentSettings
 from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
@@ -28,65 +26,13 @@ from fleet.atomic import sweep_temp
 from fleet.clock import Clock, system_clock
 from fleet.diff import files_of, units_of
 from fleet.disruption_policy import DisruptionPolicy, PolicyError, policy_from_annotations
-from fleet.drift_events import DriftEvent
-from fleet.rendered import RenderedConfig, pool_of_name
-
-NODE_ANNOTATIONS = "node-annotations.json"
-
-
-@dataclass(frozen=True)
-class AgentSettings:
-    """How the agent runs on this node.
-
-    root: the node's filesystem (`/` live); state_dir: defaults to <root>/etc/machine-config-daemon;
-    backend: which OS backend manages images and kernel arguments; reboot_command: shell command run
-    to reboot (default `systemctl reboot` on `/`, none elsewhere); reboot_wait: seconds a requested reboot
-    may take before it is requested again; drift: `repair` or `report`; policy: disruption policy overriding
-    the one the rendered config carries; rollback: roll back to the previous deployment when post-reboot
-    verification fails.
-    """
-
-    node: str
-    root: Path = Path("/")
-    state_dir: Path | None = None
-    pool: str | None = None
-    reboot_command: str | None = None
-    reboot_wait: float = 300.0
-    drift: str = "repair"
-    interval: float = 60.0
-    policy: DisruptionPolicy | None = None
-    overrides: tuple[str, ...] = ()
-    hooks: Hooks = field(default_factory=Hooks)
-    rollback: bool = False
-    durable: bool = True
-
-    @property
-    def state_path(self) -> Path:
-        """The state directory."""
-        return self.state_dir or self.root / "etc" / "machine-config-daemon"
-
-
-@dataclass(frozen=True)
-class SyncResult:
-    """What one sync ended with."""
-
-    state: str  # Done | Working | Degraded
-    message: str
-    current: str
-    desired: str
-    rebooting: bool = False
-    changed: bool = False
+from fleet.rendered import RenderedConfig
 
 
 def removed_paths(plan: Plan) -> tuple[str, ...]:
     """Every path a plan takes out of the config: files, unit files, drop-ins."""
     return tuple(sorted({*plan.remove_files, *(unit_path(n) for n in plan.remove_units),
                          *(dropin_path(*k.split("/", 1)) for k in plan.remove_dropins)}))
-
-
-def pool_of(name: str) -> str:
-    """The pool in a rendered name `rendered-<pool>-<hash>` (or a machine's, `rendered-<pool>-<hash>-<hash>`)."""
-    return pool_of_name(name)
 
 
 class AgentBase:
@@ -110,68 +56,7 @@ class AgentBase:
         self.log = log or (lambda message: None)
         self.clock = clock  # the time every stamp and stored time reads (fleet/clock.py); deadlines use monotonic
         self._stop = False
-        self._phase = ""  # the update phase last entered in this process ("" outside an update)
-        self.aim = ""  # the phase its current step is to reach: what a failure names
-        self._doing = ""  # the message of the update's Working report, repeated by each phase report
-
-    # --- reporting ------------------------------------------------------------------------------------------
-
-    def _pool(self, current: RenderedConfig | None, desired: RenderedConfig | None = None) -> str:
-        if self.settings.pool:
-            return self.settings.pool
-        for config in (current, desired):
-            if config is not None and config.pool:
-                return config.pool
-        annotations = self.root / "etc" / "machine-config-daemon" / NODE_ANNOTATIONS  # appended by the server
-        try:
-            data = json.loads(annotations.read_text())
-            name = str(data.get("machineconfiguration.openshift.io/currentConfig", ""))
-        except (OSError, ValueError, AttributeError):
-            name = ""
-        return pool_of(name)
-
-    def _result(self, state: str, message: str, current: RenderedConfig | None, desired: str, *,
-                drift: tuple[DriftEvent, ...] = (), **kw: Any) -> SyncResult:
-        result = SyncResult(state=state, message=message, current=current.name if current else "", desired=desired,
-                            **kw)
-        phase, detail = "", ""
-        if self._phase and state == "Done":
-            phase = "done"
-        elif self._phase and state == "Degraded":
-            phase, detail = "degraded", self.aim or self._phase  # the phase it failed to reach
-        if state != "Working":
-            self._phase = self.aim = ""
-        report = NodeReport(node=self.settings.node, pool=self._pool(current), current=result.current,
-                            desired=desired, state=state, message=message, phase=phase, detail=detail,
-                            drift=drift)
-        self._send(report)
-        return result
-
-    def _enter(self, phase: str, current: RenderedConfig | None, desired: RenderedConfig, detail: str = "") -> None:
-        """Report the update phase entered now (fleet/phases.py), as the MCO's MachineConfigNode shows it."""
-        self._phase, self.aim = phase, ""
-        self._send(NodeReport(node=self.settings.node, pool=self._pool(current, desired),
-                              current=current.name if current else "", desired=desired.name, state="Working",
-                              message=self._doing or f"updating to {desired.name}", phase=phase, detail=detail))
-
-    def _send(self, report: NodeReport) -> None:
-        """Deliver a report; an undelivered one stays in the state dir for the next sync."""
-        last = self.state.last_report()
-        body = {"node": report.node, **report.body()}
-        if last and last.get("report") == body and last.get("acked") and not report.drift:
-            return  # a report with drift events goes out every time: the same path drifting again is news
-        acked = self.reporter.send(report)
-        self.state.set_last_report({"report": body, "acked": bool(acked)})
-
-    def _working(self, current: RenderedConfig | None, desired: RenderedConfig, message: str, *, phase: str = "",
-                 detail: str = "") -> None:
-        self._doing = message
-        if phase:
-            self._enter(phase, current, desired, detail)
-            return
-        self._send(NodeReport(node=self.settings.node, pool=self._pool(current, desired),
-                              current=current.name if current else "", desired=desired.name, state="Working",
-                              message=message))
+        self.reporting = Reporting(settings.node, settings.pool, self.root, self.state, reporter)
 
     def _policy(self, desired: RenderedConfig) -> DisruptionPolicy:
         if self.settings.policy is not None:

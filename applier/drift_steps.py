@@ -21,11 +21,11 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from applier.agentbase import SyncResult
 from applier.drift import watch_map
 from applier.errors import ApplyError
 from applier.live import CMDLINE, booted_kargs, fips_problems, fips_watch, next_boot_kargs, stopped_units
 from applier.repairing import Repair
+from applier.settings import SyncResult
 from applier.state import Pending
 from applier.updating import UpdateSteps
 from applier.verify import on_disk_message
@@ -137,9 +137,9 @@ class DriftSteps(UpdateSteps):
         if why is not None:
             left = [*found.left, f"{found.reboot}; the next boot's deployment has them: a reboot puts them right, "
                                  f"waiting for a rollout slot: {why}"]
-            return self._result("Degraded", on_disk_message(current.name, left) + note, current, current.name,
+            return self.reporting.result("Degraded", on_disk_message(current.name, left) + note, current, current.name,
                                 drift=found.events)
-        self._result("Working", f"{REBOOTING}: {found.reboot}{note}", current, current.name, drift=found.events)
+        self.reporting.result("Working", f"{REBOOTING}: {found.reboot}{note}", current, current.name, drift=found.events)
         return self.request_reboot(current, Pending(current, "rebooting", previous=current.name),
                                    f"{REBOOTING} in a rollout slot: {found.reboot}")
 
@@ -162,7 +162,7 @@ class DriftSteps(UpdateSteps):
             found = found._replace(left=[*found.left, found.reboot])
         if found.left:
             note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
-            return self._result("Degraded", on_disk_message(current.name, found.left) + note, current,
+            return self.reporting.result("Degraded", on_disk_message(current.name, found.left) + note, current,
                                 current.name, drift=found.events)
         message = f"repaired drift: {', '.join(found.names)}"
         decided = self.repair_disruption(current, found)
@@ -173,24 +173,24 @@ class DriftSteps(UpdateSteps):
         try:
             actions = self._post_actions(decided)
         except ApplyError as exc:  # the files are right, the running service is not
-            return self._result("Degraded", f"{message}; post-repair action failed: {exc}", current, current.name,
+            return self.reporting.result("Degraded", f"{message}; post-repair action failed: {exc}", current, current.name,
                                 drift=found.events)
         if actions:
             message += f"; actions: {', '.join(actions)}"
         elif decided.verdict != "none":
             message += f"; no live system to {decided.verdict}"
-        return self._result("Done", message, current, current.name, changed=True, drift=found.events)
+        return self.reporting.result("Done", message, current, current.name, changed=True, drift=found.events)
 
     def _send_events(self, current: RenderedConfig, found: Repair) -> None:
         """Report the repair's events before a reboot the policy asks for (the reboot's reports carry none)."""
-        self._result("Done", f"repaired drift: {', '.join(found.names)}", current, current.name, drift=found.events)
+        self.reporting.result("Done", f"repaired drift: {', '.join(found.names)}", current, current.name, drift=found.events)
 
     def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
         """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
         found = self._live(current, self._check_drift(current, repair=repair), repair=repair)
         if found.left or found.names or found.reboot:
             return self._repaired(current, found)
-        return self._result("Done", "", current, current.name)
+        return self.reporting.result("Done", "", current, current.name)
 
     def check_next_boot(self, current: RenderedConfig, *, repair: bool) -> SyncResult | None:
         """The watch saw the next boot's entries change: check the kernel arguments (None when they are right)."""

@@ -28,8 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from applier.agentbase import AgentBase, SyncResult
-from applier.report import NodeReport
+from applier.agentbase import AgentBase
+from applier.settings import SyncResult
 from fleet.clock import timestamp
 from fleet.rendered import RenderedConfig
 from fleet.rollout_settings import HEALTH_ANNOTATION, HealthCheck
@@ -131,7 +131,7 @@ class HealthSteps(AgentBase):
     def gated_done(self, config: RenderedConfig, previous: str, message: str, **kw: Any) -> SyncResult:
         """Done for `config`, unless its pool gates it: then the soak starts (and its first check runs)."""
         if HealthGate.of(config) is None:
-            return self._result("Done", message, config, config.name, **kw)
+            return self.reporting.result("Done", message, config, config.name, **kw)
         self.state.set_soak({"name": config.name, "previous": previous, "since": self.clock().timestamp(), "message": message})
         return self.soak_step(config)
 
@@ -146,23 +146,15 @@ class HealthSteps(AgentBase):
             if failed:
                 self.state.set_soak({**soak, "failed": failed})
         if failed:
-            return self._report_as(previous, config, "Degraded", f"{failed} (config {config.name})",
+            return self.reporting.report_as(previous, config, "Degraded", f"{failed} (config {config.name})",
                                    ("degraded", "health-checked"))
         ends = float(soak.get("since", 0)) + gate.soak_seconds
         if self.clock().timestamp() < ends:
             until = timestamp(datetime.fromtimestamp(ends, UTC))
-            return self._report_as(previous, config, "Working", f"health checks pass; soaking until {until}",
+            return self.reporting.report_as(previous, config, "Working", f"health checks pass; soaking until {until}",
                                    ("health-checked", f"soaking until {until}"))
-        self._report_as(previous, config, "Working", "health checks passed", ("health-checked", "passed"))
+        self.reporting.report_as(previous, config, "Working", "health checks passed", ("health-checked", "passed"))
         self.state.clear_soak()
-        self._phase = "health-checked"  # `_result` then reports the update's `done` phase (fleet/phases.py)
-        return self._result("Done", f"{soak.get('message', '')}; health checks passed for {gate.soak_seconds}s",
+        self.reporting.phase = "health-checked"  # `_result` then reports the update's `done` phase (fleet/phases.py)
+        return self.reporting.result("Done", f"{soak.get('message', '')}; health checks passed for {gate.soak_seconds}s",
                             config, config.name, changed=True)
-
-    def _report_as(self, previous: str, config: RenderedConfig, state: str, message: str,
-                   phase: tuple[str, str]) -> SyncResult:
-        """Report `previous` as the current config and `config` as the desired one (module docstring), entering
-        `phase` (name, detail) of the update's timeline."""
-        self._send(NodeReport(node=self.settings.node, pool=self._pool(config), current=previous, desired=config.name,
-                              state=state, message=message, phase=phase[0], detail=phase[1]))
-        return SyncResult(state=state, message=message, current=previous, desired=config.name)

@@ -13,10 +13,11 @@ says so in the message, and pulls while drained.
 
 from __future__ import annotations
 
-from applier.agentbase import AgentBase, SyncResult
+from applier.agentbase import AgentBase
 from applier.errors import ApplyError
 from applier.plan import make_plan
 from applier.report import NodeReport
+from applier.settings import SyncResult
 from fleet.rendered import RenderedConfig
 
 
@@ -31,7 +32,7 @@ def prestage(agent: AgentBase, current: RenderedConfig, upcoming: RenderedConfig
             note = f"pulling {upcoming.spec.os_image_url} before the slot failed ({exc}); it is pulled in the update"
     message = f"waiting for a slot to move to {upcoming.name}; {note or 'no OS image to pull'}"
     agent.log(message)
-    agent._send(NodeReport(node=agent.settings.node, pool=agent._pool(current), current=current.name,
+    agent.reporting.send(NodeReport(node=agent.settings.node, pool=agent.reporting.pool(current), current=current.name,
                            desired=current.name, state="Done", message=message, phase="image-staged",
                            detail=note[:200], staged=upcoming.name))
     return SyncResult(state="Done", message=message, current=current.name, desired=current.name)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from applier.agentbase import SyncResult
 from applier.boot import boot_id, reboot_step
 from applier.errors import ApplyError
 from applier.health import HealthSteps
 from applier.plan import effective, make_plan
 from applier.repairing import RepairSteps
+from applier.settings import SyncResult
 from applier.state import Pending
 from applier.verify import on_disk_message, verify_config
 from fleet.rendered import RenderedConfig
@@ -34,12 +34,12 @@ class RebootSteps(RepairSteps, HealthSteps):
                           boot_id=boot_id(self.root), requested_at=self.clock().timestamp())
         self.state.set_pending(pending)
         target = pending.config
-        self._working(current, target, reason, phase="reboot-requested", detail=pending.boot_id)
-        self.aim = "rebooted"
+        self.reporting.working(current, target, reason, phase="reboot-requested", detail=pending.boot_id)
+        self.reporting.aim = "rebooted"
         try:
             self._reboot(reason)
         except ApplyError as exc:
-            return self._result("Degraded", str(exc), current, target.name)
+            return self.reporting.result("Degraded", str(exc), current, target.name)
         return SyncResult("Working", f"waiting for reboot into {target.name}", current.name if current else "",
                           target.name, rebooting=True, changed=True)
 
@@ -57,16 +57,16 @@ class RebootSteps(RepairSteps, HealthSteps):
         if step in ("wait", "give-up"):
             note, left = self._repair_note(target, explicit)
             if step == "wait" and not left:
-                return self._result("Working", f"waiting for reboot into {target.name}{note}", current,
+                return self.reporting.result("Working", f"waiting for reboot into {target.name}{note}", current,
                                     target.name, rebooting=True)
             message = (f"reboot into {target.name} did not happen: the boot ID is unchanged after "
                        f"{pending.reboot_attempts} reboot requests" if step == "give-up"
                        else f"waiting for reboot into {target.name}")
-            return self._result("Degraded", message + note + left, current, target.name)
+            return self.reporting.result("Degraded", message + note + left, current, target.name)
         if step == "request":
             return self.request_reboot(current, pending, f"Node will reboot into config {target.name}")
-        self._enter("rebooted", current, target, boot_id(self.root))
-        self.aim = "verified"
+        self.reporting.enter("rebooted", current, target, boot_id(self.root))
+        self.reporting.aim = "verified"
         staged_id = str(pending.staged.get("id") or "")
         booted = self.backend.booted()
         if staged_id and booted is not None and booted.id != staged_id \
@@ -81,22 +81,22 @@ class RebootSteps(RepairSteps, HealthSteps):
                 self.root, target.spec.config or {}, systemctl=self.systemctl))
             if self.settings.rollback and staged_id and current is not None and current.name != target.name:
                 return self._roll_back(current, target, pending, message)
-            return self._result("Degraded", message, current, target.name)
+            return self.reporting.result("Degraded", message, current, target.name)
         found = self._check_drift(target, repair=repair)  # services start fresh in this boot: no actions
         if found.left:
-            return self._result("Degraded", on_disk_message(target.name, found.left), current, target.name)
-        self._enter("verified", current, target)
+            return self.reporting.result("Degraded", on_disk_message(target.name, found.left), current, target.name)
+        self.reporting.enter("verified", current, target)
         self._settle(target, pending.drop)
         failed = self.state.failed()
         if failed and current is not None and failed.get("name") != target.name:
             # back on the previous config after a rollback: healthy, but the target is still out of reach
-            return self._result("Degraded", str(failed.get("message", "")), target, str(failed.get("name")))
-        self.aim = "uncordoned"
+            return self.reporting.result("Degraded", str(failed.get("message", "")), target, str(failed.get("name")))
+        self.reporting.aim = "uncordoned"
         try:
             if self.settings.hooks.run_uncordon(self.settings.node):
-                self._enter("uncordoned", target, target)
+                self.reporting.enter("uncordoned", target, target)
         except ApplyError as exc:
-            return self._result("Degraded", str(exc), target, target.name)
+            return self.reporting.result("Degraded", str(exc), target, target.name)
         note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
         return self.gated_done(target, pending.previous or "", f"rebooted into {target.name}; verification passed{note}",
                                changed=True)
@@ -107,7 +107,7 @@ class RebootSteps(RepairSteps, HealthSteps):
         try:
             self.backend.rollback()
         except ApplyError as exc:
-            return self._result("Degraded", f"{message}; rollback failed: {exc}", current, target.name)
+            return self.reporting.result("Degraded", f"{message}; rollback failed: {exc}", current, target.name)
         drop = self._revert(make_plan(current.spec, target.spec, manage_os=self.backend.name != "none"))
         previous = str(pending.staged.get("previous") or "")
         message += f"; rolled back to deployment {previous}"
@@ -115,4 +115,4 @@ class RebootSteps(RepairSteps, HealthSteps):
         back = Pending(current, "rebooting", previous=current.name,
                        staged={"id": previous, "previous": pending.staged.get("id")}, drop=drop)
         self.request_reboot(current, back, f"rolling back to config {current.name}")
-        return self._result("Degraded", message, current, target.name, rebooting=True)
+        return self.reporting.result("Degraded", message, current, target.name, rebooting=True)

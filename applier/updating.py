@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from applier.agentbase import SyncResult, removed_paths
+from applier.agentbase import removed_paths
 from applier.drift import watched_paths
 from applier.errors import ApplyError
 from applier.plan import make_plan
 from applier.rebooting import RebootSteps
+from applier.settings import SyncResult
 from applier.ssh import keys_bytes, keys_path
 from applier.state import Pending
 from applier.verify import check_bytes, check_file, check_unit
@@ -104,8 +105,8 @@ class UpdateSteps(RebootSteps):
             message = not_reconcilable_message(current.name if current else "", desired.name,
                                                "; ".join(plan.unreconcilable))
             note, left = self._repair_note(current, repair)  # the node stays at current: its drift is known
-            return self._result("Degraded", message + note + left, current, desired.name)
-        self._working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}", phase="prepared")
+            return self.reporting.result("Degraded", message + note + left, current, desired.name)
+        self.reporting.working(current, desired, f"applying {desired.name}: {plan.disruption.verdict}", phase="prepared")
         previous = current.name if current else None
         # the paths leaving the config, with those of an interrupted update: their markers go at the end
         drop = tuple(sorted({*removed_paths(plan), *(pending.drop if pending is not None else ())}))
@@ -113,47 +114,47 @@ class UpdateSteps(RebootSteps):
         drained = pulled = False
         try:
             if plan.stage_os and plan.diff.os_image:  # pulled before the drain: the drained window is writes + reboot
-                self.aim = "image-staged"
+                self.reporting.aim = "image-staged"
                 pulled = bool(note := self.backend.prefetch(plan.new))
                 if pulled:
-                    self._working(current, desired, f"applying {desired.name}: {note}", phase="image-staged")
+                    self.reporting.working(current, desired, f"applying {desired.name}: {note}", phase="image-staged")
             if first_run:
                 self._adopt(old_spec)
                 # as the MCD's first run: Ignition's presets would fight later enable/disable decisions
                 (self.root / IGNITION_PRESET.lstrip("/")).unlink(missing_ok=True)
             if plan.disruption.drain:
-                self.aim = "drained"
+                self.reporting.aim = "drained"
                 drained = self.settings.hooks.run_drain(self.settings.node)
                 if drained:
-                    self._enter("drained", current, desired)
-            self.aim = "written"
+                    self.reporting.enter("drained", current, desired)
+            self.reporting.aim = "written"
             self._apply_plan(plan, first_run=first_run)
-            self._enter("written", current, desired)
-            self.aim = "image-staged" if not pulled else "written"
+            self.reporting.enter("written", current, desired)
+            self.reporting.aim = "image-staged" if not pulled else "written"
             staged = self.backend.stage(plan.diff, plan.old, plan.new) if plan.stage_os else {}
             if plan.stage_os and not pulled:  # (a backend that pulls while drained stages here)
-                self._enter("image-staged", current, desired)
+                self.reporting.enter("image-staged", current, desired)
         except ApplyError as exc:
             self.files.drop_markers(self._revert(plan), keep=watched_paths(plan.old.config or {}))
             self.state.clear_pending()
-            return self._result("Degraded", f"failed to apply {desired.name}: {exc}", current, desired.name)
+            return self.reporting.result("Degraded", f"failed to apply {desired.name}: {exc}", current, desired.name)
         self.files.flush()
         if plan.disruption.reboot:
             return self.request_reboot(current, Pending(desired, "rebooting", previous=previous, staged=staged,
                                                         drop=drop),
                                        f"Node will reboot into config {desired.name}")
-        self.aim = "done"
+        self.reporting.aim = "done"
         try:
             actions = self._post_actions(plan.disruption)
         except ApplyError as exc:
-            return self._result("Degraded", f"post-config action failed: {exc}", current, desired.name)
+            return self.reporting.result("Degraded", f"post-config action failed: {exc}", current, desired.name)
         self._settle(desired, drop)
-        self.aim = "uncordoned"
+        self.reporting.aim = "uncordoned"
         try:
             if drained and self.settings.hooks.run_uncordon(self.settings.node):
-                self._enter("uncordoned", desired, desired)
+                self.reporting.enter("uncordoned", desired, desired)
         except ApplyError as exc:
-            return self._result("Degraded", str(exc), desired, desired.name)
+            return self.reporting.result("Degraded", str(exc), desired, desired.name)
         verdict = plan.disruption.verdict
         detail = f"; actions: {', '.join(actions)}" if actions else ""
         return self.gated_done(desired, previous or "", f"applied {desired.name} without reboot ({verdict}){detail}",

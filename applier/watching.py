@@ -32,7 +32,7 @@ class WatchSteps(DriftSteps):
     def _fetch(self, current: RenderedConfig | None, *, watch: bool) -> RenderedConfig | None:
         """The desired config; with `watch`, asked for on a thread while `current`'s drift is repaired here."""
         def ask() -> RenderedConfig | None:
-            return self.source.desired(self.settings.node, self._pool(current), current)
+            return self.source.desired(self.settings.node, self.reporting.pool(current), current)
 
         if not watch:
             return ask()
