@@ -87,9 +87,10 @@ class Handlers:
     async def answer_config(self, request: web.BaseRequest, pool: str) -> web.Response:
         """The `/config/{pool}` answer (decided once per parsed request, query and snapshot: respond.py)."""
         responder, method, lines = self.responder, request.method, request.raw_headers
-        query, raw_query = request.query, request.query_string
+        raw_query = request.query_string  # the recalled answer's key: parsed only when deciding
         answer = responder.recall(method, pool, lines, request.remote, raw_query)
         if answer is None:
+            query = request.query
             build = responder.unbuilt(pool, request.headers, query, request.remote)
             if build is not None:
                 try:
