@@ -13,7 +13,16 @@ comes once every node is in its loop. Measured:
   done) to the last node's Done, against the ideal: waves (1 / 10%) x the update time; the replicas' CPU and
   requests during it; the most nodes updating at once (the simulator's count); the load average.
 
+With `--canaries N --soak S` the pool names N canaries and a soak time of S seconds (annotations, docs/rollouts.md):
+a node handed a config with the pool's health gate (the answer's `rollout`) reports Done only S seconds after its
+update, as the agent does; the wall time is set against the bound (1.5x the ideal) plus the soak time. With
+`--pull S` the new config also changes the OS image: a node told "stay" with `prefetch` pulls for S seconds and
+reports the image staged (Done at its config, `staged`), as the agent does before its slot; a node handed the target
+without having staged it pulls in its slot, before its drain. The drained window (from the Working report, sent at
+the drain, to the end of the update) is reported in every mode: compare it with and without `--pull`.
+
     .venv/bin/python bench/scale_out_rollout_bench.py [--nodes 10000] [--update 2] [--wait 60 | --poll 2]
+        [--canaries N --soak S] [--pull S [--max-pulls N]]
 """
 
 from __future__ import annotations
@@ -76,6 +85,9 @@ class Counts:
         self.claims = 0
         self.reports = 0
         self.done_at = 0.0
+        self.drained: list[float] = []  # each node's drained window (seconds)
+        self.staged_before = 0          # nodes that staged the OS image before their slot
+        self.pulled_in_slot = 0         # nodes handed the target before staging it: pulled in their slot
 
 
 async def call(session: aiohttp.ClientSession, replicas: list[str], method: str, path: str,
@@ -95,23 +107,38 @@ async def call(session: aiohttp.ClientSession, replicas: list[str], method: str,
 
 async def node(session: aiohttp.ClientSession, replicas: list[str], args: argparse.Namespace, name: str,
                old: str, new: asyncio.Future[str], counts: Counts) -> None:
-    """The agent's loop for one node: claim, update when handed the new config, report."""
-    current = old
+    """The agent's loop for one node: claim, pull the OS image when let, update when handed the new config, report."""
+    current, staged = old, ""
     claim = f"/nodes/{name}/desired?pool=worker" + ("" if args.poll else f"&wait={args.wait:g}")
     if args.poll:
         await asyncio.sleep(random.random() * args.poll)
     while not new.done() or current != new.result():
-        desired = (await call(session, replicas, "POST", claim))["desiredConfig"]
+        answer = await call(session, replicas, "POST", claim)
+        desired = answer["desiredConfig"]
         counts.claims += 1
+        if desired == current and answer.get("prefetch"):  # let pull the target's OS image now, before the slot
+            await asyncio.sleep(args.pull)
+            staged = answer["prefetch"]
+            await call(session, replicas, "POST", f"/nodes/{name}/status",
+                       {"pool": "worker", "currentConfig": current, "desiredConfig": current, "state": "Done",
+                        "staged": staged, "phase": "image-staged"})
+            counts.staged_before += 1
+            continue
         if desired == current:
             if args.poll:
                 await asyncio.sleep(args.poll * (1 + random.random() / 2))
             continue
         counts.updating += 1
         counts.most = max(counts.most, counts.updating)
+        if args.pull and staged != desired:  # handed the target before staging its image: pulled before the drain
+            counts.pulled_in_slot += 1
+            await asyncio.sleep(args.pull)
+        drained = time.monotonic()
         await call(session, replicas, "POST", f"/nodes/{name}/status",
                    {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"})
         await asyncio.sleep(args.update)
+        counts.drained.append(time.monotonic() - drained)
+        await asyncio.sleep((answer.get("rollout") or {}).get("soakSeconds", 0))  # the health gate's soak
         current = desired
         await call(session, replicas, "POST", f"/nodes/{name}/status",
                    {"pool": "worker", "currentConfig": current, "desiredConfig": current, "state": "Done"})
@@ -155,7 +182,7 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
             nodes = [asyncio.create_task(node(session, replicas, args, n, old, new, counts)) for n in names]
             await asyncio.sleep(min(args.poll or 5.0, 5.0))  # every node is in its loop (held, or polling)
             cpu0 = cpu()
-            (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("new"))
+            (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("new", args.pull))
             while len(landed.at) < 2:
                 await asyncio.sleep(0.01)
             target = max(landed.at, key=lambda k: landed.at[k])
@@ -179,13 +206,31 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
     print(f"| replicas' CPU during the rollout | {rollout_cpu:.1f} s ({counts.claims} claims answered, "
           f"{counts.reports} reports) |")
     print(f"| most nodes updating at once (simulator's count) | {counts.most} |")
+    drained = sorted(counts.drained)
+    print(f"| drained window (Working report sent -> update done), p50 / max | "
+          f"{drained[len(drained) // 2]:.2f} s / {drained[-1]:.2f} s |")
+    if args.soak or args.canaries:
+        bound = 1.5 * WAVES * args.update
+        print(f"| beyond the bound ({bound:g} s), against the soak time ({args.soak:g} s) | {wall - bound:.1f} s |")
+    if args.pull:
+        print(f"| nodes that staged the OS image before their slot / pulled it in their slot | "
+              f"{counts.staged_before} / {counts.pulled_in_slot} |")
 
 
+def _pool(args: argparse.Namespace) -> str:
+    """The worker pool with the rollout annotations the options ask for."""
+    annotations = {"canaries": str(args.canaries) if args.canaries else "",
+                   "soak": f"{args.soak:g}s" if args.soak else "",
+                   "max-concurrent-pulls": str(args.max_pulls) if args.max_pulls else ""}
+    lines = "".join(f'    rollout.machine-config.io/{k}: "{v}"\n' for k, v in annotations.items() if v)
+    return ROLLOUT_POOL.replace("  name: worker\n", "  name: worker\n  annotations:\n" + lines) if lines else ROLLOUT_POOL
 
-def _worker(generation: str) -> str:
-    """The worker pool's bench MachineConfig, one file naming the generation of the rollout."""
+
+def _worker(generation: str, pull: float = 0.0) -> str:
+    """The worker pool's bench MachineConfig, one file naming the generation of the rollout (and with `pull`, an OS
+    image of that generation)."""
     return machine_config_manifest("10-worker-bench", "worker", files={"/etc/bench.conf": f"data:,{generation}"},
-                                   mode=0o644)
+                                   mode=0o644, os_image=f"registry.bench.test/os:{generation}" if pull else "")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -194,13 +239,18 @@ def main() -> None:
     parser.add_argument("--wait", type=float, default=60.0, help="seconds a claim may be held (the agent's interval)")
     parser.add_argument("--poll", type=float, default=0.0,
                         help="instead of held claims, ask again after this many seconds (the reference)")
+    parser.add_argument("--canaries", type=int, default=0, help="canaries the pool names (a count)")
+    parser.add_argument("--soak", type=float, default=0.0, help="the pool's soak time, seconds")
+    parser.add_argument("--pull", type=float, default=0.0, help="seconds an OS image pull takes (the new config "
+                        "changes the OS image)")
+    parser.add_argument("--max-pulls", type=int, default=0, help="the pool's max-concurrent-pulls (0: no limit)")
     args = parser.parse_args()
     with bench_deployment("rollout") as (_etcd, fleet, tmp):
         cluster_dir = tmp / "cluster"
         (cluster_dir / "manifests").mkdir(parents=True)
         (cluster_dir / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
-        (cluster_dir / "manifests" / "00-pool.yaml").write_text(ROLLOUT_POOL)
-        (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("old"))
+        (cluster_dir / "manifests" / "00-pool.yaml").write_text(_pool(args))
+        (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("old", args.pull))
         fleet.start_controller("ctl-a", cluster_dir)
         # every node holds a claim open: one connection each, all from this one address
         held = str(2 * args.nodes)

@@ -42,9 +42,9 @@ def rendered_config(name: str | None = None, files: Sequence[Mapping[str, Any]] 
 
 
 def machine_config_manifest(name: str, role: str, *, files: Mapping[str, str] | None = None, mode: int | None = None,
-                            kernel_arguments: Sequence[str] = ()) -> str:
+                            kernel_arguments: Sequence[str] = (), os_image: str = "") -> str:
     """A MachineConfig document (YAML) named `name` for pools selecting `role`: Ignition `VERSION` with `files`
-    (path -> contents source, each with `mode` when given) and `kernel_arguments`."""
+    (path -> contents source, each with `mode` when given), `kernel_arguments` and the OS image `os_image`."""
     spec: dict[str, Any] = {}
     if files:
         entries = [{"path": path, **({"mode": mode} if mode is not None else {}), "contents": {"source": source}}
@@ -52,6 +52,8 @@ def machine_config_manifest(name: str, role: str, *, files: Mapping[str, str] | 
         spec["config"] = {"ignition": {"version": VERSION}, "storage": {"files": entries}}
     if kernel_arguments:
         spec["kernelArguments"] = list(kernel_arguments)
+    if os_image:
+        spec["osImageURL"] = os_image
     return yaml.safe_dump({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
                            "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
                            "spec": spec}, sort_keys=False)
