@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import aetcd
 from aetcd import rpc
 
-from fleet.etcd_client import Connection
+from fleet.etcd_client import Connection, range_request
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
@@ -203,12 +203,7 @@ class Mirror:
 
     async def _load(self) -> None:
         client = self.conn.client
-        await client.connect()
-        request = rpc.RangeRequest(key=self.prefix, range_end=self._end)
-        try:
-            response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
-        except rpc.AioRpcError as exc:
-            aetcd.exceptions._handle_exception(exc)
+        response = await range_request(client, rpc.RangeRequest(key=self.prefix, range_end=self._end))
         with self._lock:
             self._raw, self._pools, self._nodes, self._node_revisions = {}, {}, NodeStatuses(), {}
             self._rendered = set()
@@ -306,8 +301,7 @@ class Mirror:
             request = rpc.RangeRequest(key=self.prefix, range_end=self._end, limit=1, keys_only=True,
                                        sort_order=rpc.RangeRequest.DESCEND, sort_target=rpc.RangeRequest.MOD)
             try:
-                await client.connect()
-                response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
+                response = await range_request(client, request)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # etcd away: no contact recorded, so /healthz shows the mirror stale

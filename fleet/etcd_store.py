@@ -22,12 +22,11 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import aetcd
 from aetcd import rpc
 
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
-from fleet.etcd_client import Connection
+from fleet.etcd_client import Connection, range_request
 from fleet.etcd_reports import ReportGroups
 from fleet.node_status import NodeStatus
 from fleet.rendered import ModelError, PoolRecord, RenderedConfig
@@ -85,14 +84,10 @@ class EtcdStore:
         client = self.conn.client
 
         async def run() -> tuple[int, list[Any]]:
-            await client.connect()
             request = rpc.RangeRequest(key=start, serializable=serializable, keys_only=keys_only)
             if end is not None:
                 request.range_end = end
-            try:
-                response = await client.kvstub.Range(request, timeout=client._timeout, metadata=client.metadata)
-            except rpc.AioRpcError as exc:
-                aetcd.exceptions._handle_exception(exc)
+            response = await range_request(client, request)
             return response.header.revision, list(response.kvs)
 
         return self.conn.call(run)

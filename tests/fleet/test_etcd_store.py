@@ -203,3 +203,16 @@ def test_the_fence_moves_only_when_a_node_may_newly_count(store: EtcdStore, befo
     was = fence_revision()
     store.put_node_status(with_report(previous, status(report)))
     assert (fence_revision() != was) == moves
+
+
+def test_an_etcd_that_does_not_answer_is_a_store_error_naming_its_status() -> None:
+    from fleet.etcd_url import parse_url
+    from fleet.store_open import open_store
+    from tests.serving import free_port
+
+    unreachable = open_store(parse_url(f"etcd://127.0.0.1:{free_port()}/nobody"))
+    try:
+        with pytest.raises(StoreError, match="etcd: UNAVAILABLE: "):
+            unreachable.list_pools()
+    finally:
+        unreachable.conn.close()
