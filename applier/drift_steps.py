@@ -1,5 +1,5 @@
-"""Drift of the current config while the node is settled: the periodic check of the whole config, the check of what
-the watch saw change, and a repair as a small update.
+"""The agent's drift part: drift of the current config while the node is settled: the periodic check of the whole
+config, the check of what the watch saw change, and a repair as a small update.
 
 A repair (applier/repairing.py) writes back what drifted; then, as after an update, the node disruption policy
 says what the running system must do for those paths and units (MCO pkg/daemon/update.go:
@@ -17,141 +17,58 @@ is. Without a slot (or a server, or a way to reboot) the node is Degraded naming
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
 
 from applier.drift import watch_map
 from applier.errors import ApplyError
-from applier.live import CMDLINE, booted_kargs, fips_problems, fips_watch, next_boot_kargs, stopped_units
-from applier.repairing import Repair
+from applier.live import fips_watch
+from applier.live_repair import LiveRepair
+from applier.planning import Planner
+from applier.rebooting import Rebooter
+from applier.repairing import Repair, Repairer
+from applier.reporting import Reporting
 from applier.settings import SyncResult
-from applier.state import Pending
-from applier.updating import UpdateSteps
+from applier.state import Pending, StateDir
 from applier.verify import on_disk_message
-from fleet.clock import timestamp
-from fleet.diff import ConfigDiff, ListChange, SetChange
-from fleet.disruption import Disruption, disruption
-from fleet.drift_events import DriftEvent
+from applier.writing import Writer
 from fleet.drift_reboot import REBOOTING
-from fleet.rendered import MachineConfigSpec, RenderedConfig
+from fleet.rendered import RenderedConfig
 
-RESTART_BUDGET = 3  # starts of one unit the agent makes per window before it leaves the node Degraded
-RESTART_WINDOW = 600.0
+SlotAsk = Callable[[str], "str | None"]  # the server's rollout slot for a reboot: None when granted, else why not
 
 
-class DriftSteps(UpdateSteps):
-    """Checking the settled node for drift, repairing it, and running what the policy asks for the repair."""
+@dataclass(eq=False)
+class DriftSteps:
+    """Checks the settled node for drift, repairs it, and runs what the policy asks for the repair."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._starts: dict[str, list[float]] = {}  # unit -> when the agent started it again (the restart budget)
-
-    # --- live state -----------------------------------------------------------------------------------------
-
-    def _restage(self, spec: MachineConfigSpec) -> str:
-        """Stage the booted deployment again with the config's kernel arguments; the new deployment's ID."""
-        staged = self.backend.stage(ConfigDiff(kernel_arguments=ListChange((), spec.kernel_arguments)), spec, spec)
-        return str(staged.get("id", ""))
-
-    def check_boot(self, current: RenderedConfig, *, repair: bool) -> Repair:
-        """Kernel arguments and FIPS (applier/live.py): what was put right (`live`), the mismatches left.
-
-        A next boot without the config's kernel arguments is staged again (repair); a booted command line
-        without them is reported, and a reboot into the (re-)staged deployment puts it right."""
-        spec, at = current.spec, timestamp(self.clock())
-        wanted = " ".join(spec.kernel_arguments)
-        fips = [DriftEvent("fips", problem.split(":", 2)[1].split()[0], "FIPS", problem, at, False)
-                for problem in fips_problems(self.root, spec)]
-        if self.backend.name == "none":
-            return Repair([], [], [e.found for e in fips], events=tuple(fips))
-        repaired: list[str] = []
-        left: list[str] = []
-        events: list[DriftEvent] = []
-        try:
-            wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
-            if wrong_next and repair:
-                was = wrong_next
-                staged = self._restage(spec)
-                wrong_next = next_boot_kargs(self.backend.next_boot(), spec)
-                if not wrong_next:
-                    repaired.append(f"kernel arguments of the next boot (staged again: {staged})")
-                    events.append(DriftEvent("kargs", "next boot", wanted, was, at, True))
-        except ApplyError as exc:
-            wrong_next = f"next boot's kernel arguments: {exc}"
-        if wrong_next:
-            left.append(wrong_next)
-            events.append(DriftEvent("kargs", "next boot", wanted, wrong_next, at, False))
-        wrong_booted = booted_kargs(self.root, spec)
-        reboot = ""
-        if wrong_booted:
-            events.append(DriftEvent("kargs", f"/{CMDLINE}", wanted, wrong_booted, at, False))
-            if wrong_next:
-                left.append(wrong_booted)
-            elif repair:
-                reboot = wrong_booted
-            else:
-                left.append(wrong_booted + "; the next boot's deployment has them: a reboot puts them right")
-        return Repair([], [], left + [e.found for e in fips], tuple(repaired), (*events, *fips), reboot)
-
-    def check_running(self, current: RenderedConfig, *, repair: bool) -> Repair:
-        """Units the config enables that are not running (live systems): started again, RESTART_BUDGET times per
-        RESTART_WINDOW seconds each, then left naming the unit."""
-        repaired: list[str] = []
-        left: list[str] = []
-        events: list[DriftEvent] = []
-        now, at = time.monotonic(), timestamp(self.clock())
-        for name, state in stopped_units(self.systemctl, current.spec.config or {}).items():
-            starts = [t for t in self._starts.get(name, []) if now - t < RESTART_WINDOW]
-            if not repair or len(starts) >= RESTART_BUDGET:
-                spent = f" after {len(starts)} starts in {RESTART_WINDOW:.0f} s" if starts else ""
-                left.append(f'unit "{name}" is {state}{spent}')
-                events.append(DriftEvent("service", name, "active", state, at, False))
-                self._starts[name] = starts
-                continue
-            self._starts[name] = [*starts, now]
-            try:
-                self.systemctl.live_action("start", name)
-            except ApplyError as exc:
-                left.append(f'unit "{name}" is {state}: {exc}')
-                events.append(DriftEvent("service", name, "active", state, at, False))
-                continue
-            repaired.append(f"unit {name} started (was {state})")
-            events.append(DriftEvent("service", name, "active", state, at, True))
-        return Repair([], [], left, tuple(repaired), tuple(events))
-
-    def _live(self, current: RenderedConfig, found: Repair, *, repair: bool) -> Repair:
-        """`found` with the live state's checks added."""
-        boot, running = self.check_boot(current, repair=repair), self.check_running(current, repair=repair)
-        return found._replace(left=found.left + boot.left + running.left, live=(*boot.live, *running.live),
-                              events=(*found.events, *boot.events, *running.events), reboot=boot.reboot)
+    node: str
+    root: Path
+    state: StateDir
+    repairer: Repairer
+    live: LiveRepair
+    planner: Planner
+    writer: Writer
+    rebooter: Rebooter
+    reporting: Reporting
+    reboot_slot: SlotAsk | None = None  # only a server hands out slots
 
     def _reboot_in_slot(self, current: RenderedConfig, found: Repair) -> SyncResult:
         """Reboot into `current` to put `found.reboot` right, once the server granted a rollout slot."""
-        ask = getattr(self.source, "reboot_slot", None)  # only the server hands out slots
-        if not (self.settings.reboot_command or self.systemctl.live):
+        if not self.rebooter.can_reboot():
             why: str | None = "no --reboot-command to reboot with"
         else:
-            why = "no server to take a rollout slot from" if ask is None else ask(self.settings.node)
-        note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
+            why = "no server to take a rollout slot from" if self.reboot_slot is None else self.reboot_slot(self.node)
         if why is not None:
             left = [*found.left, f"{found.reboot}; the next boot's deployment has them: a reboot puts them right, "
                                  f"waiting for a rollout slot: {why}"]
-            return self.reporting.result("Degraded", on_disk_message(current.name, left) + note, current, current.name,
-                                drift=found.events)
-        self.reporting.result("Working", f"{REBOOTING}: {found.reboot}{note}", current, current.name, drift=found.events)
-        return self.request_reboot(current, Pending(current, "rebooting", previous=current.name),
-                                   f"{REBOOTING} in a rollout slot: {found.reboot}")
-
-    def repair_disruption(self, config: RenderedConfig, repair: Repair) -> Disruption:
-        """What the policy asks for the repaired paths and units (those no policy names ask nothing)."""
-        policy = self._policy(config)
-        files = tuple(sorted(p for p in repair.files if policy.for_file(p) is not None))
-        units = tuple(sorted(u for u in repair.units if policy.for_unit(u) is not None))
-        cfg = config.spec.config or {}
-        entries = {p: e for e in (cfg.get("storage") or {}).get("files") or () if (p := str(e.get("path"))) in files}
-        return disruption(ConfigDiff(files=SetChange(changed=files), units=SetChange(changed=units),
-                                     new_files=entries), policy)
+            return self.reporting.result("Degraded", on_disk_message(current.name, left) + found.note(), current,
+                                         current.name, drift=found.events)
+        self.reporting.result("Working", f"{REBOOTING}: {found.reboot}{found.note()}", current, current.name,
+                              drift=found.events)
+        return self.rebooter.request(current, Pending(current, "rebooting", previous=current.name),
+                                     f"{REBOOTING} in a rollout slot: {found.reboot}")
 
     def _repaired(self, current: RenderedConfig, found: Repair) -> SyncResult:
         """The result of a check that found drift: Degraded naming what is left, or Done naming the repair and the
@@ -161,44 +78,43 @@ class DriftSteps(UpdateSteps):
         if found.reboot:
             found = found._replace(left=[*found.left, found.reboot])
         if found.left:
-            note = f"; repaired drift: {', '.join(found.names)}" if found.names else ""
-            return self.reporting.result("Degraded", on_disk_message(current.name, found.left) + note, current,
-                                current.name, drift=found.events)
+            return self.reporting.result("Degraded", on_disk_message(current.name, found.left) + found.note(),
+                                         current, current.name, drift=found.events)
         message = f"repaired drift: {', '.join(found.names)}"
-        decided = self.repair_disruption(current, found)
-        if decided.reboot:
-            self._send_events(current, found)
-            return self.request_reboot(current, Pending(current, "rebooting", previous=current.name),
-                                       f"{message}; the disruption policy asks for a reboot")
+        decided = self.planner.repair_disruption(current, found)
+        if decided.reboot:  # the repair's events first: the reboot's reports carry none
+            self.reporting.result("Done", message, current, current.name, drift=found.events)
+            return self.rebooter.request(current, Pending(current, "rebooting", previous=current.name),
+                                         f"{message}; the disruption policy asks for a reboot")
         try:
-            actions = self._post_actions(decided)
+            actions = self.writer.post_actions(decided)
         except ApplyError as exc:  # the files are right, the running service is not
-            return self.reporting.result("Degraded", f"{message}; post-repair action failed: {exc}", current, current.name,
-                                drift=found.events)
+            return self.reporting.result("Degraded", f"{message}; post-repair action failed: {exc}", current,
+                                         current.name, drift=found.events)
         if actions:
             message += f"; actions: {', '.join(actions)}"
         elif decided.verdict != "none":
             message += f"; no live system to {decided.verdict}"
         return self.reporting.result("Done", message, current, current.name, changed=True, drift=found.events)
 
-    def _send_events(self, current: RenderedConfig, found: Repair) -> None:
-        """Report the repair's events before a reboot the policy asks for (the reboot's reports carry none)."""
-        self.reporting.result("Done", f"repaired drift: {', '.join(found.names)}", current, current.name, drift=found.events)
-
     def check_drift(self, current: RenderedConfig, *, repair: bool) -> SyncResult:
         """Files/units changed behind our back: restore them (repair) or report Degraded naming the path."""
-        found = self._live(current, self._check_drift(current, repair=repair), repair=repair)
-        if found.left or found.names or found.reboot:
+        found = self.live.add(current, self.repairer.check(current, repair=repair), repair=repair)
+        if found.found:
             return self._repaired(current, found)
         return self.reporting.result("Done", "", current, current.name)
 
+    def _settled(self, repair: bool) -> bool:
+        """Whether only what changed needs a look: drift is repaired and the node's last report was Done."""
+        last = self.state.last_report() or {}
+        return repair and (last.get("report") or {}).get("state", "Done") == "Done"
+
     def check_next_boot(self, current: RenderedConfig, *, repair: bool) -> SyncResult | None:
         """The watch saw the next boot's entries change: check the kernel arguments (None when they are right)."""
-        last = self.state.last_report() or {}
-        if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
+        if not self._settled(repair):
             return self.check_drift(current, repair=repair)
-        found = self.check_boot(current, repair=True)
-        return self._repaired(current, found) if found.left or found.names or found.reboot else None
+        found = self.live.check_boot(current, repair=True)
+        return self._repaired(current, found) if found.found else None
 
     def check_changed(self, current: RenderedConfig, changed: Iterable[str], *, repair: bool) -> SyncResult | None:
         """The watch saw `changed` (config paths) move: check what they belong to, and repair it.
@@ -207,8 +123,7 @@ class DriftSteps(UpdateSteps):
         change that turns out to match the config reports nothing (None). Otherwise (report mode, or a node
         already Degraded) the whole config is checked, so the report names every path still wrong.
         """
-        last = self.state.last_report() or {}
-        if not repair or (last.get("report") or {}).get("state", "Done") != "Done":
+        if not self._settled(repair):
             return self.check_drift(current, repair=repair)
         owners = {**watch_map(self.root, current.spec.config or {}), **fips_watch(current.spec)}
         paths: set[str] = set()
@@ -223,6 +138,6 @@ class DriftSteps(UpdateSteps):
                 units.add(key)
         if not paths and not units:
             return None
-        self.drift.forget(paths)
-        found = self._check_drift(current, repair=True, paths=paths, units=units)
+        self.repairer.drift.forget(paths)
+        found = self.repairer.check(current, repair=True, paths=paths, units=units)
         return self._repaired(current, found) if found.left or found.names else None

@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from applier.agentbase import AgentBase
+from applier.reporting import Reporting
 from applier.settings import SyncResult
-from fleet.clock import timestamp
+from applier.state import StateDir
+from fleet.clock import Clock, system_clock, timestamp
 from fleet.rendered import RenderedConfig
 from fleet.rollout_settings import HEALTH_ANNOTATION, HealthCheck
 
@@ -125,14 +126,22 @@ def gate_failure(gate: HealthGate, *, root: Path) -> str | None:
     return None
 
 
-class HealthSteps(AgentBase):
-    """The gate's steps, shared by the update without reboot (applier/updating.py) and after a reboot."""
+@dataclass(eq=False)
+class Health:
+    """The gate's steps, shared by the update without reboot (applier/updating.py) and after a reboot: it holds
+    the soak state in `state`, runs the checks under `root`, and reports through `reporting`."""
+
+    root: Path
+    state: StateDir
+    reporting: Reporting
+    clock: Clock = system_clock
 
     def gated_done(self, config: RenderedConfig, previous: str, message: str, **kw: Any) -> SyncResult:
         """Done for `config`, unless its pool gates it: then the soak starts (and its first check runs)."""
         if HealthGate.of(config) is None:
             return self.reporting.result("Done", message, config, config.name, **kw)
-        self.state.set_soak({"name": config.name, "previous": previous, "since": self.clock().timestamp(), "message": message})
+        self.state.set_soak({"name": config.name, "previous": previous, "since": self.clock().timestamp(),
+                             "message": message})
         return self.soak_step(config)
 
     def soak_step(self, config: RenderedConfig) -> SyncResult:
@@ -147,14 +156,14 @@ class HealthSteps(AgentBase):
                 self.state.set_soak({**soak, "failed": failed})
         if failed:
             return self.reporting.report_as(previous, config, "Degraded", f"{failed} (config {config.name})",
-                                   ("degraded", "health-checked"))
+                                            ("degraded", "health-checked"))
         ends = float(soak.get("since", 0)) + gate.soak_seconds
         if self.clock().timestamp() < ends:
             until = timestamp(datetime.fromtimestamp(ends, UTC))
             return self.reporting.report_as(previous, config, "Working", f"health checks pass; soaking until {until}",
-                                   ("health-checked", f"soaking until {until}"))
+                                            ("health-checked", f"soaking until {until}"))
         self.reporting.report_as(previous, config, "Working", "health checks passed", ("health-checked", "passed"))
         self.state.clear_soak()
-        self.reporting.phase = "health-checked"  # `_result` then reports the update's `done` phase (fleet/phases.py)
-        return self.reporting.result("Done", f"{soak.get('message', '')}; health checks passed for {gate.soak_seconds}s",
-                            config, config.name, changed=True)
+        self.reporting.phase = "health-checked"  # `result` then reports the update's `done` phase (fleet/phases.py)
+        message = f"{soak.get('message', '')}; health checks passed for {gate.soak_seconds}s"
+        return self.reporting.result("Done", message, config, config.name, changed=True)

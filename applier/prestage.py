@@ -13,26 +13,28 @@ says so in the message, and pulls while drained.
 
 from __future__ import annotations
 
-from applier.agentbase import AgentBase
+from applier.backends.base import Backend
 from applier.errors import ApplyError
 from applier.plan import make_plan
 from applier.report import NodeReport
-from applier.settings import SyncResult
+from applier.reporting import Reporting
+from applier.settings import LogFn, SyncResult, no_log
 from fleet.rendered import RenderedConfig
 
 
-def prestage(agent: AgentBase, current: RenderedConfig, upcoming: RenderedConfig) -> SyncResult:
+def prestage(backend: Backend, reporting: Reporting, current: RenderedConfig, upcoming: RenderedConfig, *,
+             log: LogFn = no_log) -> SyncResult:
     """Pull `upcoming`'s OS image (module docstring) and report it staged; the node stays at `current`."""
-    plan = make_plan(current.spec, upcoming.spec, manage_os=agent.backend.name != "none")
+    plan = make_plan(current.spec, upcoming.spec, manage_os=backend.name != "none")
     note = ""
     if plan.stage_os and plan.diff.os_image:
         try:
-            note = agent.backend.prefetch(plan.new)
+            note = backend.prefetch(plan.new)
         except ApplyError as exc:  # the update will pull it after its drain: not a failure of this node's config
             note = f"pulling {upcoming.spec.os_image_url} before the slot failed ({exc}); it is pulled in the update"
     message = f"waiting for a slot to move to {upcoming.name}; {note or 'no OS image to pull'}"
-    agent.log(message)
-    agent.reporting.send(NodeReport(node=agent.settings.node, pool=agent.reporting.pool(current), current=current.name,
-                           desired=current.name, state="Done", message=message, phase="image-staged",
-                           detail=note[:200], staged=upcoming.name))
+    log(message)
+    reporting.send(NodeReport(node=reporting.node, pool=reporting.pool(current), current=current.name,
+                              desired=current.name, state="Done", message=message, phase="image-staged",
+                              detail=note[:200], staged=upcoming.name))
     return SyncResult(state="Done", message=message, current=current.name, desired=current.name)

@@ -1,22 +1,25 @@
-"""Drift found and repaired: the disk checked against a config, what drifted written back and checked again.
+"""The agent's verifying part: the disk checked against a config, and what drifted written back and checked again.
 
 A repair rewrites the drifted files and units (a unit's files only when they drifted: a unit found disabled is
 enabled again and its unchanged files are left alone, so the repair sets off no watch events of its own) and
 checks them again; a hand edit made while it ran is repaired in the next pass (up to REPAIR_PASSES), so only
-drift that keeps coming back faster than it is repaired, or that cannot be written, leaves the node Degraded. `--drift report` repairs nothing and names every path.
+drift that keeps coming back faster than it is repaired, or that cannot be written, leaves the node Degraded.
+`--drift report` repairs nothing and names every path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import NamedTuple
 
-from applier.agentbase import AgentBase
-from applier.drift import file_event, unit_event
+from applier.drift import DriftChecker, file_event, unit_event
 from applier.errors import ApplyError
+from applier.files import FileWriter
+from applier.units import Systemctl, UnitWriter
 from applier.verify import check_unit, on_disk_message
-from fleet.clock import timestamp
+from fleet.clock import Clock, system_clock, timestamp
 from fleet.diff import files_of, units_of
 from fleet.drift_events import DriftEvent
 from fleet.rendered import RenderedConfig
@@ -30,7 +33,7 @@ class Repair(NamedTuple):
     files: list[str]
     units: list[str]
     left: list[str]
-    live: tuple[str, ...] = ()  # live state put right (applier/drift_steps.py), named
+    live: tuple[str, ...] = ()  # live state put right (applier/live_repair.py), named
     events: tuple[DriftEvent, ...] = ()  # every drift found, as the fleet sees it
     reboot: str = ""  # a booted mismatch the next boot puts right: repaired through a reboot in a rollout slot
 
@@ -39,12 +42,29 @@ class Repair(NamedTuple):
         """What was repaired, as `file P` / `unit U` / the live state's own name."""
         return [f"file {p}" for p in self.files] + [f"unit {u}" for u in self.units] + list(self.live)
 
+    @property
+    def found(self) -> bool:
+        """Whether there was anything to tell: drift repaired, left, or a reboot to put it right."""
+        return bool(self.left or self.names or self.reboot)
 
-class RepairSteps(AgentBase):
-    """Checking the disk against a config and putting it back."""
+    def note(self) -> str:
+        """`; repaired drift: ...` to append to a sync's message (or "")."""
+        return f"; repaired drift: {', '.join(self.names)}" if self.names else ""
 
-    def _check_drift(self, config: RenderedConfig, *, repair: bool, paths: Iterable[str] | None = None,
-                     units: Iterable[str] | None = None) -> Repair:
+
+@dataclass(eq=False)
+class Repairer:
+    """Checks the disk under `root` against a config through `drift`, writing back through `files` and `units`."""
+
+    root: Path
+    systemctl: Systemctl
+    drift: DriftChecker
+    files: FileWriter
+    units: UnitWriter
+    clock: Clock = system_clock
+
+    def check(self, config: RenderedConfig, *, repair: bool, paths: Iterable[str] | None = None,
+              units: Iterable[str] | None = None) -> Repair:
         """Compare the disk with `config` (or only the files `paths` and units `units`); with `repair`, rewrite
         what drifted and check it again, pass after pass.
 
@@ -93,14 +113,13 @@ class RepairSteps(AgentBase):
             record()
         return Repair([], [], problems, events=_unrepaired(found))
 
-    def _repair_note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
+    def note(self, config: RenderedConfig | None, repair: bool) -> tuple[str, str]:
         """An explicit repair of `config`'s drift, as text to append to a sync's message: (`; repaired drift:
         ...` or "", `; unexpected on-disk state ...` for what could not be repaired, or "")."""
         if not repair or config is None:
             return "", ""
-        found = self._check_drift(config, repair=True)
-        return (f"; repaired drift: {', '.join(found.names)}" if found.names else "",
-                f"; {on_disk_message(config.name, found.left)}" if found.left else "")
+        found = self.check(config, repair=True)
+        return found.note(), f"; {on_disk_message(config.name, found.left)}" if found.left else ""
 
 
 def _unrepaired(found: dict[tuple[str, str], DriftEvent]) -> tuple[DriftEvent, ...]:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +54,9 @@ class SyncResult:
     desired: str
     rebooting: bool = False
     changed: bool = False
+
+
+LogFn = Callable[[str], None]
 
 
 def no_log(message: str) -> None:

@@ -1,52 +1,67 @@
-"""The agent between syncs: the desired config is asked for on a thread of its own (the server may hold a "stay"
-answer for the whole interval), while the main thread watches the current config's paths (applier/watch.py) and
-the backend's boot entries, and repairs what changes at once (applier/drift_steps.py). All disk work stays on the
-main thread. A watch set up anew (a new config, a directory replaced) first checks everything it covers, since
-what changed before it existed was not seen.
+"""The agent's fetching and watching part, between syncs: the desired config is asked for on a thread of its own
+(the server may hold a "stay" answer for the whole interval), while the main thread watches the current config's
+paths (applier/watch.py) and the backend's boot entries, and repairs what changes at once (applier/drift_steps.py).
+All disk work stays on the main thread. A watch set up anew (a new config, a directory replaced) first checks
+everything it covers, since what changed before it existed was not seen.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from applier.backends.base import Backend
 from applier.background import Background
 from applier.drift import watch_map
 from applier.drift_steps import DriftSteps
 from applier.errors import TemporaryError
+from applier.fetch import DesiredSource
 from applier.live import fips_watch
+from applier.reporting import Reporting
+from applier.settings import LogFn, no_log
 from applier.watch import Watcher
 from fleet.rendered import RenderedConfig
 
 STEP = 0.5  # seconds: a stop request (SIGTERM) is seen within this
 
 
-class WatchSteps(DriftSteps):
-    """Watching for drift while waiting."""
+@dataclass(eq=False)
+class Watching:
+    """Fetches the desired config from `source` for `node`, watching for drift (repaired when `repair`) meanwhile,
+    until `stopping` is set."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # the current config's name, the watch over its paths, the watch over the next boot's entries
-        self._watching: tuple[str, Watcher, Watcher] | None = None
+    node: str
+    root: Path
+    source: DesiredSource
+    backend: Backend
+    drift: DriftSteps
+    reporting: Reporting
+    repair: bool = True
+    stopping: threading.Event = field(default_factory=threading.Event)
+    log: LogFn = no_log
+    # the current config's name, the watch over its paths, the watch over the next boot's entries
+    _watching: tuple[str, Watcher, Watcher] | None = None
 
-    def _fetch(self, current: RenderedConfig | None, *, watch: bool) -> RenderedConfig | None:
+    def fetch(self, current: RenderedConfig | None, *, watch: bool) -> RenderedConfig | None:
         """The desired config; with `watch`, asked for on a thread while `current`'s drift is repaired here."""
         def ask() -> RenderedConfig | None:
-            return self.source.desired(self.settings.node, self.reporting.pool(current), current)
+            return self.source.desired(self.node, self.reporting.pool(current), current)
 
         if not watch:
             return ask()
         poll = Background(ask)
-        self._watch(current, poll=poll)
+        self.watch(current, poll=poll)
         if not poll.done:  # stopped while the server holds the answer: the thread is left to end with us
             raise TemporaryError("desired", "the agent is stopping")
         return poll.result()
 
-    def _watch(self, current: RenderedConfig | None, *, deadline: float | None = None,
-               poll: Background[Any] | None = None) -> None:
+    def watch(self, current: RenderedConfig | None, *, deadline: float | None = None,
+              poll: Background[Any] | None = None) -> None:
         """Repair `current`'s drift the watch sees, until `deadline` or until `poll` is over (or a stop request)."""
-        repair = self.settings.drift == "repair"
-        while not self._stop and not (poll is not None and poll.done):
+        while not self.stopping.is_set() and not (poll is not None and poll.done):
             remaining = min(deadline - time.monotonic() if deadline is not None else STEP, STEP)
             if remaining <= 0:
                 return
@@ -63,8 +78,8 @@ class WatchSteps(DriftSteps):
                 ready = Watcher.ready([files, boot], remaining, also)
                 changed = files.read() if files in ready else set()
                 boot_changed = boot.read() if boot in ready else set()
-            results = [self.check_changed(current, changed, repair=repair) if changed else None,
-                       self.check_next_boot(current, repair=repair) if boot_changed else None]
+            results = [self.drift.check_changed(current, changed, repair=self.repair) if changed else None,
+                       self.drift.check_next_boot(current, repair=self.repair) if boot_changed else None]
             for result in results:
                 if result is not None:
                     self.log(f"{result.state}: {result.message}")
@@ -76,7 +91,7 @@ class WatchSteps(DriftSteps):
         if held is not None and current is not None and held[0] == current.name \
                 and not held[1].stale and not held[2].stale:
             return held[1], held[2]
-        self._close_watchers()
+        self.close()
         if current is None:
             return None
         top, entries = self.backend.boot_watch()
@@ -85,7 +100,8 @@ class WatchSteps(DriftSteps):
         self._watching = (current.name, files, boot)
         return files, boot
 
-    def _close_watchers(self) -> None:
+    def close(self) -> None:
+        """Stop watching (the loop is over)."""
         if self._watching is not None:
             self._watching[1].close()
             self._watching[2].close()

@@ -61,7 +61,7 @@ CASES = [
 
 @pytest.mark.parametrize(("files", "units", "verdict", "actions"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_what_a_repair_asks_for(tmp_path: Path, files, units, verdict, actions) -> None:
-    decided = agent(tmp_path).repair_disruption(config(), Repair(files, units, []))
+    decided = agent(tmp_path).planner.repair_disruption(config(), Repair(files, units, []))
     assert (decided.verdict, [str(a) for a in decided.actions]) == (verdict, actions)
 
 

@@ -34,9 +34,10 @@ def node(tmp_path: Path, drift: str, *, reboot: bool = True, wait: float = 3600)
                   source=MemorySource(config("v1", "1\n")), reporter=MemoryReporter(), backend=NoBackend(),
                   runner=RecordingRunner())
     assert agent.sync().rebooting and agent.sync().state == "Done"
-    if not reboot:  # v1 reached through one simulated reboot, then reboots stop happening
-        agent.settings = replace(agent.settings, reboot_command="true")
-    agent.source = MemorySource(config("v2", "2\n"))
+    if not reboot:  # v1 reached through one simulated reboot, then reboots stop happening: the agent restarts
+        agent = Agent(replace(agent.settings, reboot_command="true"), source=agent.source, reporter=agent.reporter,
+                      backend=agent.backend, runner=agent.runner)
+    agent.source.config = config("v2", "2\n")
     assert agent.sync().rebooting
     return agent
 
@@ -98,7 +99,7 @@ def test_explicit_repair_while_the_reboot_is_outstanding(tmp_path: Path, kw: dic
 def test_explicit_repair_when_the_target_is_refused(tmp_path: Path) -> None:
     agent = node(tmp_path, "report")
     assert agent.sync().state == "Done"
-    agent.source = MemorySource(config("v3", "2\n", fips=True))  # not reconcilable: the node stays at v2
+    agent.source.config = config("v3", "2\n", fips=True)  # not reconcilable: the node stays at v2
     assert agent.sync().state == "Degraded"
     edit(agent, "/etc/kept.conf")
     result = agent.sync(repair=True)

@@ -17,8 +17,8 @@ import pytest
 from applier.agent import Agent, AgentSettings, reboot_command_for_ostree
 from applier.backends.none import NoBackend
 from applier.backends.ostree import OstreeBackend
-from applier.drift_steps import RESTART_BUDGET
 from applier.fetch import MemorySource
+from applier.live_repair import RESTART_BUDGET
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, Result, SubprocessRunner
 from tests.applier.helpers import SERVICE, file_entry, fips_root, make_root, reboot_command, unit
