@@ -1,9 +1,11 @@
 """The pointer config: the small Ignition config an installer hands a machine so it fetches the real one.
 
 `ignition.config.merge` (or `replace`) points at `<url>/config/<pool>` (with `?mac=...&hostname=...` for one
-machine's own config, `--machine`); `ignition.security.tls.
+machine's own config, `--machine`, or `?node=NAME` for a node's, `--node`); `ignition.security.tls.
 certificateAuthorities` carries our CA as a base64 data URL (as the MCO's installer stub does); a bearer
-token travels as an `Authorization` header of that reference (`httpHeaders`, spec 3.1+).
+token travels as an `Authorization` header of that reference (`httpHeaders`, spec 3.1+): the pool's token, or
+with `--node` the node's own token (server/machine_choice.py: with node authentication on, a node's config is
+served to that token only, from its first boot on).
 """
 
 from __future__ import annotations
@@ -73,22 +75,43 @@ def machine_query(facts: Sequence[str]) -> str:
     return urlencode(pairs)
 
 
+def node_query(node: str, machine: Sequence[str]) -> str:
+    """`node=NAME`: the query naming a node's own config on day 2 (never beside a machine's facts)."""
+    if not valid_name(node):
+        raise PointerError("--node", f"{node!r} is not a node name (a lowercase DNS name)")
+    if machine:
+        raise PointerError("--node", "a machine is named by --node or by its --machine facts, not both")
+    return urlencode({"node": node})
+
+
+def _bearer(token: str, flag: str) -> str:
+    token = token.strip()
+    if not token or any(c.isspace() for c in token) or not token.isprintable():
+        raise PointerError(flag, "the token must be one printable word")
+    return f"Bearer {token}"
+
+
 def pointer_config(*, pool: str, url: str, ca_pem: bytes | None = None, token: str | None = None,
-                   replace: bool = False, version: str = "3.1.0", machine: Sequence[str] = ()) -> dict[str, Any]:
-    """The pointer config as a JSON-ready dict (`machine`: KEY=VALUE facts naming one machine, `machine_query`)."""
+                   replace: bool = False, version: str = "3.1.0", machine: Sequence[str] = (), node: str = "",
+                   node_token: str | None = None) -> dict[str, Any]:
+    """The pointer config as a JSON-ready dict (`machine`: KEY=VALUE facts naming one machine, `machine_query`;
+    `node`: the node whose own config it fetches, with `node_token`, its node token, instead of the pool's)."""
     if version not in POINTER_VERSIONS:
         raise PointerError("--spec-version", f"{version!r} is not one of {', '.join(POINTER_VERSIONS)}")
     source = config_url(url, pool)
-    if machine:
+    if node:
+        source += "?" + node_query(node, machine)
+    elif machine:
         source += "?" + machine_query(machine)
     reference: dict[str, Any] = {"source": source}
-    if token is not None:
-        token = token.strip()
-        if not token or any(c.isspace() for c in token) or not token.isprintable():
-            raise PointerError("--token-file", "the token must be one printable word")
+    if node_token is not None and (not node or token is not None):
+        raise PointerError("--node-token-file", "a node's token goes with --node, and instead of --token-file")
+    authorization = _bearer(token, "--token-file") if token is not None else \
+        _bearer(node_token, "--node-token-file") if node_token is not None else None
+    if authorization is not None:
         if version == "3.0.0":
             raise PointerError("--spec-version", "httpHeaders (the token) need spec 3.1.0 or newer")
-        reference["httpHeaders"] = [{"name": "Authorization", "value": f"Bearer {token}"}]
+        reference["httpHeaders"] = [{"name": "Authorization", "value": authorization}]
     ignition: dict[str, Any] = {"version": version,
                                 "config": {"replace": reference} if replace else {"merge": [reference]}}
     if ca_pem is not None:

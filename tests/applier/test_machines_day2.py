@@ -29,10 +29,11 @@ BOOT = {"node-a": ("mac=52-54-00-00-00-0A", "hostname=node-a"),
 ADDRESSES = {"node-a": "192.168.122.10/24", "node-b": "192.168.122.11/24"}
 
 
-def _pointer(path: Path, url: str, facts: tuple[str, ...]) -> Path:
-    """The pointer config a machine boots with (`mco ignition pointer --machine`): its own config's URL."""
+def _pointer(path: Path, url: str, facts: tuple[str, ...], *names: str) -> Path:
+    """The pointer config a machine boots with (`mco ignition pointer --machine`): its own config's URL (`names`:
+    more arguments, `--node NAME --node-token-file F` for a node's)."""
     machine = [arg for fact in facts for arg in ("--machine", fact)]
-    done = subprocess.run(mco("ignition", "pointer", "--pool", "worker", "--url", url, "--replace", *machine,
+    done = subprocess.run(mco("ignition", "pointer", "--pool", "worker", "--url", url, "--replace", *machine, *names,
                               "--output-file", str(path)), env=env(), capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return path
@@ -131,6 +132,19 @@ def test_two_machines_boot_and_keep_their_own_config(tmp_path: Path) -> None:
         repaired = _apply("node-a", roots["node-a"], url, tokens["node-a"], "--repair")
         assert repaired["state"] == "Done" and KEYFILE in repaired["message"], repaired
         assert "address1=192.168.122.10/24,192.168.122.1" in keyfile_a.read_text()
+
+        # node-a re-installed: its facts get nothing now that it is a node; its pointer with its node token does
+        refused = tmp_path / "reinstall-facts"
+        refused.mkdir()
+        with pytest.raises(AssertionError, match="GET result: Forbidden"):
+            run_ignition(ignition, _pointer(refused / "pointer.ign", url, BOOT["node-a"]), refused)
+        again = tmp_path / "reinstall-node"
+        again.mkdir()
+        pointer = _pointer(again / "pointer.ign", url, (), "--node", "node-a", "--node-token-file",
+                           str(tokens["node-a"]))
+        reinstalled = run_ignition(ignition, pointer, again).root
+        assert (reinstalled / "etc/hostname").read_text() == "node-a\n"
+        assert "address1=192.168.122.10/24,192.168.122.1" in (reinstalled / KEYFILE).read_text()
 
         # the machine's config goes to its own node only
         other = requests.get(f"{url}/rendered/{first['node-a']}", timeout=10,

@@ -82,7 +82,13 @@ def test_config_url(base: str, pool: str, url: str) -> None:
     ({"pool": "worker", "url": "https://h", "token": "two words"}, "--token-file"),
     ({"pool": "worker", "url": "https://h", "token": "t", "version": "3.0.0"}, "--spec-version"),
     ({"pool": "worker", "url": "https://h", "version": "2.2.0"}, "--spec-version"),
-], ids=["traversal", "trailing-newline", "scheme", "query", "bad-ca", "bad-token", "headers-need-3.1", "bad-version"])
+    ({"pool": "worker", "url": "https://h", "node": "Node_A"}, "--node"),
+    ({"pool": "worker", "url": "https://h", "node": "node-a", "machine": ["mac=52:54:00:00:00:0a"]}, "--node"),
+    ({"pool": "worker", "url": "https://h", "node_token": "t"}, "--node-token-file"),
+    ({"pool": "worker", "url": "https://h", "node": "node-a", "node_token": "t", "token": "p"}, "--node-token-file"),
+    ({"pool": "worker", "url": "https://h", "node": "node-a", "node_token": "two words"}, "--node-token-file"),
+], ids=["traversal", "trailing-newline", "scheme", "query", "bad-ca", "bad-token", "headers-need-3.1", "bad-version",
+        "bad-node", "node-and-facts", "node-token-without-node", "node-token-and-pool-token", "bad-node-token"])
 def test_pointer_refuses(kwargs: dict, path: str) -> None:
     with pytest.raises(PointerError) as info:
         pointer_config(**kwargs)
@@ -127,3 +133,21 @@ def test_pointer_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert json.loads(capsys.readouterr().out)["ignition"]["config"]["merge"][0]["source"] == "http://h:22624/config/worker"
     assert main(["ignition", "pointer", "--pool", "Bad/Pool", "--url", "http://h"]) == 1
     assert main(["ignition", "pointer", "--pool", "worker", "--url", "http://h", "--ca", str(tmp_path / "none")]) == 2
+
+
+def test_pointer_names_a_node_with_its_own_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--node NAME --node-token-file F`: the reference asks for NAME's own config (`?node=NAME`) with NAME's node
+    token, the one credential the server serves a registered node's config to; the file is a secret (0600)."""
+    reference = pointer_config(pool="worker", url="https://h:22623", node="node-a", node_token="n0de")[
+        "ignition"]["config"]["merge"][0]
+    assert reference == {"source": "https://h:22623/config/worker?node=node-a",
+                         "httpHeaders": [{"name": "Authorization", "value": "Bearer n0de"}]}
+    (tmp_path / "node-a.token").write_text("n0de\n")
+    out = tmp_path / "node-a.ign"
+    args = ["ignition", "pointer", "--pool", "worker", "--url", "https://h:22623", "--node", "node-a"]
+    assert main([*args, "--node-token-file", str(tmp_path / "node-a.token"), "--output-file", str(out)]) == 0
+    assert json.loads(out.read_text())["ignition"]["config"]["merge"][0] == reference
+    assert out.stat().st_mode & 0o777 == 0o600
+    assert main([*args, "--node-token-file", str(tmp_path / "none")]) == 2
+    assert main([*args, "--machine", "hostname=node-a"]) == 1
+    assert "--node" in capsys.readouterr().err
