@@ -9,12 +9,13 @@ from pathlib import Path
 from applier.backends.none import NoBackend
 from applier.drift import DriftChecker
 from applier.health import Health
+from applier.live_repair import RESTART_BUDGET, LiveRepair
 from applier.planning import Planner
 from applier.rebooting import MAX_REBOOT_ATTEMPTS, Rebooter
 from applier.repairing import Repairer
 from applier.report import MemoryReporter
 from applier.reporting import Reporting
-from applier.runner import RecordingRunner
+from applier.runner import RecordingRunner, Result
 from applier.settings import AgentSettings
 from applier.state import Pending, StateDir
 from applier.units import Systemctl
@@ -141,3 +142,24 @@ def test_health_reports_done_at_once_without_a_gate(tmp_path: Path) -> None:
     result = health.gated_done(V2, V1.name, "applied v2", changed=True)
     assert (result.state, result.message, node.state.soak()) == ("Done", "applied v2", None)
 
+
+
+def test_planner_adopts_what_is_on_disk_on_a_node_without_state(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    (node.root / "etc/kept.conf").write_text("kept\n")  # as Ignition wrote it; /etc/app.conf is not there yet
+    plan = Planner(AgentSettings(node="n1"), node.root, node.systemctl, NoBackend()).plan(None, V1, None)
+    assert [e["path"] for e in plan.write_files] == ["/etc/app.conf"]
+    assert [f["path"] for f in plan.old.config["storage"]["files"]] == ["/etc/kept.conf"]
+
+
+def test_live_repair_starts_a_failed_unit_within_its_budget_then_names_it(tmp_path: Path) -> None:
+    node = Node(tmp_path)
+    node.systemctl.live = True  # what a node root of / is; every command goes to the recording runner
+    node.runner.answers[("systemctl", "show")] = Result((), 0, "ActiveState=failed\nType=simple\n")
+    live = LiveRepair(node.root, NoBackend(), node.systemctl, node.clock)
+    for _ in range(RESTART_BUDGET):
+        found = live.check_running(V1, repair=True)
+        assert (found.live, found.left) == (("unit app.service started (was failed)",), [])
+    found = live.check_running(V1, repair=True)
+    assert found.left == [f'unit "app.service" is failed after {RESTART_BUDGET} starts in 600 s'] and not found.live
+    assert node.runner.calls.count(("systemctl", "start", "app.service")) == RESTART_BUDGET
