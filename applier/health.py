@@ -128,8 +128,8 @@ def gate_failure(gate: HealthGate, *, root: Path) -> str | None:
 
 @dataclass(eq=False)
 class Health:
-    """The gate's steps, shared by the update without reboot (applier/updating.py) and after a reboot: it holds
-    the soak state in `state`, runs the checks under `root`, and reports through `reporting`."""
+    """The gate's steps, shared by the update without reboot (applier/updating.py) and the one verified after its
+    reboot (applier/verifying.py): the soak state in `state`, the checks run under `root`."""
 
     root: Path
     state: StateDir

@@ -1,5 +1,5 @@
 """Live state the config declares beyond its files: the kernel command line, FIPS mode, and the units it enables
-running. Read-only checks; applier/drift_steps.py decides what to repair.
+running. Read-only checks; applier/live_repair.py puts right what it can.
 
 Kernel arguments: every argument of the config must be on the booted command line (`/proc/cmdline`) and in the
 boot entry of the deployment the next boot starts (the backend's `next_boot()`, e.g. a deployment staged by
