@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import sys
@@ -46,33 +47,40 @@ sys.path.insert(0, str(ROOT / "bench"))
 from server_bench import cpu_seconds  # noqa: E402
 
 from fleet.etcd_client import Connection  # noqa: E402
-from fleet.etcd_mirror import Mirror  # noqa: E402
 from fleet.etcd_url import parse_url  # noqa: E402
+from fleet.rendered import PoolRecord  # noqa: E402
 from tests.builders import machine_config_manifest  # noqa: E402
+from tests.etcd_cluster import EtcdCluster  # noqa: E402
 from tests.server.scale_out import ROLLOUT_POOL, Fleet, bench_deployment  # noqa: E402
 
 WAVES = 10  # 1 / maxUnavailable 10%
 
 
 class Landed:
-    """When each pool target of `worker` first appeared in etcd, seen by a watch of this process."""
+    """When each pool target of `worker` first appeared in etcd, seen by a watch of this process on that one key (a
+    whole mirror here would decode every node record too, and its thread would slow the simulator's loop)."""
 
     def __init__(self, store_url: str) -> None:
         self.conn = Connection(parse_url(store_url))
-        self.mirror = Mirror(self.conn)
         self.at: dict[str, float] = {}
         self._lock = threading.Lock()
-        self.mirror.on_change(self._changed)
-        self.mirror.start()
+        self._task = self.conn.spawn(self._follow(self.conn.key("state", "pools", "worker")))
 
-    def _changed(self) -> None:
-        pool = self.mirror.pool("worker")
-        if pool is not None and pool.current:
+    async def _follow(self, key: bytes) -> None:
+        found = await self.conn.client.get(key)
+        if found is not None:
+            self._seen(found.value)
+        async for event in await self.conn.client.watch(key, start_revision=found.mod_revision + 1 if found else None):
+            self._seen(event.kv.value)
+
+    def _seen(self, raw: bytes) -> None:
+        current = PoolRecord.from_dict(json.loads(raw)).current
+        if current:
             with self._lock:
-                self.at.setdefault(pool.current, time.monotonic())
+                self.at.setdefault(current, time.monotonic())
 
     def close(self) -> None:
-        self.mirror.stop()
+        self.conn.loop.call_soon_threadsafe(self._task.cancel)
         self.conn.close()
 
 
@@ -147,11 +155,12 @@ async def node(session: aiohttp.ClientSession, replicas: list[str], args: argpar
     counts.done_at = max(counts.done_at, time.monotonic())
 
 
-async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replicas: list[str]) -> None:
+async def run(args: argparse.Namespace, etcd: EtcdCluster, fleet: Fleet, cluster_dir: Path, replicas: list[str]) -> None:
     pids = [p.pid for p in fleet.replicas.values()]
+    members = [p.pid for p in etcd.procs if p is not None]
 
-    def cpu() -> float:
-        return sum(cpu_seconds(pid) for pid in pids)
+    def cpu(of: list[int] = pids) -> float:
+        return sum(cpu_seconds(pid) for pid in of)
 
     names = [f"node-{i:05d}" for i in range(args.nodes)]
     connector = aiohttp.TCPConnector(limit=0)  # every node holds a claim open: one connection each
@@ -181,14 +190,15 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
             new: asyncio.Future[str] = asyncio.get_running_loop().create_future()
             nodes = [asyncio.create_task(node(session, replicas, args, n, old, new, counts)) for n in names]
             await asyncio.sleep(min(args.poll or 5.0, 5.0))  # every node is in its loop (held, or polling)
-            cpu0 = cpu()
+            cpu0, own0, etcd0 = cpu(), time.process_time(), cpu(members)
             (cluster_dir / "manifests" / "10-worker-bench.yaml").write_text(_worker("new", args.pull))
             while len(landed.at) < 2:
                 await asyncio.sleep(0.01)
             target = max(landed.at, key=lambda k: landed.at[k])
             new.set_result(target)
             await asyncio.gather(*nodes)
-            wall, rollout_cpu = counts.done_at - landed.at[target], cpu() - cpu0
+            wall, rollout_cpu, own = counts.done_at - landed.at[target], cpu() - cpu0, time.process_time() - own0
+            etcd_cpu = cpu(members) - etcd0
     finally:
         landed.close()
     load_after = os.getloadavg()
@@ -206,6 +216,7 @@ async def run(args: argparse.Namespace, fleet: Fleet, cluster_dir: Path, replica
     print(f"| replicas' CPU during the rollout | {rollout_cpu:.1f} s ({counts.claims} claims answered, "
           f"{counts.reports} reports) |")
     print(f"| most nodes updating at once (simulator's count) | {counts.most} |")
+    print(f"| CPU during the rollout: the 3 etcd members / the simulator (one process) | {etcd_cpu:.1f} s / {own:.1f} s |")
     drained = sorted(counts.drained)
     print(f"| drained window (Working report sent -> update done), p50 / max | "
           f"{drained[len(drained) // 2]:.2f} s / {drained[-1]:.2f} s |")
@@ -245,7 +256,7 @@ def main() -> None:
                         "changes the OS image)")
     parser.add_argument("--max-pulls", type=int, default=0, help="the pool's max-concurrent-pulls (0: no limit)")
     args = parser.parse_args()
-    with bench_deployment("rollout") as (_etcd, fleet, tmp):
+    with bench_deployment("rollout") as (etcd, fleet, tmp):
         cluster_dir = tmp / "cluster"
         (cluster_dir / "manifests").mkdir(parents=True)
         (cluster_dir / "cluster.yaml").write_text("name: bench\nbaseDomain: bench.test\n")
@@ -256,7 +267,7 @@ def main() -> None:
         held = str(2 * args.nodes)
         replicas = [fleet.start_replica(None, "--max-connections", held, "--max-connections-per-client", held)
                     for _ in range(3)]
-        asyncio.run(run(args, fleet, cluster_dir, replicas))
+        asyncio.run(run(args, etcd, fleet, cluster_dir, replicas))
 
 
 if __name__ == "__main__":
