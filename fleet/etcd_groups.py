@@ -5,7 +5,8 @@ replica; during a rollout a replica's threads store hundreds of hand-outs and re
 would wait for its own round trip. As databases flush many commits with one log write, the first thread to ask
 leads: it takes every request queued meanwhile (up to the group's size) and runs them as one group (`_run`, the
 subclass's rule: fleet/etcd_claims.py for hand-outs, fleet/etcd_reports.py for reports), then hands the lead to the
-oldest request queued since, so no request waits on others' groups for long. A failure of the group reaches each
+oldest request queued since, so no request waits on others' groups for long. Where groups may overlap, a few
+lead at once (`leaders`), so the queue drains at several transactions per round trip. A failure of the group reaches each
 member as its own exception instance, since each is raised in its own thread.
 """
 
@@ -42,21 +43,25 @@ class Member(Generic[I, R]):
 
 
 class Groups(Generic[I, R]):
-    """The queue of one store's requests of one kind (rules in the module docstring)."""
+    """The queue of one store's requests of one kind (rules in the module docstring), with at most `leaders` groups
+    in flight at once: 1 where groups must not overlap (hand-outs compare their pool's fence), more where they may
+    (records compare only their own key): then one group's round trip does not hold up the next."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, leaders: int = 1) -> None:
         self.size = size
+        self.leaders = leaders
         self._lock = threading.Lock()
         self._queue: list[Member[I, R]] = []
-        self._leading = False
+        self._leading = 0
 
     def submit(self, item: I) -> R | None:
         """Run `item` as part of a group; its outcome (or its exception, raised here)."""
         mine: Member[I, R] = Member(item)
         with self._lock:
             self._queue.append(mine)
-            if not self._leading:
-                self._leading = mine.lead = True
+            if self._leading < self.leaders:
+                self._leading += 1
+                mine.lead = True
         while not mine.lead:
             mine.wake.wait()
             if mine.finished:
@@ -65,6 +70,11 @@ class Groups(Generic[I, R]):
             while not mine.finished:
                 with self._lock:
                     group, self._queue = self._queue[:self.size], self._queue[self.size:]
+                if not group:  # another leader took this request in its group: wait for that group's outcome
+                    mine.wake.clear()
+                    if not mine.finished:
+                        mine.wake.wait()
+                    continue
                 try:
                     self._run(group)
                 except BaseException as exc:  # a failure of the group's transaction is every member's
@@ -73,11 +83,12 @@ class Groups(Generic[I, R]):
                             member.finish(error=own_copy(exc))
         finally:
             with self._lock:
-                if self._queue:
-                    self._queue[0].lead = True
-                    self._queue[0].wake.set()
+                waiting = next((m for m in self._queue if not m.lead), None)
+                if waiting is not None:  # the lead goes to the oldest request queued since that leads no group yet
+                    waiting.lead = True
+                    waiting.wake.set()
                 else:
-                    self._leading = False
+                    self._leading -= 1
         return mine.outcome()
 
     def _run(self, group: list[Member[I, R]]) -> None:

@@ -32,7 +32,8 @@ from ignition.canonical import canonical_json
 if TYPE_CHECKING:
     from fleet.etcd_client import Connection
 
-GROUP = 50                # records per transaction: a compare, a put and a get each, under etcd's 128 ops
+GROUP = 100               # records per transaction: a compare, a put and a get each, under etcd's 128 ops per branch
+LEADERS = 8               # groups in flight at once (each record compares only its own key: groups may overlap)
 GROUP_BYTES = 512 << 10   # record bytes per transaction, well below etcd's 1.5 MiB request limit
 _Item = tuple[NodeStatus, "NodeStatus | None", "int | None"]  # a record, the one it was built on, that one's revision
 
@@ -87,7 +88,7 @@ class ReportGroups(Groups[_Item, None]):
     """The record-write queue of one EtcdStore (rules in the module docstring)."""
 
     def __init__(self, store: ReportingStore, attempts: int) -> None:
-        super().__init__(GROUP)
+        super().__init__(GROUP, LEADERS)
         self.store = store
         self.attempts = attempts
 
