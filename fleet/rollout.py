@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, overload
@@ -40,7 +40,7 @@ from fleet.node_status import NodeStatus
 from fleet.phases import FINAL
 from fleet.rendered import PoolRecord
 from fleet.rollout_gates import FAILED_STATES, canaries, canaries_pending, hold_reason
-from fleet.rollout_turn import Present, turn_comes
+from fleet.rollout_turn import Present, turn_places
 
 # The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);
 # the agent asks with its sync interval, bounded by this.
@@ -304,9 +304,17 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     free = max_unavailable_count(pool.max_unavailable, size) - busy
     if free <= 0:
         return current
-    if present is not None and here:
-        chosen = canaries(pool, view)
-        only = chosen if chosen and canaries_pending(pool, view, now, chosen) is not None else None
-        if not turn_comes(node, pool, view, free, present, only=only, now_second=int(now.timestamp())):
-            return current
+    if present is not None and here and not turn_rule(pool, view, free, present, now, first=node, whole=False)(node):
+        return current
     return target
+
+
+def turn_rule(pool: PoolRecord, view: NodeStatuses, free: int, present: Present, now: datetime, *,
+              first: str = "", whole: bool = True) -> Callable[[str], bool]:
+    """Which waiting nodes of the pool may take one of `free` slots now (fleet/rollout_turn.py; during the canary
+    wave, only canaries may): what `desired_for` applies to a claim as it arrives, and what wakes held claims
+    (server/handout_follow.py), so both follow one rule."""
+    chosen = canaries(pool, view)
+    only = chosen if chosen and canaries_pending(pool, view, now, chosen) is not None else None
+    return turn_places(pool, view, free, present, only=only, now_second=int(now.timestamp()), first=first,
+                       whole=whole)

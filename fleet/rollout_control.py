@@ -31,7 +31,14 @@ from fleet.errors import FleetError
 from fleet.node_status import NodeStatus
 from fleet.rendered import Condition, HistoryEntry, Pause, PoolRecord
 from fleet.rollout import NodeStatuses
-from fleet.rollout_gates import failing_of, failure_pause, recorded_pause, revert_target, rollout_pause
+from fleet.rollout_gates import (
+    FAILED_STATES,
+    failing_of,
+    failure_pause,
+    recorded_pause,
+    revert_target,
+    rollout_pause,
+)
 from fleet.rollout_plan import plan_rollout, recorded_durations
 from fleet.store import NotFound, Store
 
@@ -68,8 +75,10 @@ def record_pause(store: Store, status: NodeStatus) -> Pause | None:
     before storing the status: a reader that sees the failure then sees the pause too). Returns the pause recorded
     now (None: none called for, or one was there first). Costs a store write only for a failing report on a pool
     whose record holds no pause yet."""
+    if status.state not in FAILED_STATES or not status.pool:
+        return None  # (most reports: no read of the pool's record)
     try:
-        seen = store.get_pool(status.pool) if status.pool else None
+        seen = store.get_pool(status.pool)
     except NotFound:
         return None
     if seen is None or failure_pause(seen, status) is None or recorded_pause(seen) is not None:

@@ -4,9 +4,8 @@ caller says which nodes are present.
 
 Why: the MCO's node controller picks the nodes to update itself (`getCandidateMachines` over `sortNodeList`, MCO
 `pkg/controller/node/node_controller.go`); here the nodes ask, so without this rule a node that polls often (or
-first) gets a freed slot ahead of one that comes before it in the order. Held claims (server/handout_wait.py) are
-woken in the order already (per server process); this rule orders the claims that do not wait (the server applies
-it to those only: docs/rollouts.md).
+first) gets a freed slot ahead of one that comes before it in the order. The server applies it to every claim as
+it arrives, and wakes a held claim (server/handout_wait.py) only once this rule says its turn has come.
 
 - **Waiting**: a node of the pool neither at its target nor handed it (its desiredConfig is not the target).
 - **Present**: the caller's verdict (the server: the node asked or reported within the pool's `offline-grace`, or
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 
-if TYPE_CHECKING:  # fleet/rollout.py calls `turn_comes`; its NodeStatuses is only named here
+if TYPE_CHECKING:  # fleet/rollout.py calls `turn_places`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses
 
 Present = Callable[[NodeStatus], bool]
@@ -67,8 +66,9 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
 
 
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,
-               now_second: int, need: Need | None) -> int:
-    """The place of the last node whose turn it is (module docstring); past the end when fewer are waiting."""
+               now_second: int, need: Need | None, upto: int | None = None) -> int:
+    """The place of the last node whose turn it is (module docstring); past the end when fewer are waiting. With
+    `upto`, the scan stops past that place: a result past `upto` then only says the node there is in turn."""
     names, place = order_of(record, statuses)
     scope = None if only is None else frozenset(only)
     wants = need or waiting
@@ -89,6 +89,8 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
     statuses.memo[cursor_key] = (names, start)
     last, seen = len(names), 0
     for i in range(start, len(names)):
+        if upto is not None and i > upto:
+            return i  # (not kept: where the turn ends is not known)
         name = names[i]
         if counts(name) and present(statuses.get(name)):  # type: ignore[arg-type]
             seen += 1
@@ -99,18 +101,31 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
     return last
 
 
+def turn_places(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,
+                only: Collection[str] | None = None, now_second: int = 0, need: Need | None = None,
+                first: str = "", whole: bool = True) -> Callable[[str], bool]:
+    """Which nodes (waiting, asking now) may take one of the `free` open slots: those no more than `free - 1` present
+    waiting nodes come before (`only`: the nodes that may move at all now, the canaries during their wave; `need`:
+    what else than `waiting` a node needs to be in line, a module-level function: it keys the caches). The answer
+    keeps only what it read (an order's places are never modified), so it may be asked after `statuses` changed:
+    held claims are woken by it (server/handout_follow.py). `first`: the node asked about first, whose place the
+    scan stops at when its turn has come (a node near the front costs the nodes before it, not `free` of them);
+    without `whole`, only it may be asked about then."""
+    if free <= 0:
+        return lambda node: False
+    _, place = order_of(record, statuses)
+    mine = place.get(first)
+    last = _last_turn(record, statuses, free, present, only, now_second, need, mine)
+    if whole and mine is not None and last > mine:
+        last = _last_turn(record, statuses, free, present, only, now_second, need)
+    return lambda node: place.get(node, -1) <= last  # not in the order: moving in from another pool
+
+
 def turn_comes(node: str, record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,
                only: Collection[str] | None = None, now_second: int = 0, need: Need | None = None) -> bool:
-    """Whether `node` (waiting, asking now) may take one of the `free` open slots: no more than `free - 1` present
-    waiting nodes come before it (`only`: the nodes that may move at all now, the canaries during their wave;
-    `need`: what else than `waiting` a node needs to be in line, a module-level function: it keys the caches)."""
-    if free <= 0:
-        return False
-    names, place = order_of(record, statuses)
-    mine = place.get(node)
-    if mine is None:
-        return True  # a node moving in from another pool: not in this pool's order yet
-    return mine <= _last_turn(record, statuses, free, present, only, now_second, need)
+    """Whether `node` may take one of the `free` open slots (`turn_places`)."""
+    return turn_places(record, statuses, free, present, only=only, now_second=now_second, need=need, first=node,
+                       whole=False)(node)
 
 
 def skipped(record: PoolRecord, members: Collection[NodeStatus]) -> list[str]:

@@ -15,9 +15,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fleet.rendered import PoolRecord
-from fleet.rollout import NodeStatuses, PoolCounts
+from fleet.rollout import NodeStatuses, turn_rule
 from fleet.store import Store, StoreError
-from server.handout_wait import free_slots
+from server.handout_wait import HandoutWaiters, free_slots
 from server.snapshot import Snapshot
 from server.state import ServerState
 
@@ -26,6 +26,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mco.server")
 LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots are counted again
+
+
+Offer = tuple[str | None, int, Callable[[str], bool] | None]  # target, free slots, turn rule: `HandoutWaiters.offer`
+
+
+def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statuses: NodeStatuses,
+            pool: str) -> Offer:
+    """What a count offers the pool's held claims: its target, its free slots and (with slots free for them) the
+    turn rule read from the same statuses (fleet/rollout.py `turn_rule`, with this process's presence), so only
+    requests whose turn it is are woken. `head`: the node of the first held request (`HandoutWaiters.head`, read
+    on the event loop): while its turn has not come, the rule costs the nodes before it."""
+    target, free = free_slots(record, replace(statuses.counts(pool)))
+    if record is None or not head or free <= waiters.in_flight(pool) or waiters.presence is None:
+        return target, free, None
+    present, now = waiters.presence(record.rollout.offline_grace_seconds)
+    return target, free, turn_rule(record, statuses, free, present, now, first=head)
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
@@ -48,17 +64,20 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
         return task
 
     async def offer_counted(pools: list[str]) -> None:
-        def count(statuses: NodeStatuses) -> dict[str, PoolCounts]:
-            return {pool: replace(statuses.counts(pool)) for pool in pools}
+        snapshot = state.snapshot
+        records = {pool: entry.record if snapshot is not None and (entry := snapshot.pools.get(pool)) else None
+                   for pool in pools}
+        heads = {pool: waiters.head(pool, record.current if record else None) for pool, record in records.items()}
+
+        def count(statuses: NodeStatuses) -> dict[str, Offer]:
+            return {pool: counted(waiters, records[pool], heads[pool], statuses, pool) for pool in pools}
 
         try:
-            counts = await asyncio.to_thread(store.read_statuses, count)
+            offers = await asyncio.to_thread(store.read_statuses, count)
         except StoreError:
             return  # the held claims are answered at their deadline, or at the next count
-        snapshot = state.snapshot
-        for pool in pools:
-            entry = snapshot.pools.get(pool) if snapshot is not None else None
-            waiters.offer(pool, *free_slots(entry.record if entry is not None else None, counts[pool]))
+        for pool, offer in offers.items():
+            waiters.offer(pool, *offer)
 
     def swapped(snapshot: Snapshot) -> None:
         changed = []
@@ -91,10 +110,15 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    def recount(pool: str) -> None:  # server/handout_wait.py `on_recount`
+        if pool in waiters.pools() and not waiters.closing:
+            spawn(offer_counted([pool]))
+
     if state.snapshot is not None:
         seen.update((name, rollout(entry.record)) for name, entry in state.snapshot.pools.items())
     state.on_swap.append(swapped)
     waiters.on_held = held
+    waiters.on_recount = recount
     return stop
 
 
@@ -107,8 +131,10 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
     def recheck() -> None:
         scheduled[0] = False  # before reading: a change applied from here on schedules another pass
         for pool in waiters.pools():
-            _, counts = mirror.decide(partial(NodeStatuses.counts, pool=pool))
-            waiters.offer(pool, *free_slots(mirror.pool(pool), counts))
+            record = mirror.pool(pool)
+            head = waiters.head(pool, record.current if record else None)
+            _, offer = mirror.decide(partial(counted, waiters, record, head, pool=pool))
+            waiters.offer(pool, *offer)
 
     def changed() -> None:  # on the etcd thread
         if not scheduled[0]:
@@ -122,5 +148,11 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
             scheduled[0] = True
             loop.call_later(LOST_RECHECK, recheck)
 
+    def recount(_pool: str) -> None:  # on the event loop: server/handout_wait.py `on_recount`
+        if not scheduled[0]:
+            scheduled[0] = True
+            loop.call_soon(recheck)
+
     mirror.on_change(changed)
     waiters.on_lost = lost
+    waiters.on_recount = recount

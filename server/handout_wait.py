@@ -13,7 +13,7 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
 - Whatever may free a slot, as this process sees it, wakes at most as many held requests as slots are free
   (`offer`: the free slots, minus requests woken and not yet decided) or were freed (`freed`), oldest first,
   skipping nodes already at the pool's target (a free slot changes nothing for them). So freed slots go to the
-  waiting nodes in the rollout's order; a node that is not waiting (offline) is passed over, not waited for. An etcd replica's mirror
+  waiting nodes in the rollout's order. An etcd replica's mirror
   applying any change calls `offer` with the pool's free slots from memory (server/handout_follow.py
   `follow_mirror`, wired by server/replica.py); on the directory store a report handled here that makes its node available calls
   `freed(1)` (server/node_routes.py); a pool record change (target, pause, maxUnavailable) counts the free
@@ -21,9 +21,14 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
   server/handout_follow.py, which wires the waiters to the server's state): a report
   handled by another worker process of `--workers N`, or a pause set and lifted between two polls, frees
   slots this process does not hear of.
+- A count comes with the turn rule read with it (fleet/rollout.py `turn_rule`, with this process's presence): no
+  request whose node's turn has not come is woken, nor any behind it, and the pool is counted again TURN_WAIT
+  seconds later. So a node that left its hold (or is held by another replica) keeps its turn, and one gone for
+  longer than its pool's offline-grace is passed over, by the rule a claim that does not wait is decided by.
 - A woken request decides again (the store's compare-and-swap or lock); if it loses, it waits again in its
   first-arrival place, so it is first the next time, and (etcd) the free slots are counted again: while it
-  decided, it was counted as taking one. At its deadline it decides once more and answers.
+  decided, it was counted as taking one. At its deadline it decides once more and answers. A woken request whose
+  client has gone decides nothing (its node is handed nothing it will never hear of) and gives its wake back.
 - Shutdown (`close`) answers every held request at once with its last decision.
 """
 
@@ -36,13 +41,16 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from fleet.rendered import PoolRecord
 from fleet.rollout import MAX_HANDOUT_WAIT, PoolCounts, RolloutError, max_unavailable_count
+from fleet.rollout_turn import Present
 from server.errors import ServerError
 
 log = logging.getLogger("mco.server")
+TURN_WAIT = 0.5  # seconds before a pool whose first held request's turn had not come is counted again
 MAX_WAIT = MAX_HANDOUT_WAIT  # seconds (300): longer holds buy nothing, and every proxy would need its timeout above it
 _WAIT_RE = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,6})?\Z")  # no nested quantifier: linear on any input
 
@@ -84,6 +92,7 @@ class Ticket:
     seq: int
     rank: tuple[Any, ...] = ()  # its place in the rollout order (set by the route before each wait)
     pool: str = ""
+    node: str = ""  # whose request it is (set by the route): what a count's turn rule is asked about
     future: asyncio.Future[bool] | None = None
     woken: bool = False
 
@@ -95,6 +104,7 @@ class _PoolQueue:
     by_config: dict[str, list[tuple[tuple[Any, ...], Ticket]]] = field(default_factory=dict)
     held: int = 0        # tickets waiting now
     in_flight: int = 0   # tickets woken that have not decided again yet
+    recount_due: bool = False  # a count found the first ticket's turn not come: another one is scheduled
 
 
 class HandoutWaiters:
@@ -106,6 +116,9 @@ class HandoutWaiters:
         self.closing = False
         self.on_lost: Callable[[], None] | None = None  # a woken claim lost the slot and waits again
         self.on_held: Callable[[], None] | None = None  # a request was put in a queue
+        self.on_recount: Callable[[str], None] | None = None  # pool: count its free slots again, wake that many
+        # the pool's offline-grace -> (this process's presence verdict, now): what a count's turn rule is read with
+        self.presence: Callable[[int], tuple[Present, datetime]] | None = None
         self.woken = 0  # held requests woken because a slot may have freed, since start (`mco_held_claim_wakeups`)
         self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
 
@@ -151,6 +164,13 @@ class HandoutWaiters:
                     heap[:] = [e for e in heap if not e[1].future.done()]  # type: ignore[union-attr]
                     heapq.heapify(heap)
 
+    def give_back(self, ticket: Ticket) -> None:
+        """The woken `ticket`'s client has gone: it takes no slot; the free slots are counted again."""
+        woken = ticket.woken
+        self.settle(ticket)
+        if woken and self.on_recount is not None:
+            self.on_recount(ticket.pool)
+
     def settle(self, ticket: Ticket) -> None:
         """The woken `ticket` has decided again: it no longer counts as taking a slot."""
         if ticket.woken:
@@ -159,12 +179,31 @@ class HandoutWaiters:
             if queue is not None:
                 queue.in_flight -= 1
 
-    def offer(self, pool: str, target: str | None, free: int) -> int:
-        """`free` slots are open in `pool` now: wake that many held requests, less those woken and undecided."""
+    def head(self, pool: str, target: str | None) -> str:
+        """The node of the request `offer` would wake first ("" : none). Event-loop thread only."""
         queue = self._pools.get(pool)
-        woken = self._wake(queue, target, free - queue.in_flight) if queue is not None else 0
+        best = self._best([h for c, h in queue.by_config.items() if c != target]) if queue and queue.held else None
+        return best[0][1].node if best else ""
+
+    def in_flight(self, pool: str) -> int:
+        """The pool's requests woken that have not decided yet."""
+        queue = self._pools.get(pool)
+        return queue.in_flight if queue is not None else 0
+
+    def offer(self, pool: str, target: str | None, free: int, turn: Callable[[str], bool] | None = None) -> int:
+        """`free` slots are open in `pool` now: wake that many held requests, less those woken and undecided, none
+        whose node's turn has not come (`turn`, read with the count)."""
+        queue = self._pools.get(pool)
+        woken = self._wake(queue, target, free - queue.in_flight, turn) if queue is not None else 0
         self.woken += woken
         return woken
+
+    def _recount(self, pool: str) -> None:
+        queue = self._pools.get(pool)
+        if queue is not None:
+            queue.recount_due = False
+            if queue.held and not self.closing and self.on_recount is not None:
+                self.on_recount(pool)
 
     def freed(self, pool: str, target: str | None, count: int = 1) -> int:
         """`count` slots just freed in `pool`: wake that many held requests."""
@@ -179,18 +218,30 @@ class HandoutWaiters:
         for queue in self._pools.values():
             self._wake(queue, None, queue.held)
 
-    def _wake(self, queue: _PoolQueue, target: str | None, count: int) -> int:
+    @staticmethod
+    def _best(heaps: list[list[tuple[tuple[Any, ...], Ticket]]]) -> list[tuple[tuple[Any, ...], Ticket]] | None:
+        """The heap whose first request comes first (requests timed out or cancelled dropped on the way)."""
+        best: list[tuple[tuple[Any, ...], Ticket]] | None = None
+        for heap in heaps:
+            while heap and heap[0][1].future is not None and heap[0][1].future.done():
+                heapq.heappop(heap)  # timed out or cancelled
+            if heap and (best is None or heap[0][0] < best[0][0]):
+                best = heap
+        return best
+
+    def _wake(self, queue: _PoolQueue, target: str | None, count: int,
+              turn: Callable[[str], bool] | None = None) -> int:
         heaps = [h for config, h in queue.by_config.items() if config != target or target is None]
         woken = 0
         while woken < count and queue.held:
-            best: list[tuple[tuple[Any, ...], Ticket]] | None = None
-            for heap in heaps:
-                while heap and heap[0][1].future is not None and heap[0][1].future.done():
-                    heapq.heappop(heap)  # timed out or cancelled
-                if heap and (best is None or heap[0][0] < best[0][0]):
-                    best = heap
+            best = self._best(heaps)
             if best is None:
                 break
+            if turn is not None and best[0][1].node and not turn(best[0][1].node):
+                if not queue.recount_due and self.on_recount is not None:  # its turn may come as time passes
+                    queue.recount_due = True
+                    asyncio.get_running_loop().call_later(TURN_WAIT, self._recount, best[0][1].pool)
+                break  # not its turn, nor that of any request behind it
             _, ticket = heapq.heappop(best)
             assert ticket.future is not None
             ticket.woken = True

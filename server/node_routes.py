@@ -107,6 +107,7 @@ class NodeRoutes:
         self.clock = clock
         self.waiters: HandoutWaiters = state.handouts
         self.presence = Presence(clock)  # which nodes are online: a slot goes to the one whose turn it is
+        self.waiters.presence = self.presence.now_checker  # held claims are woken by the same rule
         self._images: dict[str, str] = {}  # rendered config -> its OS image (`_image`)
         self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
@@ -338,22 +339,26 @@ class NodeRoutes:
         ticket = None
         try:
             while True:
-                # a claim that may be held is ordered by the held queue (server/handout_wait.py); one that asks and
-                # goes (no wait) by whose turn it is (fleet/rollout_turn.py)
+                # a claim as it arrives takes a free slot only in its turn (fleet/rollout_turn.py); a held claim is
+                # woken only in its turn, by the same rule (server/handout_wait.py), and then decides without it
+                again = ticket is not None
                 answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim,
-                                                             not wait)
+                                                             not again)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
                     return answer
                 ticket = ticket or self.waiters.ticket()
-                ticket.rank = rank
+                ticket.rank, ticket.node = rank, node
                 self.presence.hold(node)
                 try:
                     woken = await self.waiters.wait(ticket, answer["pool"], stay, remaining)
                 finally:
                     self.presence.release(node)
                 if not woken and self.waiters.closing:
+                    return answer
+                if request.transport is None or request.transport.is_closing():
+                    self.waiters.give_back(ticket)  # gone mid-hold: no hand-out; its grace runs from now
                     return answer
                 request[LOG_NOTE]["waited"] = round(wait - max(deadline - loop.time(), 0), 3)
         finally:
@@ -363,7 +368,8 @@ class NodeRoutes:
     def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
                 claim: bool, polled: bool = True) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
-        place in the rollout order). `polled`: the claim does not wait, so a free slot goes to it only in its turn."""
+        place in the rollout order). `polled`: a claim as it arrives, which takes a free slot only in its turn (a
+        woken held claim was woken in its turn)."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
         rank: list[tuple[Any, ...]] = [()]

@@ -61,6 +61,11 @@ class Presence:
             cached = self._checkers[key] = self._make(grace, now)
         return cached
 
+    def now_checker(self, grace: int) -> tuple[Present, datetime]:
+        """(`checker` now, now): what the counts that wake held claims read the turn rule with."""
+        now = self.clock()
+        return self.checker(grace, now), now
+
     def _make(self, grace: int, now: datetime) -> Present:
         since = now.timestamp() - grace
         if self.started >= since:

@@ -318,3 +318,37 @@ async def test_freed_slots_go_in_the_rollout_order(served: Served, order: str) -
         assert not any(task.done() for node, task in held.items() if node != first)
         for task in held.values():
             task.cancel()
+
+
+async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served: Served) -> None:
+    """The offline grace holds for held claims as for polling ones (one rule, fleet/rollout_turn.py with
+    server/presence.py): node-b, first in the order, leaves its held claim; the slot node-a frees waits for node-b
+    through the pool's offline-grace (node-c's held claim is not handed it meanwhile), then goes to node-c, and
+    node-b is counted as passed over. node-b is never recorded as handed a config it did not hear of."""
+    from fleet.rollout_settings import RolloutSettings
+
+    grace = 2
+    publish(served.store, NEW, max_unavailable=1, rollout=RolloutSettings(offline_grace_seconds=grace))
+    await asyncio.sleep(grace + 0.2)  # a server that has just started passes nobody over before its grace ran out
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name  # the one slot
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=60))
+        await _until(lambda: served.held == 1)
+        c = asyncio.create_task(_claim(session, served.base, "c", wait=60))
+        await _until(lambda: served.held == 2)
+        b.cancel()  # node-b goes away mid-hold (its connection closes)
+        await asyncio.gather(b, return_exceptions=True)
+        freed = asyncio.get_running_loop().time()
+        await _report(session, served.base, "a", NEW)
+        assert await asyncio.wait_for(c, 60) == NEW.name
+        waited = asyncio.get_running_loop().time() - freed
+        assert grace - 0.5 <= waited <= grace + 5, waited  # kept for node-b through its grace, then node-c's
+        assert served.store.get_node_status("node-b").desired_config == OLD.name
+        async with session.get(f"{served.base}/pools/worker") as pools:
+            status = (await pools.json())["status"]
+        assert status["rolloutSkipped"] == {"count": 1, "nodes": ["node-b"]}
+        async with session.get(f"{served.base}/metrics") as metrics:
+            assert 'mco_pool_rollout_skipped_nodes{pool="worker"} 1.0' in await metrics.text()
+        assert await _claim(session, served.base, "b") == OLD.name  # back; node-c holds the slot
+        await _report(session, served.base, "c", NEW)
+        assert await _claim(session, served.base, "b") == NEW.name  # it kept its place: before node-d
