@@ -207,7 +207,7 @@ class OstreeBackend:
         if not url or url.startswith("ostree:") or self._has_ref(url) or self._has_ref(image_ref(url)):
             return ""  # nothing to pull (pulled before the slot already, applier/prestage.py)
         self.resolve(url)
-        return f"pulled {url} into the ostree repo before the drain"
+        return f"the deployment is made while drained; pulled into the ostree repo before the drain: {url}"
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Deploy the new tree / kernel arguments as the next boot's default."""

@@ -95,6 +95,9 @@ async def test_the_os_image_is_pulled_before_the_slot_within_the_pull_limit(tmp_
         record = store.get_node_status("node-1")
         assert (record.current_config, record.desired_config, record.staged) == (old.name, old.name, new.name)
         assert [(e.phase, e.config) for e in record.timeline] == [("image-staged", new.name)]
+        # the timeline says what was prepared before the slot, and what was not
+        assert "into the ostree repo" in record.timeline[0].detail
+        assert "deployment is made while drained" in record.timeline[0].detail
         assert store.get_node_status("node-busy").desired_config == new.name  # no slot taken by the pull
         assert await asyncio.to_thread(_claim, base, "node-2") == {
             "desiredConfig": old.name, "pool": "worker", "prefetch": new.name}  # node-1 gave its pull back
