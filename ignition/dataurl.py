@@ -80,11 +80,6 @@ class DataURL:
     base64: bool = False
     data: bytes = b""
 
-    @property
-    def content_type(self) -> str:
-        """`type/subtype`, e.g. `text/plain`."""
-        return f"{self.type}/{self.subtype}"
-
 
 # ---------------------------------------------------------------------------------------------------
 # Decoders the parser applies to parameter values and data.

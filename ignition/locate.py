@@ -13,7 +13,6 @@ import json
 import re
 from bisect import bisect_right
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any
 
 from ignition.report import Path
 
@@ -162,8 +161,3 @@ class Locator:
         """(line, col) for a report entry at `path`."""
         off = self.offset(path, key=key)
         return None if off is None else self.line_col(off)
-
-
-def any_value(text: str, pos: int) -> Any:
-    """Decode the JSON value at `pos` (helper for literals in messages)."""
-    return _scan_once(text, pos)[0]

@@ -65,10 +65,9 @@ class Checked:
 
     report: Report
     version: str | None = None
-    # Normalized (ignition/decode.py); None when parsing failed. For reading: it shares lists with raw_doc, so
-    # copy (copy.deepcopy) before changing either.
+    # Normalized (ignition/decode.py); None when parsing failed. For reading: it shares lists with the JSON as
+    # read, so copy (copy.deepcopy) before changing it.
     doc: dict[str, Any] | None = None
-    raw_doc: Any = None  # the JSON as read
 
     @property
     def ok(self) -> bool:
@@ -154,18 +153,18 @@ def check(raw: bytes | str) -> Checked:
     if error is not None or version is None:
         assert error is not None
         if error.code == "json-type":  # the version stub's own type error
-            return Checked(Report([_mismatch_stub(error, locator)]), raw_doc=doc)
-        return Checked(_positioned(Report([error]), locator), raw_doc=doc)
+            return Checked(Report([_mismatch_stub(error, locator)]))
+        return Checked(_positioned(Report([error]), locator))
     decoded = decode(doc, version)
     if decoded.mismatch is not None:
-        return Checked(Report([_mismatch_entry(decoded.mismatch, locator)]), version=version, raw_doc=doc)
+        return Checked(Report([_mismatch_entry(decoded.mismatch, locator)]), version=version)
     report = validate_decoded(decoded, version)
     if numbers.huge:
         # a number beyond float64 (1e400): Ignition's context-tree parser fails on it, so Ignition reports no
         # unused key and no line or column for the validation entries (encoding/json merely skips the value)
         report.entries = [e for e in report.entries if e.code not in ("unused-key", "context-mismatch")]
-        return Checked(report, version=version, doc=decoded.doc, raw_doc=doc)
-    return Checked(_positioned(report, locator), version=version, doc=decoded.doc, raw_doc=doc)
+        return Checked(report, version=version, doc=decoded.doc)
+    return Checked(_positioned(report, locator), version=version, doc=decoded.doc)
 
 
 def _mismatch_stub(entry: Entry, locator: Locator) -> Entry:

@@ -7,7 +7,6 @@ Every entry has a severity, a stable code (what tests and tools match), a JSON p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -113,8 +112,4 @@ class Report:
     def format(self, source: str = "") -> str:
         """All entries, one line each (no trailing newline)."""
         return "\n".join(e.format(source) for e in self.entries)
-
-    def to_json(self, source: str = "") -> str:
-        """The entries as a JSON list of objects."""
-        return json.dumps([e.as_dict(source) for e in self.entries])
 

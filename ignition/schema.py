@@ -15,17 +15,13 @@ API
 ``fields(version) -> frozenset[str]``
     every field path of that version, objects and lists included: ``"storage"``, ``"storage.files"``,
     ``"storage.files[].path"``, ``"storage.files[].append[].source"``, ...
-``introduced(path) -> str | None``
-    the first version whose `fields()` holds `path`.
 
 The shapes themselves (`Node`, `Field`, list keys and key spaces) are defined in ignition/schema_nodes.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cache
-from types import MappingProxyType
 
 from ignition.schema_nodes import (
     BOOLEAN,
@@ -43,7 +39,7 @@ from ignition.schema_nodes import (
     strings,
     walk,
 )
-from ignition.versions import ACCEPTED_VERSIONS, version_index
+from ignition.versions import version_index
 
 
 def _build(version: str) -> Node:
@@ -304,17 +300,3 @@ def node(version: str, path: str | tuple[str | int, ...]) -> Node | None:
 def fields(version: str) -> frozenset[str]:
     """Every field path of `version`, e.g. "storage.files[].contents.source"."""
     return frozenset(path for path, _ in walk(root(version)))
-
-
-@cache
-def _introduced() -> Mapping[str, str]:
-    first: dict[str, str] = {}
-    for version in ACCEPTED_VERSIONS:
-        for path in fields(version):
-            first.setdefault(path, version)
-    return MappingProxyType(first)
-
-
-def introduced(path: str) -> str | None:
-    """The first version that has field path `path` ("storage.luks" -> "3.2.0"), or None if none has it."""
-    return _introduced().get(path)

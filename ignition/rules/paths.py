@@ -31,11 +31,6 @@ def go_join(*parts: str) -> str:
     return go_clean("/".join(kept)) if kept else ""
 
 
-def go_dir(p: str) -> str:
-    """Go's `path.Dir`."""
-    return go_clean(p[: p.rfind("/") + 1])
-
-
 def go_ext(p: str) -> str:
     """Go's `path.Ext`: the suffix from the last dot of the last element, or ""."""
     for i in range(len(p) - 1, -1, -1):

@@ -113,7 +113,7 @@ def test_refuses_with_go_message(url: str, message: str) -> None:
 
 def test_media_type_and_params_are_reported() -> None:
     du = parse_data_url('data:text/html;charset=utf-8;name="x\\"y";base64,eA==')
-    assert (du.content_type, du.base64, du.data) == ("text/html", True, b"x")
+    assert (f"{du.type}/{du.subtype}", du.base64, du.data) == ("text/html", True, b"x")
     assert du.params == {"charset": "utf-8", "name": 'x"y'}
     assert parse_data_url("data:,x").params == {"charset": "US-ASCII"}
 
