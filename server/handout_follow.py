@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from fleet.clock import system_clock
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses, turn_rule
 from fleet.store import Store, StoreError
@@ -26,22 +27,25 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mco.server")
 LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots are counted again
+AT_MARGIN = 0.05     # seconds after a soak's end or a window's opening before the free slots are counted
 
 
-Offer = tuple[str | None, int, Callable[[str], bool] | None]  # target, free slots, turn rule: `HandoutWaiters.offer`
+# target, free slots, turn rule (`HandoutWaiters.offer`), and when to count again though nothing changes (`free_slots`)
+Count = tuple[str | None, int, Callable[[str], bool] | None, datetime | None]
 
 
 def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statuses: NodeStatuses,
-            pool: str) -> Offer:
+            pool: str) -> Count:
     """What a count offers the pool's held claims: its target, its free slots and (with slots free for them) the
     turn rule read from the same statuses (fleet/rollout.py `turn_rule`, with this process's presence), so only
     requests whose turn it is are woken. `head`: the node of the first held request (`HandoutWaiters.head`, read
     on the event loop): while its turn has not come, the rule costs the nodes before it."""
-    target, free = free_slots(record, replace(statuses.counts(pool)))
-    if record is None or not head or free <= waiters.in_flight(pool) or waiters.presence is None:
-        return target, free, None
-    present, now = waiters.presence(record.rollout.offline_grace_seconds)
-    return target, free, turn_rule(record, statuses, free, present, now, first=head)
+    present, now = waiters.presence(record.rollout.offline_grace_seconds) \
+        if waiters.presence is not None and record is not None else (None, system_clock())
+    target, free, at = free_slots(record, statuses, now)
+    if record is None or not head or free <= waiters.in_flight(pool) or present is None:
+        return target, free, None, at
+    return target, free, turn_rule(record, statuses, free, present, now, first=head), at
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
@@ -69,15 +73,15 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
                    for pool in pools}
         heads = {pool: waiters.head(pool, record.current if record else None) for pool, record in records.items()}
 
-        def count(statuses: NodeStatuses) -> dict[str, Offer]:
+        def count(statuses: NodeStatuses) -> dict[str, Count]:
             return {pool: counted(waiters, records[pool], heads[pool], statuses, pool) for pool in pools}
 
         try:
             offers = await asyncio.to_thread(store.read_statuses, count)
         except StoreError:
             return  # the held claims are answered at their deadline, or at the next count
-        for pool, offer in offers.items():
-            waiters.offer(pool, *offer)
+        for pool, (target, free, turn, _) in offers.items():  # (a soak's end or a window's opening: the next sweep)
+            waiters.offer(pool, target, free, turn)
 
     def swapped(snapshot: Snapshot) -> None:
         changed = []
@@ -124,17 +128,33 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
 
 def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
     """etcd replica: after every change the mirror applies (on the etcd thread), offer each pool with held
-    claims its free slots, read from the mirror's memory on the event loop (O(1) per pool)."""
+    claims its free slots, read from the mirror's memory on the event loop (O(1) per pool, O(canaries) during a
+    canary wave); and once more when a canary soak ends or a maintenance window opens, which no change announces."""
     waiters = state.handouts
     scheduled = [False]
+    timer: list[asyncio.TimerHandle | None] = [None]
 
     def recheck() -> None:
         scheduled[0] = False  # before reading: a change applied from here on schedules another pass
+        later: list[datetime] = []
         for pool in waiters.pools():
             record = mirror.pool(pool)
             head = waiters.head(pool, record.current if record else None)
-            _, offer = mirror.decide(partial(counted, waiters, record, head, pool=pool))
-            waiters.offer(pool, *offer)
+            _, (target, free, turn, at) = mirror.decide(partial(counted, waiters, record, head, pool=pool))
+            waiters.offer(pool, target, free, turn)
+            if at is not None:
+                later.append(at)
+        if later:
+            if timer[0] is not None:
+                timer[0].cancel()
+            wait = (min(later) - system_clock()).total_seconds()
+            timer[0] = loop.call_later(max(wait, 0.0) + AT_MARGIN, counted_later)
+
+    def counted_later() -> None:
+        timer[0] = None
+        if not scheduled[0]:
+            scheduled[0] = True
+            recheck()
 
     def changed() -> None:  # on the etcd thread
         if not scheduled[0]:

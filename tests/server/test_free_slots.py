@@ -1,0 +1,60 @@
+"""server/handout_wait.py `free_slots`: how many held claims a count may wake, and when to count again. A claim woken
+while the pool's gates hold it would only be told "stay" and woken again (a replica burnt its CPU on that for a
+whole canary soak): so no slot while paused by a failure or outside the windows, during the canary wave only the
+canaries still to go, and the end of the soak or the window's opening as the time to count again."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from fleet.maintenance_windows import next_opening, parse_window
+from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
+from fleet.rollout import NodeStatuses
+from fleet.rollout_settings import RolloutSettings
+from server.handout_wait import free_slots
+
+OLD, NEW = "rendered-worker-old", "rendered-worker-new"
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)  # a Wednesday
+
+
+def _n(i: int, current: str = OLD, desired: str = OLD, state: str = "Done", at: str = "2026-12-02T11:00:00Z") -> NodeStatus:
+    return NodeStatus(f"n{i}", "worker", current, desired, state, "", at, registered_at=f"2026-01-{i + 1:02d}T00:00:00Z")
+
+
+def _pool(**settings: object) -> PoolRecord:
+    return PoolRecord("worker", current=NEW, max_unavailable=3, rollout=RolloutSettings(**settings))  # type: ignore[arg-type]
+
+
+def test_no_gates_every_free_slot() -> None:
+    statuses = NodeStatuses([_n(i) for i in range(10)])
+    assert free_slots(_pool(), statuses, NOW) == (NEW, 3, None)
+    statuses.put(_n(0, OLD, NEW, "Working"))
+    assert free_slots(_pool(), statuses, NOW) == (NEW, 2, None)
+
+
+def test_paused_by_a_failure_no_slot() -> None:
+    statuses = NodeStatuses([_n(0, OLD, NEW, "Degraded"), *(_n(i) for i in range(1, 10))])
+    assert free_slots(_pool(), statuses, NOW) == (NEW, 0, None)
+
+
+def test_outside_the_windows_no_slot_until_the_next_opens() -> None:
+    window = parse_window(json.loads('{"days": ["Sat"], "start": "22:00", "duration": "4h", "timeZone": "UTC"}'))
+    statuses = NodeStatuses([_n(i) for i in range(10)])
+    assert free_slots(_pool(windows=(window,)), statuses, NOW) == (NEW, 0, next_opening([window], NOW))
+
+
+def test_canary_wave_only_the_canaries_to_go_then_the_end_of_the_soak() -> None:
+    record = _pool(canaries="2", soak_seconds=600)
+    statuses = NodeStatuses([_n(i) for i in range(10)])  # n0 and n1 are the oldest: the canaries
+    assert free_slots(record, statuses, NOW) == (NEW, 2, None)
+    statuses.put(_n(0, OLD, NEW, "Working"))
+    assert free_slots(record, statuses, NOW) == (NEW, 1, None)
+    statuses.put(_n(1, OLD, NEW, "Working"))
+    assert free_slots(record, statuses, NOW) == (NEW, 0, None)  # both updating: their reports announce the next count
+    done = "2026-12-02T11:55:00Z"
+    statuses.put(_n(0, NEW, NEW, at=done))
+    statuses.put(_n(1, NEW, NEW, at="2026-12-02T11:56:00Z"))
+    assert free_slots(record, statuses, NOW) == (NEW, 0, datetime(2026, 12, 2, 12, 6, tzinfo=UTC))  # the later's soak
+    assert free_slots(record, statuses, NOW + timedelta(minutes=7)) == (NEW, 3, None)
