@@ -24,12 +24,7 @@ _HASH_BITS = 17
 _HASH_MASK = (1 << _HASH_BITS) - 1
 _MAX_HASH_OFFSET = 1 << 24
 _GOOD, _LAZY, _NICE, _CHAIN = 32, 258, 258, 4096
-_HASHMUL = 0x1E35A7BD
-
-
-def _hash4(w: bytearray | bytes, i: int) -> int:
-    value = (w[i] << 24) | (w[i + 1] << 16) | (w[i + 2] << 8) | w[i + 3]
-    return ((value * _HASHMUL) & 0xFFFFFFFF) >> (32 - _HASH_BITS)
+_HASHMUL = 0x1E35A7BD  # Go's hash4: the top _HASH_BITS of the 4 bytes (big-endian) times this
 
 
 class _Compressor:
@@ -49,7 +44,6 @@ class _Compressor:
         self.tokens: list[int] = []
         self.length = _MIN_MATCH - 1
         self.offset = 0
-        self.max_insert_index = 0
         self.sync = False
 
     def fill(self, data: memoryview) -> int:
@@ -108,16 +102,11 @@ class _Compressor:
             tries -= 1
         return length, offset, ok
 
-    def _insert(self, i: int) -> None:
-        h = _hash4(self.window, i)
-        self.hash_prev[i & _WINDOW_MASK] = self.hash_head[h & _HASH_MASK]
-        self.hash_head[h & _HASH_MASK] = i + self.hash_offset
-
     def deflate(self) -> None:
         """Go's compressor.deflate (lazy matching), with the hash insertions inlined for speed."""
         if self.window_end - self.index < _MIN_MATCH + _MAX_MATCH and not self.sync:
             return
-        self.max_insert_index = max_insert = self.window_end - (_MIN_MATCH - 1)
+        max_insert = self.window_end - (_MIN_MATCH - 1)
         win = self.window
         head, prev = self.hash_head, self.hash_prev
         hash_offset = self.hash_offset

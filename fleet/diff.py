@@ -8,7 +8,7 @@ line rules (`nil` ≡ empty); the kernel type is canonicalised (anything but `re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,12 +100,6 @@ class ConfigDiff:
     fips: ValueChange | None = None
     old_files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     new_files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        """True when nothing at all differs."""
-        return not (self.files or self.units or self.passwd or self.kernel_arguments or self.kernel_type
-                    or self.extensions or self.os_image or self.fips)
 
     @property
     def os_changes(self) -> tuple[str, ...]:
@@ -302,8 +296,3 @@ def file_mode(entry: Mapping[str, Any]) -> int:
     """The file's mode, 0644 when unset (as the MCD does)."""
     mode = entry.get("mode")
     return int(mode) if isinstance(mode, int) and not isinstance(mode, bool) else 0o644
-
-
-def changed_paths(diff: ConfigDiff) -> Sequence[str]:
-    """Every file path added, removed or changed."""
-    return diff.files.all

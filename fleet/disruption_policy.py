@@ -20,7 +20,6 @@ from fleet.registries_conf import REGISTRIES_CONF
 from ignition.canonical import canonical_json
 
 ACTION_TYPES = ("Reboot", "Drain", "Reload", "Restart", "DaemonReload", "None")
-STATUS_ACTION_TYPES = (*ACTION_TYPES, "Special")
 # A rendered config may carry the cluster's `spec.nodeDisruptionPolicy` (compact JSON) under this annotation,
 # so the node applies the policy in force when the config was rendered (see `policy_annotation`).
 POLICY_ANNOTATION = "machineconfiguration.openshift.io/node-disruption-policy"
@@ -42,7 +41,7 @@ class PolicyError(FleetError, ValueError):
 
 @dataclass(frozen=True)
 class Action:
-    """One post-config action: `type` in STATUS_ACTION_TYPES; `service` for Reload / Restart."""
+    """One post-config action: `type` in ACTION_TYPES or "Special"; `service` for Reload / Restart."""
 
     type: str
     service: str = ""

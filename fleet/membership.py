@@ -91,11 +91,6 @@ def pools_for_labels(labels: Mapping[str, str], selectors: Iterable[tuple[str, L
     return Membership(tail)
 
 
-def pools_for_node(labels: Mapping[str, str], records: Iterable[PoolRecord]) -> Membership:
-    """The rule of the module docstring against pool records (their `selector`)."""
-    return pools_for_labels(labels, ((r.name, r.selector) for r in records))
-
-
 class PoolSelectors:
     """Membership against one fixed set of pool records, memoised per label set. Thread-safe enough: the memo is
     a dict written whole per entry (a race computes an entry twice, identically)."""

@@ -18,7 +18,6 @@ from fleet.diff import normalised
 from fleet.rendered import MachineConfigSpec
 
 FORCE_FILE = "/run/machine-config-daemon-force"
-OVERRIDES = ("Disks", "FileSystems", "Raid")
 
 
 def _get(config: Mapping[str, Any], *keys: str) -> Any:

@@ -45,8 +45,3 @@ class Problem:
 
     def __str__(self) -> str:
         return self.format()
-
-
-def errors_of(problems: Sequence[Problem]) -> list[Problem]:
-    """Only the errors."""
-    return [p for p in problems if p.severity == "error"]

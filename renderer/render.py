@@ -51,7 +51,6 @@ class PoolRender:
     changed: bool                     # target moved to a new rendered config
     warnings: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()     # MachineConfigs merged (merge order), even when the render failed
-    pinned_from: str = ""             # the render still yields this reverted config: the pool stays on `rendered`
 
 
 @dataclass(frozen=True)
@@ -215,8 +214,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
         target = outcome.rendered if outcome.rendered is not None and not record.reverted_from else current
         pools[outcome.pool.name] = PoolRender(
             pool=outcome.pool.name, rendered=target, errors=tuple(p.format() for p in outcome.errors),
-            changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources,
-            pinned_from=record.reverted_from)
+            changed=changed, warnings=tuple(p.format() for p in outcome.warnings), sources=outcome.sources)
     unowned_problems = [p for owner, p in inputs.problems if owner in (EVERY_POOL, WHOLE_CLUSTER)]
     unowned_problems += machines.problems
     unowned = tuple(dict.fromkeys(p.format() for p in unowned_problems if p.severity == "error"))

@@ -24,7 +24,6 @@ class LoopMonitor:
         self.threshold = threshold
         self.longest = 0.0
         self.over = 0
-        self.beats = 0
         self._on_block = on_block
 
     def reset(self) -> None:
@@ -40,7 +39,6 @@ class LoopMonitor:
             now = time.thread_time()
             spent = now - last
             last = now
-            self.beats += 1
             if spent > self.longest:
                 self.longest = spent
             if spent > self.threshold:

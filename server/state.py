@@ -24,9 +24,7 @@ class ServerState:
     ready: bool = False
     render_errors: tuple[str, ...] = ()
     store_error: str | None = None
-    last_render: str = ""
     generations: int = 0
-    notes: dict[str, str] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # set: re-read the store now
     feed: Any = None  # an etcd replica's mirror: its health() says whether it is current (server/replica.py)
     handouts: HandoutWaiters = field(default_factory=HandoutWaiters)  # held claims (server/handout_wait.py)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fleet.clock import Clock, system_clock, timestamp
+from fleet.clock import Clock, system_clock
 from fleet.rollout_control import auto_revert
 from fleet.store import Store, StoreError
 from server.metrics import ServerMetrics
@@ -107,7 +107,6 @@ class Reloader:
             self.metrics.render_seconds.observe(time.perf_counter() - started)
         errors, degraded = _result_errors(result)
         self.state.render_errors = errors
-        self.state.last_render = timestamp(self.clock())
         self.metrics.renders.labels("degraded" if errors or degraded else "ok").inc()
         if await self.refresh():
             self.state.ready = True

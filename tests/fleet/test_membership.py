@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from fleet.label_selector import parse_selector
-from fleet.membership import PoolSelectors, pools_for_labels, pools_for_node
+from fleet.membership import PoolSelectors, pools_for_labels
 from fleet.rendered import PoolRecord
 
 ROLE = "node-role.kubernetes.io/"
@@ -48,7 +48,7 @@ def test_pools_for_node(pools: list[tuple[str, dict[str, Any]]], labels: dict[st
         parsed, problems = parse_selector(selector, ("spec", "nodeSelector"))
         assert not problems and parsed is not None
         records.append(PoolRecord(name, node_selector=parsed))
-    membership = pools_for_node(labels, records)
+    membership = pools_for_labels(labels, [(r.name, r.selector) for r in records])
     assert membership.pools == expected
     assert membership.pool == (expected[0] if expected else "")
     assert membership.reason("n1") == reason
@@ -57,9 +57,9 @@ def test_pools_for_node(pools: list[tuple[str, dict[str, Any]]], labels: dict[st
 
 def test_master_over_custom_carries_the_mcos_message() -> None:
     records = [PoolRecord("master"), PoolRecord("infra")]
-    note = pools_for_node(_roles("master", "infra"), records).note()
+    note = PoolSelectors(records).of(_roles("master", "infra")).note()
     assert note.startswith("Found master node that matches selector for custom pool infra, defaulting to master.")
-    assert pools_for_node(_roles("master"), records).note() == ""
+    assert PoolSelectors(records).of(_roles("master")).note() == ""
 
 
 def test_a_record_without_a_selector_selects_its_role_label() -> None:
