@@ -14,9 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from butane.report import KeyStep, Problems, YPath, path_text
+from butane.report import KeyStep, Problems, YPath
 from butane.schema import BNode
 from butane.yamlsrc import BOOL, FLOAT, INT, NULL, YNode
+from ignition.report import path_str
 
 _YES = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON"}
 _NO = {"n", "N", "no", "No", "NO", "off", "Off", "OFF"}
@@ -180,7 +181,7 @@ class Decoder:
         if node.alias is not None and target.kind == "object":
             self.problems.warn(
                 path,
-                f"context tree does not match content tree at {path_text(path)}. Line and column reporting may be "
+                f"context tree does not match content tree at {path_str(path)}. Line and column reporting may be "
                 "inconsistent. Unused keys may not be reported.",
             )
             return

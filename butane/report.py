@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ignition.report import ERROR, WARNING, Entry, Report
+from ignition.report import ERROR, WARNING, Entry, Report, path_str
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,6 @@ def code_for(message: str, default: str = "butane") -> str:
     return CODES.get(message, default)
 
 
-def path_text(path: YPath) -> str:
-    """`$.storage.files.0.path`."""
-    return "$" + "".join(f".{p}" for p in path)
-
-
 @dataclass(frozen=True)
 class Problem:
     """One error or warning, in YAML space."""
@@ -95,11 +90,11 @@ class Problem:
         """Butane's line for this entry."""
         at = ""
         if self.line is not None and self.path:
-            at = f" at {path_text(self.path)}, line {self.line} col {self.col}"
+            at = f" at {path_str(self.path)}, line {self.line} col {self.col}"
         elif self.line is not None:
             at = f" at line {self.line} col {self.col}"
         elif self.path:
-            at = f" at {path_text(self.path)}"
+            at = f" at {path_str(self.path)}"
         return f"{self.severity}{at}: {self.message}"
 
 

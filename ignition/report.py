@@ -7,7 +7,7 @@ Every entry has a severity, a stable code (what tests and tools match), a JSON p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,8 +17,8 @@ WARNING = "warning"
 Path = tuple[str | int, ...]
 
 
-def path_str(path: Path) -> str:
-    """JSONPath-like text of a path, as Ignition prints it: ("storage", "files", 0) -> "$.storage.files.0"."""
+def path_str(path: Sequence[object]) -> str:
+    """JSONPath-like text of a path, as Ignition and Butane print it: ("storage", "files", 0) -> "$.storage.files.0"."""
     return "$" + "".join(f".{p}" for p in path)
 
 

@@ -6,15 +6,11 @@ collected and reported together; `render.py` decides what they mean for each poo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ignition.report import path_str
+
 Path = tuple[str | int, ...]
-
-
-def path_str(path: Sequence[str | int]) -> str:
-    """`("spec", "config", "storage", "files", 0, "path")` -> `$.spec.config.storage.files.0.path`."""
-    return "$" + "".join(f".{p}" for p in path)
 
 
 @dataclass(frozen=True)

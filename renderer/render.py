@@ -29,12 +29,13 @@ from fleet.node_admin import place_nodes, selectors_of
 from fleet.rendered import Condition, HistoryEntry, PoolRecord, RenderedConfig
 from fleet.rollout_control import with_pin
 from fleet.store import NotFound, Store, StoreError
+from ignition.report import path_str
 from renderer.errors import StoreWriteFailed
 from renderer.generated import Failure
 from renderer.inputs import EVERY_POOL, WHOLE_CLUSTER, Inputs, load_inputs
 from renderer.last_sync import failure_conditions
 from renderer.machine_render import pool_of_machine, render_machines
-from renderer.problems import Problem, path_str
+from renderer.problems import Problem
 from renderer.render_pool import PoolOutcome, render_pool
 from renderer.validate_machineconfigs import Verdict
 

@@ -19,12 +19,5 @@ from ignition.translations import (
     v3_6_to_v3_7_experimental,
 )
 
-STEPS: tuple[ModuleType, ...] = (
-    v3_0_to_v3_1,
-    v3_1_to_v3_2,
-    v3_2_to_v3_3,
-    v3_3_to_v3_4,
-    v3_4_to_v3_5,
-    v3_5_to_v3_6,
-    v3_6_to_v3_7_experimental,
-)
+STEPS: tuple[ModuleType, ...] = (v3_0_to_v3_1, v3_1_to_v3_2, v3_2_to_v3_3, v3_3_to_v3_4, v3_4_to_v3_5, v3_5_to_v3_6,
+                                 v3_6_to_v3_7_experimental)
