@@ -120,11 +120,6 @@ def query_facts(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     return facts
 
 
-def facts_of(values: Mapping[str, str]) -> dict[str, str]:
-    """Normalised facts from selector keys to values (keys not among SELECTOR_KEYS are left out)."""
-    return {k: normalise(k, v) for k, v in values.items() if k in _NORMALISE}
-
-
 class MachineIndex:
     """The machine entries of one pool, indexed by selector, so choosing one costs the subsets of a request's
     facts (at most 16 lookups), not a pass over every machine."""
@@ -159,11 +154,6 @@ class MachineIndex:
             if found:
                 return found[0]
         return None
-
-
-def select_machine(entries: Iterable[MachineEntry], facts: Mapping[str, str]) -> MachineEntry | None:
-    """The most specific entry matching `facts` (normalised), None when none does; MachineTie on a tie."""
-    return MachineIndex(entries).select(facts)
 
 
 def config_parts(name: str) -> dict[str, str]:

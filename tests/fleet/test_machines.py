@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pytest
 
 from fleet.machine_entry import MachineEntry
-from fleet.machines import FactError, MachineTie, facts_of, machine_of_node, normalise, select_machine
+from fleet.machines import FactError, MachineIndex, MachineTie, machine_of_node, normalise, query_facts
 from fleet.rendered import PoolRecord, machine_config_name, pool_config_of, pool_of_name
 
 POOL_CONFIG = "rendered-worker-" + "a" * 32
@@ -16,8 +16,8 @@ OVERLAY = "b" * 32
 
 
 def entry(name: str, **selector: str) -> MachineEntry:
-    return MachineEntry(name=name, selector=facts_of(selector), rendered=machine_config_name(POOL_CONFIG, OVERLAY),
-                        overlay={}, overlay_hash=OVERLAY)
+    return MachineEntry(name=name, selector=query_facts(selector.items()),
+                        rendered=machine_config_name(POOL_CONFIG, OVERLAY), overlay={}, overlay_hash=OVERLAY)
 
 
 # matchbox's own cases (poseidon/matchbox matchbox/storage/storagepb/group_test.go, server_test.go SelectGroup):
@@ -50,12 +50,12 @@ SELECT_CASES: list[tuple[str, Mapping[str, str], str | None]] = [
 @pytest.mark.parametrize(("facts", "expected"), [(f, e) for _, f, e in SELECT_CASES],
                          ids=[c[0] for c in SELECT_CASES])
 def test_most_specific_match_wins(facts: Mapping[str, str], expected: str | None) -> None:
-    chosen = select_machine(DOCS, facts_of(facts))
+    chosen = MachineIndex(DOCS).select(query_facts(facts.items()))
     assert (chosen.name if chosen else None) == expected
 
 
 def test_no_default_no_match() -> None:
-    assert select_machine(DOCS[1:], facts_of({"mac": "52:54:00:00:00:01"})) is None
+    assert MachineIndex(DOCS[1:]).select(query_facts({"mac": "52:54:00:00:00:01"}.items())) is None
 
 
 TIE_CASES = [
@@ -72,7 +72,7 @@ TIE_CASES = [
 def test_a_tie_is_an_error_naming_both(docs: list[MachineEntry], facts: Mapping[str, str],
                                        names: tuple[str, str]) -> None:
     with pytest.raises(MachineTie) as caught:
-        select_machine(docs, facts_of(facts))
+        MachineIndex(docs).select(query_facts(facts.items()))
     assert caught.value.names == names
     assert names[0] in str(caught.value) and names[1] in str(caught.value)
 
@@ -80,8 +80,8 @@ def test_a_tie_is_an_error_naming_both(docs: list[MachineEntry], facts: Mapping[
 def test_a_more_specific_match_breaks_a_lower_tie() -> None:
     docs = [entry("m", mac="52:54:00:89:d8:10"), entry("u", uuid="a1b2c3d4-0000-4000-8000-000000000001"),
             entry("both", mac="52:54:00:89:d8:10", uuid="a1b2c3d4-0000-4000-8000-000000000001")]
-    facts = facts_of({"mac": "52:54:00:89:d8:10", "uuid": "a1b2c3d4-0000-4000-8000-000000000001"})
-    chosen = select_machine(docs, facts)
+    facts = query_facts({"mac": "52:54:00:89:d8:10", "uuid": "a1b2c3d4-0000-4000-8000-000000000001"}.items())
+    chosen = MachineIndex(docs).select(facts)
     assert chosen is not None and chosen.name == "both"
 
 
