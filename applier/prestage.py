@@ -6,7 +6,7 @@ Why: the drained window should hold only the writes and the reboot. Pulled after
 costs the slot its pull time; pulled after the drain, the workloads too. The node reports `Done` at its current
 config (it is not updating: it takes no slot), with the phase `image-staged` of the config to come and `staged`
 naming it, which gives the server's pull back to the pool. What each backend does (docs/rollouts.md): ostree
-imports the image into the repo; rpm-ostree `rebase --download-only`; bootc `switch --download-only` (a staged
+imports the image into the repo and, on a booted system, stages the deployment, locked; rpm-ostree `rebase --download-only`; bootc `switch --download-only` (a staged
 deployment that is not booted until the update unlocks it); a backend or a version without a download-only mode
 says so in the message, and pulls while drained.
 """
@@ -29,7 +29,7 @@ def prestage(backend: Backend, reporting: Reporting, current: RenderedConfig, up
     note = ""
     if plan.stage_os and plan.diff.os_image:
         try:
-            note = backend.prefetch(plan.new)
+            note = backend.prefetch(plan.new, plan.old)
         except ApplyError as exc:  # the update will pull it after its drain: not a failure of this node's config
             note = f"pulling {upcoming.spec.os_image_url} before the slot failed ({exc}); it is pulled in the update"
     message = f"waiting for a slot to move to {upcoming.name}; {note or 'no OS image to pull'}"

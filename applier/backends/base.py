@@ -35,9 +35,10 @@ class Backend(Protocol):
         """The deployment the node runs now (None when the backend has no notion of one)."""
         ...
 
-    def prefetch(self, new: MachineConfigSpec) -> str:
-        """Pull the OS image `stage` will deploy, before the node drains, so the drained window holds only the
-        writes and the reboot; returns a note for the node's report ("" : nothing to pull)."""
+    def prefetch(self, new: MachineConfigSpec, old: MachineConfigSpec | None = None) -> str:
+        """Pull the OS image `stage` will deploy, and prepare what the backend can without booting it (from `old`,
+        the config the node runs, when given), before the node drains, so the drained window holds only the writes
+        and the reboot; returns a note for the node's report ("" : nothing to pull)."""
         ...
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:

@@ -114,7 +114,7 @@ class BootcBackend:
             self._download_only = result.ok and "--download-only" in result.stdout
         return self._download_only
 
-    def prefetch(self, new: MachineConfigSpec) -> str:
+    def prefetch(self, new: MachineConfigSpec, old: MachineConfigSpec | None = None) -> str:
         """`bootc switch --download-only --transport registry <image>` before the drain: the image pulled and its
         deployment staged but locked (not booted by a reboot) until `stage` applies it with `--from-downloaded`.
         A version without the option says so (the image is then pulled while drained)."""

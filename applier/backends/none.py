@@ -22,7 +22,7 @@ class NoBackend:
         """No deployments here."""
         return None
 
-    def prefetch(self, new: MachineConfigSpec) -> str:
+    def prefetch(self, new: MachineConfigSpec, old: MachineConfigSpec | None = None) -> str:
         """Nothing to pull."""
         return ""
 

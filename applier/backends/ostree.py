@@ -6,6 +6,13 @@ removed (once each) and the new config's appended (MCO's delete-if-present/appen
 origin records the osImageURL in an `[mco] image=` key. A pending deployment left by an earlier attempt is
 undeployed first (like `rpm-ostree cleanup -p`), so re-staging after a kill converges.
 
+On a booted ostree system the deployment is prepared before the drain (`prefetch`, before the node's slot):
+`ostree admin deploy --stage` checks it out and sets its kernel arguments, with `/run/ostree/staged-deployment-
+locked` present, so ostree-finalize-staged.service finalises nothing at a shutdown before the slot (the old
+deployment boots again; ostreedev/ostree PR 1841). In the drained window `stage` removes the lock; the reboot then
+finalises it: the `/etc` the window wrote merged in (ostree's three-way merge), the boot loader written. ostree
+stages only on a booted system, so a directory sysroot deploys in the drained window.
+
 osImageURL forms: `ostree:<refspec>`, a refspec present in the sysroot's repo, or a container image
 (`oci:DIR:TAG`, `docker://…`, or a bare registry reference such as `quay.io/org/os@sha256:…`), which is
 pulled with skopeo, unpacked with umoci and committed to the repo (`import_image`).
@@ -38,6 +45,8 @@ from fleet.diff import ConfigDiff
 from fleet.rendered import MachineConfigSpec
 
 BOOTED_MARK = ".mco-booted"
+OSTREE_BOOTED = Path("/run/ostree-booted")  # present on a booted ostree system (ostree-prepare-root)
+STAGED_LOCK = Path("/run/ostree/staged-deployment-locked")  # while present, shutdown finalises no staged deployment
 _STATUS_RE = re.compile(r"^(?P<mark>[* ]) (?P<os>\S+) (?P<id>[0-9a-f]{64}\.\d+)(?P<rest>.*)$")
 _TITLE_RE = re.compile(r"\(ostree:(\d+)\)")
 
@@ -104,15 +113,20 @@ class OstreeBackend:
         kargs = self._entry_kargs()
         marked = self._marked()
         out = []
+        entry = 0  # a staged deployment has no boot entry until it is finalised: the entries number the others
         for index, (osname, dep_id, rest, star) in enumerate(rows):
             origin = _read_origin(self.sysroot / "ostree" / "deploy" / osname / "deploy" / f"{dep_id}.origin")
             refspec = origin.get("origin", {}).get("refspec", "")
             image = origin.get("mco", {}).get("image", "") or (f"ostree:{refspec}" if refspec else "")
             booted = star or (marked == dep_id if marked else (len(rows) == 1))
-            out.append(Deployment(id=dep_id, image=image, kargs=kargs.get(index, ()), booted=booted,
+            if "(staged)" in rest:  # its kernel arguments: those it was staged with (`_deploy` records them)
+                own = tuple(origin.get("mco", {}).get("kargs", "").split())
+            else:
+                own, entry = kargs.get(entry, ()), entry + 1
+            out.append(Deployment(id=dep_id, image=image, kargs=own, booted=booted,
                                   staged="pending" in rest, checksum=dep_id.split(".")[0],
                                   extra={"osname": osname, "refspec": refspec, "index": index,
-                                         "live": star}))
+                                         "live": star, "staging": "(staged)" in rest}))
         return out
 
     def _entry_kargs(self) -> dict[int, tuple[str, ...]]:
@@ -201,13 +215,76 @@ class OstreeBackend:
             deployments = self.deployments()
         return deployments
 
-    def prefetch(self, new: MachineConfigSpec) -> str:
-        """Import a container image into the repo (`resolve`); the deploy after the drain then finds it there."""
+    def stages(self) -> bool:
+        """Whether a deployment can be staged here: ostree stages only on a booted ostree system (its sysroot `/`)."""
+        return self.sysroot == Path("/") and OSTREE_BOOTED.exists()
+
+    def prefetch(self, new: MachineConfigSpec, old: MachineConfigSpec | None = None) -> str:
+        """Import a container image into the repo (`resolve`); on a booted system, with the config the node runs
+        (`old`), also stage the new deployment, locked (`_stage`): checked out and ready, booted by no reboot
+        until `stage` unlocks it in the drained window. Elsewhere the deploy after the drain finds the image."""
         url = new.os_image_url
-        if not url or url.startswith("ostree:") or self._has_ref(url) or self._has_ref(image_ref(url)):
-            return ""  # nothing to pull (pulled before the slot already, applier/prestage.py)
-        self.resolve(url)
-        return f"the deployment is made while drained; pulled into the ostree repo before the drain: {url}"
+        pulled = ""
+        if url and not url.startswith("ostree:") and not (self._has_ref(url) or self._has_ref(image_ref(url))):
+            self.resolve(url)
+            pulled = f"pulled into the ostree repo before the drain: {url}"
+        if not url or old is None or not self.stages():
+            return f"the deployment is made while drained; {pulled}" if pulled else ""
+        staged = self._stage(old, new, locked=True)
+        return f"deployment {staged} staged before the drain, locked until the slot" + (f"; {pulled}" if pulled else "")
+
+    def _target(self, booted: Deployment, old: MachineConfigSpec, new: MachineConfigSpec) -> tuple[str, str, list[str]]:
+        """(image, refspec, kernel arguments) of the deployment `new` needs from `booted`."""
+        image = new.os_image_url or booted.image
+        refspec = self.resolve(image) if new.os_image_url else str(booted.extra.get("refspec") or "")
+        if not refspec:
+            raise PermanentError("spec.osImageURL", "the booted deployment has no refspec and none is configured")
+        return image, refspec, kargs_after(booted.kargs, old.kernel_arguments, new.kernel_arguments)
+
+    def _deploy(self, booted: Deployment, image: str, refspec: str, kargs: list[str], *options: str) -> None:
+        """`ostree admin deploy` of `refspec` with `kargs`; the origin names the image and the kargs (`_staged`)."""
+        # A scratch file handed to `ostree admin deploy --origin-file`, not a replaced file: no atomic write.
+        with tempfile.NamedTemporaryFile("w", suffix=".origin", delete=False) as fh:
+            fh.write(f"[origin]\nrefspec={refspec}\n\n[mco]\nimage={image}\nkargs={' '.join(kargs)}\n")
+            origin = fh.name
+        try:
+            args = self._admin("deploy", *options, f"--os={booted.extra['osname']}", f"--origin-file={origin}",
+                               "--karg-none", *[f"--karg-append={a}" for a in kargs], refspec)
+            check(self.runner.run(args, timeout=600), "ostree admin deploy")
+        finally:
+            Path(origin).unlink(missing_ok=True)
+
+    def _staged(self, image: str, refspec: str, kargs: list[str]) -> Deployment | None:
+        """The staged deployment, if it is the one these call for (its origin says so)."""
+        for d in self.deployments():
+            if d.extra.get("staging"):
+                origin = _read_origin(self.sysroot / "ostree" / "deploy" / d.extra["osname"] / "deploy" /
+                                      f"{d.id}.origin")
+                mco = origin.get("mco", {})
+                if (d.extra.get("refspec"), mco.get("image"), mco.get("kargs")) == (refspec, image, " ".join(kargs)):
+                    return d
+        return None
+
+    def _stage(self, old: MachineConfigSpec, new: MachineConfigSpec, *, locked: bool) -> str:
+        """Stage the deployment `new` needs (`deploy --stage`): finalised (its /etc merged with the booted one's,
+        the boot loader written) at shutdown by ostree-finalize-staged.service, unless `locked`: then no shutdown
+        finalises it while STAGED_LOCK exists (ostreedev/ostree PR 1841). Staged already: kept. Returns its id."""
+        booted = next((d for d in self.deployments() if d.booted), None)
+        if booted is None:
+            raise PermanentError(str(self.sysroot), "no booted deployment to stage from")
+        image, refspec, kargs = self._target(booted, old, new)
+        if locked:
+            STAGED_LOCK.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(STAGED_LOCK, b"")
+        else:
+            STAGED_LOCK.unlink(missing_ok=True)
+        staged = self._staged(image, refspec, kargs)
+        if staged is None:
+            self._deploy(booted, image, refspec, kargs, "--stage")
+            staged = self._staged(image, refspec, kargs)
+        if staged is None:
+            raise PermanentError(str(self.sysroot), "ostree admin deploy --stage left no staged deployment")
+        return staged.id
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Deploy the new tree / kernel arguments as the next boot's default."""
@@ -221,24 +298,15 @@ class OstreeBackend:
         booted = next((d for d in deployments if d.booted), None)
         if booted is None:
             raise PermanentError(str(self.sysroot), "no booted deployment to stage from")
+        if self.stages():  # the one staged before the slot, unlocked: the reboot finalises it (and /etc written now)
+            image, _, kargs = self._target(booted, old, new)
+            return {"id": self._stage(old, new, locked=False), "image": image, "kargs": list(kargs),
+                    "previous": booted.id}
         if not self._marked() and not booted.extra.get("live"):
             write_atomic(self.sysroot / BOOTED_MARK, f"{booted.id}\n".encode())
         deployments = self._cleanup_pending(deployments)
-        image = new.os_image_url or booted.image
-        refspec = self.resolve(image) if new.os_image_url else str(booted.extra.get("refspec") or "")
-        if not refspec:
-            raise PermanentError("spec.osImageURL", "the booted deployment has no refspec and none is configured")
-        kargs = kargs_after(booted.kargs, old.kernel_arguments, new.kernel_arguments)
-        # A scratch file handed to `ostree admin deploy --origin-file`, not a replaced file: no atomic write.
-        with tempfile.NamedTemporaryFile("w", suffix=".origin", delete=False) as fh:
-            fh.write(f"[origin]\nrefspec={refspec}\n\n[mco]\nimage={image}\n")
-            origin = fh.name
-        try:
-            args = self._admin("deploy", f"--os={booted.extra['osname']}", f"--origin-file={origin}", "--karg-none",
-                               *[f"--karg-append={a}" for a in kargs], refspec)
-            check(self.runner.run(args, timeout=600), "ostree admin deploy")
-        finally:
-            Path(origin).unlink(missing_ok=True)
+        image, refspec, kargs = self._target(booted, old, new)
+        self._deploy(booted, image, refspec, kargs)
         new_default = self.deployments()[0]
         return {"id": new_default.id, "image": image, "kargs": list(kargs), "previous": booted.id}
 

@@ -133,7 +133,7 @@ class RpmOstreeBackend:
             self._download_only = result.ok and "--download-only" in result.stdout
         return self._download_only
 
-    def prefetch(self, new: MachineConfigSpec) -> str:
+    def prefetch(self, new: MachineConfigSpec, old: MachineConfigSpec | None = None) -> str:
         """`rpm-ostree rebase --experimental --download-only <the MCD's reference>` before the drain: the rebase
         that `stage` runs after it finds the image's objects in the repo. A version without the option says so
         (the image is then pulled while drained)."""

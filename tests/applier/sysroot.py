@@ -13,10 +13,15 @@ def _run(*args: str) -> str:
     return subprocess.run(list(args), check=True, capture_output=True, text=True).stdout
 
 
-def commit_tree(sysroot: Path, tree: Path, ref: str, version: str) -> str:
-    """Commit a small OS tree (with a fake kernel) to `ref`; returns the commit checksum."""
-    for rel in ("usr/bin", "usr/etc", "usr/lib/modules/6.1.0"):
+def commit_tree(sysroot: Path, tree: Path, ref: str, version: str, *, root_dirs: tuple[str, ...] = (),
+                root_links: tuple[tuple[str, str], ...] = ()) -> str:
+    """Commit a small OS tree (with a fake kernel, and `root_dirs` and `root_links` (name, target) at its top, as
+    an OS tree has them) to `ref`; returns the commit checksum."""
+    for rel in ("usr/bin", "usr/etc", "usr/lib/modules/6.1.0", *root_dirs):
         (tree / rel).mkdir(parents=True, exist_ok=True)
+    for name, target in root_links:
+        if not (tree / name).is_symlink():
+            (tree / name).symlink_to(target)
     (tree / "usr/lib/os-release").write_text(f"ID=myos\nVERSION_ID={version}\n")
     (tree / "usr/lib/modules/6.1.0/vmlinuz").write_text(f"kernel {version}\n")
     (tree / "usr/lib/modules/6.1.0/initramfs.img").write_text(f"initramfs {version}\n")
@@ -28,15 +33,17 @@ def commit_tree(sysroot: Path, tree: Path, ref: str, version: str) -> str:
 
 
 def make_sysroot(base: Path, *, kargs: tuple[str, ...] = ("root=LABEL=root", "console=ttyS0"),
-                 image: str = "") -> Path:
-    """init-fs, os-init `myos`, commit v1 as myos/stable and v2 as myos/v2, deploy v1 with `kargs`."""
+                 image: str = "", root_dirs: tuple[str, ...] = (),
+                 root_links: tuple[tuple[str, str], ...] = ()) -> Path:
+    """init-fs, os-init `myos`, commit v1 as myos/stable and v2 as myos/v2 (each with `root_dirs` and `root_links`
+    at its top), deploy v1 with `kargs`."""
     ostree = str(real_tool("ostree"))
     sysroot = base / "sysroot"
     sysroot.mkdir(parents=True)
     _run(ostree, "admin", "init-fs", "--modern", str(sysroot))
     _run(ostree, "admin", "os-init", f"--sysroot={sysroot}", "myos")
-    commit_tree(sysroot, base / "tree1", "myos/stable", "1")
-    commit_tree(sysroot, base / "tree2", "myos/v2", "2")
+    commit_tree(sysroot, base / "tree1", "myos/stable", "1", root_dirs=root_dirs, root_links=root_links)
+    commit_tree(sysroot, base / "tree2", "myos/v2", "2", root_dirs=root_dirs, root_links=root_links)
     args = [ostree, "admin", "deploy", f"--sysroot={sysroot}", "--os=myos", *[f"--karg={k}" for k in kargs]]
     if image:
         origin = base / "origin"
