@@ -66,7 +66,7 @@ class Updater:
         try:
             if plan.stage_os and plan.diff.os_image:  # pulled before the drain: the drained window is writes + reboot
                 report.aim = "image-staged"
-                pulled = bool(note := self.backend.prefetch(plan.new))
+                pulled = bool(note := self.backend.prefetch(plan.new, plan.old))
                 if pulled:
                     report.working(current, desired, f"applying {desired.name}: {note}", phase="image-staged")
             if first_run:

@@ -230,7 +230,9 @@ class OstreeBackend:
             pulled = f"pulled into the ostree repo before the drain: {url}"
         if not url or old is None or not self.stages():
             return f"the deployment is made while drained; {pulled}" if pulled else ""
-        staged = self._stage(old, new, locked=True)
+        staged, now = self._stage(old, new, locked=True)
+        if not now:
+            return pulled  # staged before the slot already (applier/prestage.py)
         return f"deployment {staged} staged before the drain, locked until the slot" + (f"; {pulled}" if pulled else "")
 
     def _target(self, booted: Deployment, old: MachineConfigSpec, new: MachineConfigSpec) -> tuple[str, str, list[str]]:
@@ -265,10 +267,11 @@ class OstreeBackend:
                     return d
         return None
 
-    def _stage(self, old: MachineConfigSpec, new: MachineConfigSpec, *, locked: bool) -> str:
+    def _stage(self, old: MachineConfigSpec, new: MachineConfigSpec, *, locked: bool) -> tuple[str, bool]:
         """Stage the deployment `new` needs (`deploy --stage`): finalised (its /etc merged with the booted one's,
         the boot loader written) at shutdown by ostree-finalize-staged.service, unless `locked`: then no shutdown
-        finalises it while STAGED_LOCK exists (ostreedev/ostree PR 1841). Staged already: kept. Returns its id."""
+        finalises it while STAGED_LOCK exists (ostreedev/ostree PR 1841). Staged already: kept. Returns its id and
+        whether it was staged now."""
         booted = next((d for d in self.deployments() if d.booted), None)
         if booted is None:
             raise PermanentError(str(self.sysroot), "no booted deployment to stage from")
@@ -279,12 +282,13 @@ class OstreeBackend:
         else:
             STAGED_LOCK.unlink(missing_ok=True)
         staged = self._staged(image, refspec, kargs)
-        if staged is None:
-            self._deploy(booted, image, refspec, kargs, "--stage")
-            staged = self._staged(image, refspec, kargs)
+        if staged is not None:
+            return staged.id, False
+        self._deploy(booted, image, refspec, kargs, "--stage")
+        staged = self._staged(image, refspec, kargs)
         if staged is None:
             raise PermanentError(str(self.sysroot), "ostree admin deploy --stage left no staged deployment")
-        return staged.id
+        return staged.id, True
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Deploy the new tree / kernel arguments as the next boot's default."""
@@ -300,7 +304,7 @@ class OstreeBackend:
             raise PermanentError(str(self.sysroot), "no booted deployment to stage from")
         if self.stages():  # the one staged before the slot, unlocked: the reboot finalises it (and /etc written now)
             image, _, kargs = self._target(booted, old, new)
-            return {"id": self._stage(old, new, locked=False), "image": image, "kargs": list(kargs),
+            return {"id": self._stage(old, new, locked=False)[0], "image": image, "kargs": list(kargs),
                     "previous": booted.id}
         if not self._marked() and not booted.extra.get("live"):
             write_atomic(self.sysroot / BOOTED_MARK, f"{booted.id}\n".encode())

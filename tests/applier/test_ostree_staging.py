@@ -43,6 +43,7 @@ out = {"stages": backend.stages(), "booted": backend.booted().id}
 out["note"] = backend.prefetch(new, old)
 out["after_prefetch"] = status()
 out["locked"] = STAGED_LOCK.exists()
+out["again"] = backend.prefetch(new, old)  # the update's own pull, before its drain: staged already
 shutdown()  # a reboot before the slot
 out["after_early_shutdown"] = status()
 Path("/etc/app.conf").write_text("written in the drained window\n")
@@ -70,6 +71,7 @@ def test_the_deployment_is_staged_locked_before_the_slot_and_finalised_by_the_re
     assert out["stages"] and out["locked"]
     assert out["note"].startswith("deployment ") and "staged before the drain, locked" in out["note"]
     assert "(staged)" in out["after_prefetch"]
+    assert out["again"] == ""  # nothing new to say: no second image-staged phase in the update
     # a shutdown before the slot finalises nothing: still staged, not pending (the old deployment boots again)
     assert "(staged)" in out["after_early_shutdown"] and "(pending)" not in out["after_early_shutdown"]
     # the drained window: no deploy (no checkout), only the lock removed
