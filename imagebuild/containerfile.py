@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 from imagebuild.errors import ImageInputError
@@ -64,8 +63,7 @@ def from_line(base: str) -> str:
     return base.removeprefix("docker://")
 
 
-def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False,
-                         extra_labels: Mapping[str, str] | None = None) -> str:
+def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False) -> str:
     """The Containerfile text for a plan (pure: the golden tests compare it byte for byte)."""
     lines = [f"{HEADER} from {plan.name} (pool {plan.pool}). Regenerate, do not edit."]
     lines += [f"# left for Ignition at first boot: {p.code} at {p.path}" for p in plan.first_boot]
@@ -98,7 +96,7 @@ def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False,
         lines.append("RUN systemctl enable " + " ".join(_shell_quote(u) for u in plan.enable_in_build))
     if plan.disable_in_build:
         lines.append("RUN systemctl disable " + " ".join(_shell_quote(u) for u in plan.disable_in_build))
-    labels = {**plan.labels(), "baseOSContainerImage": base, **(extra_labels or {})}
+    labels = {**plan.labels(), "baseOSContainerImage": base}
     lines.append("LABEL " + " \\\n      ".join(f"{k}={_quote_label(v)}" for k, v in sorted(labels.items())))
     if lint:
         lines.append("RUN bootc container lint")

@@ -238,7 +238,7 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
     return keys, whos
 
 
-def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
+def compute_provenance(configs: Sequence[MachineConfig]) -> dict[str, str]:
     """Provenance of every entry of the merged result of `configs` (in merge order), keys in the order they
     are first set (not sorted: the stored JSON and `explain` sort them anyway).
 
@@ -264,7 +264,7 @@ def compute_provenance(configs: Sequence[MachineConfig], *, default_source: str 
                 out[key] = f"{listed[0]}; also from {', '.join(listed[1:])}"
             else:
                 out[key] = f"{listed[-1]}; overrode {', '.join(reversed(listed[:-1]))}"
-    out.setdefault("osImageURL", f"{default_source} (default)")
+    out.setdefault("osImageURL", "cluster.yaml (default)")
     return out  # keys in merge order: whoever shows or stores them sorts them (explain, to_json_bytes)
 
 

@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 
 class LoopMonitor:
     """Heartbeat task recording the longest CPU stretch of the loop thread between two beats."""
 
-    def __init__(self, *, interval: float = 0.01, threshold: float = 0.1,
-                 on_block: Callable[[float], None] | None = None) -> None:
+    def __init__(self, *, interval: float = 0.01, threshold: float = 0.1) -> None:
         self.interval = interval
         self.threshold = threshold
         self.longest = 0.0
         self.over = 0
-        self._on_block = on_block
 
     def reset(self) -> None:
         """Forget what was seen so far (a test or soak phase starts clean)."""
@@ -43,5 +40,3 @@ class LoopMonitor:
                 self.longest = spent
             if spent > self.threshold:
                 self.over += 1
-                if self._on_block is not None:
-                    self._on_block(spent)
