@@ -151,25 +151,23 @@ class ConfigDiff:
 
 
 def split_kernel_args(args: Iterable[str]) -> tuple[str, ...]:
-    """Split kernel argument entries by kernel command line rules: whitespace separates, `"` toggles quoting."""
+    """Split kernel argument entries as MCO does (pkg/daemon/update.go splitKernelArguments): whitespace
+    separates, `"` toggles quoting."""
     out: list[str] = []
     for entry in args:
         current: list[str] = []
         quoted = False
-        started = False
         for ch in entry:
             if ch == '"':
                 quoted = not quoted
                 current.append(ch)
-                started = True
             elif ch.isspace() and not quoted:
-                if started:
+                if current:
                     out.append("".join(current))
-                current, started = [], False
+                current = []
             else:
                 current.append(ch)
-                started = True
-        if started:
+        if current:
             out.append("".join(current))
     return tuple(out)
 

@@ -9,31 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fleet.diff import split_kernel_args
+
 #: Go / OCI architecture names -> the Rust names bootc matches against.
 RUST_ARCH = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "powerpc64", "s390x": "s390x",
              "x86_64": "x86_64", "aarch64": "aarch64", "powerpc64": "powerpc64"}
 
 
 def split_kargs(entry: str) -> list[str]:
-    """Split one `kernelArguments` entry the way MCO does: whitespace separates, `"` toggles quoting."""
-    args: list[str] = []
-    current: list[str] = []
-    quoted = False
-    for ch in entry:
-        if ch == '"':
-            quoted = not quoted
-            current.append(ch)
-        elif ch.isspace() and not quoted:
-            if current:
-                args.append("".join(current))
-                current = []
-        else:
-            current.append(ch)
-    if quoted:
+    """One `kernelArguments` entry split as the agent splits it (fleet/diff.py); an unbalanced quote, which
+    the machine would take as written, is refused for the image."""
+    if entry.count('"') % 2:
         raise ValueError(f"unbalanced quote in kernel argument {entry!r}")
-    if current:
-        args.append("".join(current))
-    return args
+    return list(split_kernel_args((entry,)))
 
 
 def _toml_string(value: str) -> str:
