@@ -132,6 +132,19 @@ def done_since(status: NodeStatus | None, target: str) -> str:
     return since
 
 
+def _done_at(statuses: NodeStatuses, name: str, target: str) -> datetime | None:
+    """`done_since` of the node's status, parsed, remembered with the status object it was read from (statuses are
+    never changed in place): every claim decided during a rollout with canaries asks it of every canary."""
+    status = statuses.get(name)
+    key = ("canary-done", name)
+    hit = statuses.memo.get(key)
+    if hit is not None and hit[0] is status and hit[1] == target:
+        return hit[2]  # type: ignore[no-any-return]
+    done = parse_timestamp(done_since(status, target) or "")
+    statuses.memo[key] = (status, target, done)
+    return done
+
+
 def canaries_pending(record: PoolRecord, statuses: NodeStatuses, now: datetime,
                      chosen: Collection[str]) -> str | None:
     """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at the target
@@ -139,7 +152,7 @@ def canaries_pending(record: PoolRecord, statuses: NodeStatuses, now: datetime,
     target = record.current or ""
     soak = timedelta(seconds=record.rollout.soak_seconds)
     for name in sorted(chosen):
-        done = parse_timestamp(done_since(statuses.get(name), target) or "")
+        done = _done_at(statuses, name, target)
         if done is None:
             return f"waiting for canary {name} to reach {target}"
         if done + soak > now:
