@@ -106,6 +106,13 @@ def test_two_machines_boot_and_keep_their_own_config(tmp_path: Path) -> None:
         assert first["node-a"] != first["node-b"]
         pool = requests.get(f"{url}/pools/worker", timeout=10).json()
         assert pool["status"]["updatedMachineCount"] == 2, pool["status"]
+        for node, config in first.items():  # the fleet page shows the pool's config and the overlay apart
+            pool_config, overlay = config.rsplit("-", 1)
+            page = requests.get(f"{url}/ui/nodes/{node}", timeout=10)
+            assert page.status_code == 200, page.text
+            assert f'<dt>Machine document</dt><dd>{node} ' in page.text
+            assert f'<code class="config">{pool_config}</code>' in page.text
+            assert f'<code class="config">{overlay}</code>' in page.text
 
         # day 2: node-b moves to another address; node-a is not touched
         keyfile_a = roots["node-a"] / KEYFILE
