@@ -21,18 +21,11 @@ from fleet.clock import Clock, system_clock, timestamp
 from fleet.etcd_election import POLL, Election
 from fleet.rollout_control import auto_revert
 from fleet.store import ElectedStore, InUse, NotFound, NotLeader, StoreError, references
-from server.watch import tree_fingerprint
+from server.watch import default_render, tree_fingerprint
 
 log = logging.getLogger("mco.controller")
 
 RenderFn = Callable[[Path, ElectedStore], Any]
-
-
-def default_render(cluster_dir: Path, store: ElectedStore) -> Any:
-    """The renderer's public entry point."""
-    from renderer.render import render_cluster
-
-    return render_cluster(cluster_dir, store=store)
 
 
 def collect_garbage(store: ElectedStore) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from ignition import schema, schema_nodes
 from ignition.decode import decode
 from ignition.report import Path, Report
-from ignition.rules import go_url
+from ignition.rules.urls import scheme_of
 
 # Codes of the entries translation adds to a report.
 CODE_UNSUPPORTED = "translate-unsupported"  # a field or value the target spec cannot express
@@ -158,20 +158,11 @@ def source_fields(version: str) -> list[str]:
     return sorted(p for p in schema.fields(version) if p.endswith(".source"))
 
 
-def url_scheme(url: str) -> str | None:
-    """The lower-cased scheme of a URL, as Go's url.Parse reports it; None when Go cannot parse it
-    (target validation then reports `unable to parse url`)."""
-    try:
-        return go_url.parse(url).scheme
-    except go_url.URLError:
-        return None
-
-
 def refuse_scheme(config: Any, version: str, scheme: str, ctx: Context) -> None:
     """An error for each resource source using `scheme`, which the target spec does not accept."""
     for field_path in source_fields(version):
         for path, value in find(config, field_path):
-            if isinstance(value, str) and url_scheme(value) == scheme:
+            if isinstance(value, str) and scheme_of(value) == scheme:
                 ctx.report.error(
                     CODE_UNSUPPORTED, path, f"{scheme} sources are not supported in spec {ctx.target}"
                 )
