@@ -102,6 +102,12 @@ class ConfigDiff:
     new_files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
+    def empty(self) -> bool:
+        """True when nothing at all differs (the fleet page's diff says so: templates/diff.html.j2)."""
+        return not (self.files or self.units or self.passwd or self.kernel_arguments or self.kernel_type
+                    or self.extensions or self.os_image or self.fips)
+
+    @property
     def os_changes(self) -> tuple[str, ...]:
         """Names of the OS-level changes (each needs a reboot), in MCO's order."""
         names = []
