@@ -69,11 +69,6 @@ class PoolRow:
     rollout: str = ""  # paused by the rollout (which node, why), outside its maintenance windows, or pinned
 
     @property
-    def percent(self) -> int:
-        """Share of machines updated, rounded down."""
-        return self.updated * 100 // self.machines if self.machines else 100
-
-    @property
     def alerts(self) -> tuple[ConditionView, ...]:
         """The conditions worth a look: degraded ones that are True."""
         return tuple(c for c in self.conditions if c.status == "True" and "Degraded" in c.type)
