@@ -11,6 +11,9 @@ from ignition.errors import IgnitionError
 _SPACE = frozenset(b" \t\r\n")
 _HEXB = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
+# Go's stateBeginValue: the state a value's first byte leads to (after `{` and `[`, handled apart)
+_VALUE_START = {ord('"'): "in_string", ord("-"): "neg", ord("0"): "zero", **dict.fromkeys(b"123456789", "one"),
+                ord("t"): "lit:true:1", ord("f"): "lit:false:1", ord("n"): "lit:null:1"}
 
 
 def quote_char(c: int) -> str:
@@ -72,20 +75,8 @@ def syntax_error(data: bytes) -> tuple[str, int] | None:
                     elif c == ord("["):
                         stack.append("array")
                         state = "begin_value_or_empty"
-                    elif c == ord('"'):
-                        state = "in_string"
-                    elif c == ord("-"):
-                        state = "neg"
-                    elif c == ord("0"):
-                        state = "zero"
-                    elif c in b"123456789":
-                        state = "one"
-                    elif c == ord("t"):
-                        state = "lit:true:1"
-                    elif c == ord("f"):
-                        state = "lit:false:1"
-                    elif c == ord("n"):
-                        state = "lit:null:1"
+                    elif c in _VALUE_START:
+                        state = _VALUE_START[c]
                     else:
                         raise err(c, "looking for beginning of value")
                 elif state == "begin_string":
