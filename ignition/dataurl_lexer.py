@@ -72,14 +72,9 @@ class Lexer:
 
     def after_data_prefix(self) -> object:
         r = self.next()
-        if r == ord(";"):
+        if r in (ord(";"), ord(","), _EOF):  # no media type: Go's lexAfterDataPrefix answers these as below
             self.backup()
-            return self.param_semicolon
-        if r == ord(","):
-            self.backup()
-            return self.data_comma
-        if r == _EOF:
-            return self.errorf("missing comma before data")
+            return self.after_media_subtype
         if r in (ord("x"), ord("X")):
             if self.next() == ord("-"):
                 return self.x_token_media_type
