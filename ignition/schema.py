@@ -5,18 +5,9 @@ merge and translate walk. It mirrors Ignition's Go types (`config/v3_X/types/sch
 `encoding/json` decides what a document means: a *pointer* field treats JSON `null`/absent as "unset", a
 non-pointer field turns `null` into its zero value (`""`, `0`, `false`).
 
-API
----
-``root(version) -> Node``
-    the tree for one version; the root is the `Config` object.
-``node(version, path) -> Node | None``
-    the node at a field path: ``"storage.files[].contents.source"`` or a tuple path such as
-    ``("storage", "files", 0, "contents")`` (ints and ``"[]"`` both step into a list item). ``None`` if absent.
-``fields(version) -> frozenset[str]``
-    every field path of that version, objects and lists included: ``"storage"``, ``"storage.files"``,
-    ``"storage.files[].path"``, ``"storage.files[].append[].source"``, ...
-
-The shapes themselves (`Node`, `Field`, list keys and key spaces) are defined in ignition/schema_nodes.py.
+A field path is ``"storage.files[].contents.source"`` or a tuple such as ``("storage", "files", 0, "contents")``
+(ints and ``"[]"`` both step into a list item). The shapes (`Node`, `Field`, list keys, key spaces) are in
+ignition/schema_nodes.py.
 """
 
 from __future__ import annotations
@@ -298,5 +289,5 @@ def node(version: str, path: str | tuple[str | int, ...]) -> Node | None:
 
 @cache
 def fields(version: str) -> frozenset[str]:
-    """Every field path of `version`, e.g. "storage.files[].contents.source"."""
+    """Every field path of `version`, objects and lists included ("storage", "storage.files[].path", ...)."""
     return frozenset(path for path, _ in walk(root(version)))
