@@ -307,7 +307,7 @@ def load_inputs(cluster_dir: Path) -> Inputs:
         return template_files(render_role(cluster_dir, cluster, pool).machine_configs) if pool in roles else {}
 
     generated = generate(inputs.kubelet_configs, inputs.runtime_configs, inputs.pools, base_kubelet=base_kubelet)
-    image = _image_config(inputs)
+    image = _cluster_config(inputs, inputs.image_configs, "Image")
     trust_kinds = ("ConfigMap", "Proxy")  # what the trust bundles read; the rest feeds registries.conf
     broken_trust = [b for b in inputs.broken_registries if b[0] in trust_kinds]
     registries = generate_registries(image, inputs.mirror_sets, inputs.pools, release_image=_release_image(cluster),
@@ -326,11 +326,6 @@ def load_inputs(cluster_dir: Path) -> Inputs:
                 inputs.problems.extend((WHOLE_CLUSTER, p) for p in failure.problems
                                        if (WHOLE_CLUSTER, p) not in inputs.problems)
     return inputs
-
-
-def _image_config(inputs: Inputs) -> ImageConfig | None:
-    """The `Image` named `cluster` (a second one is an error)."""
-    return _cluster_config(inputs, inputs.image_configs, "Image")
 
 
 C = TypeVar("C", ImageConfig, ProxyConfig)

@@ -15,6 +15,7 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from renderer.load import Document
@@ -105,6 +106,7 @@ def _list_or_none(check: Checker, data: Mapping[str, Any], key: str, path: Path)
 
 
 def _mirror_set(kind: str, check: Checker, data: Mapping[str, Any]) -> MirrorSet:
+    """An ImageDigestMirrorSet, ImageTagMirrorSet or ImageContentSourcePolicy (`kind`)."""
     name, _, _ = read_metadata(check, data)
     spec = check.mapping(data, "spec", ())
     key = _RULES_KEY[kind]
@@ -135,21 +137,6 @@ def _mirror_set(kind: str, check: Checker, data: Mapping[str, Any]) -> MirrorSet
             check.add("unknown-field", ("spec", str(extra)), f'unknown field "spec.{extra}": the {kind} API has no '
                       "such field, it is ignored", severity="warning")
     return MirrorSet(kind, name, tuple(rules), origin_of(check.doc), check.doc)
-
-
-def image_digest_mirror_set(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
-    """An ImageDigestMirrorSet."""
-    return _mirror_set(IDMS, check, data)
-
-
-def image_tag_mirror_set(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
-    """An ImageTagMirrorSet."""
-    return _mirror_set(ITMS, check, data)
-
-
-def image_content_source_policy(check: Checker, data: Mapping[str, Any]) -> MirrorSet:
-    """An ImageContentSourcePolicy (its mirrors are digest mirrors with the default source policy)."""
-    return _mirror_set(ICSP, check, data)
 
 
 def _cluster_singleton(check: Checker, data: Mapping[str, Any], kind: str) -> str:
@@ -220,9 +207,9 @@ def config_map(check: Checker, data: Mapping[str, Any]) -> ConfigMap:
 RegistriesManifest = MirrorSet | ImageConfig | ProxyConfig | ConfigMap
 
 KINDS: dict[tuple[str, str], Callable[[Checker, Mapping[str, Any]], RegistriesManifest]] = {
-    (CONFIG_API, IDMS): image_digest_mirror_set,
-    (CONFIG_API, ITMS): image_tag_mirror_set,
-    (ICSP_API, ICSP): image_content_source_policy,
+    (CONFIG_API, IDMS): partial(_mirror_set, IDMS),
+    (CONFIG_API, ITMS): partial(_mirror_set, ITMS),
+    (ICSP_API, ICSP): partial(_mirror_set, ICSP),  # its mirrors are digest mirrors with the default source policy
     (CONFIG_API, "Image"): image_config,
     (CONFIG_API, "Proxy"): proxy_config,
     ("v1", "ConfigMap"): config_map,
