@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ignition.decode import json_kind
 from ignition.report import Path, Report
 
 SPEC2_VERSIONS: tuple[str, ...] = ("2.0.0", "2.1.0", "2.2.0")
@@ -55,22 +56,8 @@ SHAPE: dict[str, Any] = {
 _GO_TYPES = {"str": "string", "int": "int", "bool": "bool"}
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "number"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _mismatch(report: Report, path: Path, value: Any, want: str) -> None:
-    report.error("json-type", path, f"json: cannot unmarshal {_json_kind(value)} into Go value of type {want}")
+    report.error("json-type", path, f"json: cannot unmarshal {json_kind(value)} into Go value of type {want}")
 
 
 def read(config: Mapping[str, Any], report: Report) -> dict[str, Any] | None:
