@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.errors import FleetError
+from fleet.errors import PathError
 from fleet.rendered import MachineConfigSpec
 from ignition.resource import ResourceError, read_resource, source_scheme
 
@@ -271,13 +271,8 @@ def diff_rendered(old: MachineConfigSpec, new: MachineConfigSpec) -> ConfigDiff:
     )
 
 
-class ContentsError(FleetError, ValueError):
+class ContentsError(PathError, ValueError):
     """A file entry whose contents cannot be decoded; `path` names the file."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 def file_contents(entry: Mapping[str, Any]) -> bytes:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.errors import FleetError
+from fleet.errors import PathError
 from fleet.registries_conf import REGISTRIES_CONF
 from ignition.canonical import canonical_json
 
@@ -30,13 +30,8 @@ _SERVICE_SUFFIXES = (".service", ".socket", ".device", ".mount", ".automount", "
                      ".timer", ".snapshot", ".slice", ".scope")
 
 
-class PolicyError(FleetError, ValueError):
+class PolicyError(PathError, ValueError):
     """A MachineConfiguration disruption policy that is not valid; `path` names the field."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 @dataclass(frozen=True)

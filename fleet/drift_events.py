@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fleet.errors import FleetError
+from fleet.errors import PathError
 
 DRIFT_LIMIT = 50  # events a node record keeps
 REPORT_LIMIT = 50  # events one report may carry
@@ -25,13 +25,8 @@ KINDS = ("file", "unit", "kargs", "fips", "service")
 _TEXT_LIMIT = 4096
 
 
-class DriftEventError(FleetError, ValueError):
+class DriftEventError(PathError, ValueError):
     """A drift event is malformed; `path` is the JSON path of the bad field."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import string
 from collections.abc import Iterable, Mapping
 
-from fleet.errors import FleetError
+from fleet.errors import PathError
 from fleet.names import is_dns_subdomain
 
 MAX_LABELS = 64
@@ -19,13 +19,8 @@ _NAME_CHARS = frozenset(string.ascii_letters + string.digits + "-_.")
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 
 
-class LabelError(FleetError, ValueError):
+class LabelError(PathError, ValueError):
     """A label key, value or edit that is not one; `path` names it."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 def _name_problem(text: str, what: str) -> str | None:

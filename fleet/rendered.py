@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from fleet.conditions import ConditionProblem
-from fleet.errors import FleetError
+from fleet.errors import PathError
 from fleet.label_selector import LabelSelector, parse_selector, role_selector
 from fleet.machine_entry import MachineEntry
 from fleet.rollout_settings import RolloutSettings
@@ -36,13 +36,8 @@ SUPPORTED_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-class ModelError(FleetError, ValueError):
+class ModelError(PathError, ValueError):
     """A rendered config or pool record that does not have the expected shape; `path` says where."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from fleet.errors import FleetError
+from fleet.errors import PathError
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
@@ -21,13 +21,8 @@ T = TypeVar("T")
 
 
 
-class StoreError(FleetError):
+class StoreError(PathError):
     """A store operation failed; `path` names the object."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 class NotFound(StoreError):
