@@ -26,17 +26,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from server.errors import ServerError
+from server.errors import PathError, ServerError
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-class AuthSettingsError(ServerError, ValueError):
+class AuthSettingsError(PathError, ValueError):
     """A token file or CIDR given to the server is unusable; `path` names the option."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
 
 
 class Refused(ServerError):

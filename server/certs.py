@@ -22,15 +22,11 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from fleet.atomic import write_atomic
 from fleet.clock import system_clock
-from server.errors import ServerError
+from server.errors import PathError
 
 
-class CertError(ServerError):
+class CertError(PathError):
     """Certificates cannot be made or the existing CA is unusable; `path` names the file or flag."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
 
 
 @dataclass(frozen=True)

@@ -10,3 +10,12 @@ from __future__ import annotations
 
 class ServerError(Exception):
     """Base of the server's exceptions."""
+
+
+class PathError(ServerError):
+    """A refusal about the one thing `path` names (a flag, file or JSON field); `message` says what."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message

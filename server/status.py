@@ -34,19 +34,14 @@ from fleet.rendered import Condition, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from fleet.rollout_turn import skipped
-from server.errors import ServerError
+from server.errors import PathError
 
 SKIPPED_LISTED = 50  # nodes the rollout passed over named in /pools (all are counted)
 MESSAGE_LIMIT = 2000  # the MCD truncates its reason annotation to 2000 characters
 
 
-class StatusReportError(ServerError, ValueError):
+class StatusReportError(PathError, ValueError):
     """A node's status report is malformed; `path` is the JSON path of the bad field."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 def parse_report(node: str, body: Any, *, reported_at: str) -> NodeStatus:

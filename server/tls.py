@@ -13,17 +13,13 @@ import os
 import ssl
 from pathlib import Path
 
-from server.errors import ServerError
+from server.errors import PathError
 
 log = logging.getLogger("mco.server")
 
 
-class TLSSettingsError(ServerError, ValueError):
+class TLSSettingsError(PathError, ValueError):
     """The certificate or key cannot be used; `path` names the file."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
 
 
 def _load(ctx: ssl.SSLContext, cert: Path, key: Path) -> None:
