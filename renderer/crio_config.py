@@ -20,10 +20,7 @@ a field of the API and is named in a warning.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from renderer.model import ContainerRuntimeConfig
+from renderer.model import ContainerRuntimeConfig, raw_spec
 from renderer.problems import Problem
 from renderer.quantity import parse_quantity, quantity_text
 
@@ -46,12 +43,6 @@ def crio_runtime_dropin(line: str) -> bytes:
     return f"[crio]\n  [crio.runtime]\n    {line}\n".encode()
 
 
-def _spec(crc: ContainerRuntimeConfig) -> Mapping[str, Any]:
-    data = crc.doc.data if crc.doc is not None else None
-    spec = data.get("spec") if isinstance(data, Mapping) else None
-    return spec if isinstance(spec, Mapping) else {}
-
-
 def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], list[Problem]]:
     """(path, contents) of the files a ContainerRuntimeConfig writes, and its problems (no files on error)."""
     doc = crc.doc
@@ -67,7 +58,7 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
     def dropin(field: str, body: str) -> None:
         files.append((f"{CRIO_DROPINS}/01-ctrcfg-{field}", crio_runtime_dropin(body)))
 
-    for key in _spec(crc):
+    for key in raw_spec(crc):
         if key not in SPEC_KEYS:
             problems.append(doc.problem("unknown-field", ("spec", str(key)), f'unknown field "spec.{key}": the '
                                         "ContainerRuntimeConfig API has no such field, it is ignored",

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from renderer.model import KubeletConfig
+from renderer.model import KubeletConfig, raw_spec
 from renderer.problems import Problem
 from renderer.tls_profiles import profile_problems, profile_settings
 
@@ -104,12 +104,6 @@ def _type_problem(key: str, value: Any) -> str | None:
             f"struct field KubeletConfiguration.{key} of type {go}")
 
 
-def _spec(kc: KubeletConfig) -> Mapping[str, Any]:
-    data = kc.doc.data if kc.doc is not None else None
-    spec = data.get("spec") if isinstance(data, Mapping) else None
-    return spec if isinstance(spec, Mapping) else {}
-
-
 def _zero(value: Any) -> bool:
     return value is None or value is False or value == 0 and not isinstance(value, bool) or value in ("", [], {})
 
@@ -162,7 +156,7 @@ def kubelet_problems(kc: KubeletConfig, pool: str) -> list[Problem]:
         error((*base, "systemReservedCgroup"), f"KubeletConfiguration: systemReservedCgroup "
               f"({user['systemReservedCgroup']}) must match systemCgroups ({user['systemCgroups']})",
               "kubelet-conflict")
-    spec = _spec(kc)
+    spec = raw_spec(kc)
     if "tlsSecurityProfile" in spec and spec["tlsSecurityProfile"] is not None:
         for path, message in profile_problems(spec["tlsSecurityProfile"]):
             error(("spec", "tlsSecurityProfile", *path), message, "kubelet-tls-profile")
@@ -207,7 +201,7 @@ def kubelet_files(kc: KubeletConfig, base: Mapping[str, Any]) -> list[tuple[str,
     if merged.get("reservedSystemCPUs"):
         merged.pop("systemReservedCgroup", None)
         merged["enforceNodeAllocatable"] = ["pods"]
-    profile = _spec(kc).get("tlsSecurityProfile")
+    profile = raw_spec(kc).get("tlsSecurityProfile")
     if profile is not None:
         merged["tlsMinVersion"], merged["tlsCipherSuites"] = profile_settings(profile)
         if not merged["tlsCipherSuites"]:

@@ -101,6 +101,13 @@ class ContainerRuntimeConfig:
     doc: Document | None = field(default=None, compare=False, repr=False)
 
 
+def raw_spec(config: KubeletConfig | ContainerRuntimeConfig) -> Mapping[str, Any]:
+    """The manifest's `spec` as written ({} when it is not an object)."""
+    data = config.doc.data if config.doc is not None else None
+    spec = data.get("spec") if isinstance(data, Mapping) else None
+    return spec if isinstance(spec, Mapping) else {}
+
+
 @dataclass(frozen=True)
 class MachineConfiguration:
     """The `cluster` MachineConfiguration (operator.openshift.io/v1): node disruption policies and overrides."""
