@@ -65,6 +65,8 @@ class Groups(Generic[I, R]):
         while not mine.lead:
             mine.wake.wait()
             if mine.finished:
+                if mine.lead:  # handed the lead while another leader's group finished it: pass the lead on
+                    self._pass_lead()
                 return mine.outcome()
         try:
             while not mine.finished:
@@ -82,14 +84,20 @@ class Groups(Generic[I, R]):
                         if not member.finished:
                             member.finish(error=own_copy(exc))
         finally:
-            with self._lock:
-                waiting = next((m for m in self._queue if not m.lead), None)
-                if waiting is not None:  # the lead goes to the oldest request queued since that leads no group yet
-                    waiting.lead = True
-                    waiting.wake.set()
-                else:
-                    self._leading -= 1
+            self._pass_lead()
         return mine.outcome()
+
+    def _pass_lead(self) -> None:
+        """A leader is done: the lead goes to the oldest request queued since that leads no group yet, if any. (A
+        request's `lead` is only set while it is queued, and it is finished only once a group took it out of the
+        queue: so a finished request's `lead` no longer changes.)"""
+        with self._lock:
+            waiting = next((m for m in self._queue if not m.lead), None)
+            if waiting is not None:
+                waiting.lead = True
+                waiting.wake.set()
+            else:
+                self._leading -= 1
 
     def _run(self, group: list[Member[I, R]]) -> None:
         """Run and finish every member of `group` (the subclass's rule)."""

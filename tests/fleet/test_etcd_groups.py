@@ -45,9 +45,9 @@ class _Doubling(Groups[int, int]):
 def test_every_request_runs_once_within_the_size_and_the_leaders(leaders: int) -> None:
     groups = _Doubling(size=7, leaders=leaders)
     with ThreadPoolExecutor(max_workers=32) as pool:
-        answers = list(pool.map(groups.submit, range(500)))
-    assert answers == [2 * i for i in range(500)]
-    assert sorted(groups.runs) == list(range(500))  # each once
+        answers = list(pool.map(groups.submit, range(2000)))
+    assert answers == [2 * i for i in range(2000)]
+    assert sorted(groups.runs) == list(range(2000))  # each once
     assert 1 <= groups.most_in_flight <= leaders
     assert groups._leading == 0 and not groups._queue  # every leader handed over or stood down
 
