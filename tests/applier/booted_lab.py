@@ -27,6 +27,13 @@ def _tops() -> tuple[str, ...]:
     return tuple(sorted({p.parts[1] for p in paths if len(p.parts) > 1} - {"usr", *_MOUNTED}))
 
 
+def _under_mounted() -> tuple[Path, ...]:
+    """The repository and the Python's prefix when they live under a directory the lab mounts over (a clone in
+    /tmp, say): bound in again at their own paths once the namespace's mounts are made."""
+    paths = {ROOT, Path(sys.prefix), Path(os.path.realpath(sys.executable)).parent}
+    return tuple(sorted(p for p in paths if len(p.parts) > 1 and p.parts[1] in _MOUNTED))
+
+
 def make_booted_sysroot(base: Path) -> Path:
     """`make_sysroot` whose trees have the directories and links the lab mounts and binds (skips without root)."""
     if os.geteuid() != 0:
@@ -47,6 +54,8 @@ def run_booted(sysroot: Path, script: str, *, timeout: float = 300) -> subproces
     lines = ["set -e", *(f"mount --bind {q(str(src))} {q(str(dep / to))}" for src, to in binds),
              f"mount -t proc proc {q(str(dep / 'proc'))}", f"mount -t tmpfs tmpfs {q(str(dep / 'run'))}",
              f"mount -t tmpfs tmpfs {q(str(dep / 'tmp'))}", f"touch {q(str(dep / 'run/ostree-booted'))}",
+             *(f"mkdir -p {q(str(dep / p.relative_to('/')))} && mount --bind {q(str(p))} "
+               f"{q(str(dep / p.relative_to('/')))}" for p in _under_mounted()),
              f"exec chroot {q(str(dep))} /usr/bin/env PYTHONPATH={q(str(ROOT))} HOME=/tmp {q(sys.executable)} -"]
     return subprocess.run(["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c",
                            "\n".join(lines)], input=script, capture_output=True, text=True, timeout=timeout,
