@@ -65,6 +65,9 @@ CASES = [
     ("unknown-node-provisions-with-target", "z", POOL, [_n("a", OLD, NEW, "Working")], NEW),
     ("unknown-node-paused-pool", "z", PoolRecord(name="worker", current=NEW, paused=True), [], NEW),
     ("no-target", "a", PoolRecord(name="worker"), [_n("a")], OLD),
+    # a node that has reported but runs no config yet is provisioning, as one never seen: it gets the target
+    ("no-config-yet-slots-full", "b", POOL, [_n("a", OLD, NEW, "Working"), _n("b", "", "")], NEW),
+    ("no-config-yet-paused-pool", "a", PoolRecord(name="worker", current=NEW, paused=True), [_n("a", "", "")], NEW),
 ]
 
 
