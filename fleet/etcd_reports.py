@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from fleet.etcd_client import Connection
 
 GROUP = 100               # records per transaction: a compare, a put and a get each, under etcd's 128 ops per branch
+TXN_OPS = 127             # etcd's default --max-txn-ops (128) per branch, one kept for the store's own fence
 LEADERS = 8               # groups in flight at once (each record compares only its own key: groups may overlap)
 GROUP_BYTES = 512 << 10   # record bytes per transaction, well below etcd's 1.5 MiB request limit
 _Item = tuple[NodeStatus, "NodeStatus | None", "int | None"]  # a record, the one it was built on, that one's revision
@@ -105,13 +106,17 @@ class ReportGroups(Groups[_Item, None]):
             batch: list[_Write] = []
             later: list[_Write] = []
             names: set[str] = set()
+            fenced: set[str] = set()  # pools whose fence the batch may move: one more put each
             size = 0
             for write in writes:
-                if write.status.name in names or (batch and size + len(write.value) > GROUP_BYTES):
+                pool = {write.status.pool} if write.status.pool and is_unavailable(write.status) else set()
+                if write.status.name in names or (batch and (size + len(write.value) > GROUP_BYTES
+                                                             or len(batch) + 1 + len(fenced | pool) > TXN_OPS)):
                     later.append(write)  # (a second record of a node: its compare fails, and it is built again)
                     continue
                 batch.append(write)
                 names.add(write.status.name)
+                fenced |= pool
                 size += len(write.value)
             self._write(batch)
             writes = later

@@ -73,3 +73,14 @@ def test_a_group_that_keeps_losing_fails_each_record_with_its_own_error(etcd: Et
     assert all(isinstance(e, StoreError) for e in errors) and errors[0] is not errors[1]
     assert [e.path for e in errors if isinstance(e, StoreError)] == ["nodes/node-a", "nodes/node-b"]
     assert _states(etcd, "node-a") == ["again", "registered"]  # nothing of the failed group was written
+
+
+def test_a_group_over_many_pools_stays_within_etcds_operations_per_transaction(etcd: EtcdStore) -> None:
+    """Each record that newly counts against its pool's maxUnavailable also moves its pool's fence: a group of 100
+    such records over 40 pools needs 140 puts, over etcd's 128 per transaction, so it is written in two."""
+    reports = [NodeStatus(f"node-{i}", f"pool-{i % 40}", "rendered-old", "rendered-new", "Working", "", "2026-01-01T00:00:00Z")
+               for i in range(100)]
+    members = [_member(etcd, report) for report in reports]
+    ReportGroups(etcd, attempts=5)._run(members)
+    assert [m.outcome() for m in members] == [None] * 100
+    assert {etcd.get_node_status(r.name).state for r in reports} == {"Working"}
