@@ -13,6 +13,8 @@ stderr naming the new flag, and then do what they did.
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -107,11 +109,30 @@ def add_deprecated_switch(parser: argparse.ArgumentParser, flag: str, fmt: str) 
                         help=argparse.SUPPRESS)
 
 
-def write_output(path: Path, text: str, *, mode: int = 0o644) -> None:
+def write_output(path: Path, text: str, *, mode: int | None = None) -> None:
     """`--output-file`: the whole result or nothing (written aside, then renamed), so a failed or interrupted run
     never leaves a half-written file where a script expects one; a path that cannot be written is a usage error
-    naming the flag."""
+    naming the flag. The file keeps the mode it had (a new one: 0666 less the umask, as `open` would make it)
+    unless `mode` is given; what is not a regular file (`/dev/stdout`, a pipe) is written in place."""
+    target = Path(path)
     try:
-        write_atomic(Path(path), text.encode(), mode=mode)
+        try:
+            found = target.stat()
+        except FileNotFoundError:
+            found = None
+        if found is not None and not stat.S_ISREG(found.st_mode):
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return
+        if mode is None:
+            mode = stat.S_IMODE(found.st_mode) if found is not None else 0o666 & ~_umask()
+        write_atomic(target, text.encode(), mode=mode)
     except OSError as exc:
         raise UsageError(f"--output-file {path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back: the command line is single-threaded)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

@@ -6,6 +6,7 @@ warning on stderr naming the new flag; the new spellings print no warning.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,18 @@ def test_output_file_is_written_whole_or_refused_naming_the_flag(argv: list[str]
     assert code == 2 and f"--output-file {in_the_way}: cannot write" in capsys.readouterr().err
     assert [p.name for p in in_the_way.iterdir()] == ["kept"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-directory", "doc.bu", "out"]  # no temp file left
+
+
+def test_output_file_keeps_the_mode_a_file_had_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
+    (tmp_path / "doc.bu").write_text(BUTANE)
+    kept = tmp_path / "secret.ign"
+    kept.write_text("old\n")
+    kept.chmod(0o600)
+    assert main(["butane", str(tmp_path / "doc.bu"), "--output-file", str(kept)]) == 0
+    assert (kept.stat().st_mode & 0o777, kept.read_text().startswith("{")) == (0o600, True)
+    previous = os.umask(0o027)
+    try:
+        assert main(["butane", str(tmp_path / "doc.bu"), "--output-file", str(tmp_path / "new.ign")]) == 0
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "new.ign").stat().st_mode & 0o777 == 0o640
