@@ -11,7 +11,7 @@ widen. A Degraded node therefore stops the rollout from
 widening; with the pool's automatic pause (on unless turned off) it stops it altogether, and maintenance windows
 and a canary wave hold it too (fleet/rollout_gates.py `hold_reason`). A node that is already moving to the target (its reported desiredConfig is the target) keeps
 getting it, so a rollout never stalls half-way. A paused pool hands out nothing new. A node the server has
-never heard of, or one that has reported but runs no config yet, is a machine being provisioned: like
+never heard of, or one that has reported but never ran a config, is a machine being provisioned: like
 `/config/<pool>` for a booting machine, it gets the pool's target without waiting for a slot (it has no old
 config to keep, and "no config" is no answer).
 
@@ -289,8 +289,8 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     target = pool.target_for(node)  # the pool's target, or this node's machine's config on it (fleet/machines.py)
     if not target or current == target:
         return current or target
-    if mine is None or current is None:
-        return target
+    if mine is None or (current is None and not any(t.current_config for t in mine.transitions())):
+        return target  # provisioning: nothing to keep (a node that ran a config is never taken for one)
     if pool.paused:
         return current
     if mine.desired_config == target:

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from fleet.node_status import NodeStatus
+from fleet.node_status import NodeStatus, with_report
 from fleet.rendered import PoolRecord
 from fleet.rollout import (
     NodeStatuses,
@@ -68,6 +68,9 @@ CASES = [
     # a node that has reported but runs no config yet is provisioning, as one never seen: it gets the target
     ("no-config-yet-slots-full", "b", POOL, [_n("a", OLD, NEW, "Working"), _n("b", "", "")], NEW),
     ("no-config-yet-paused-pool", "a", PoolRecord(name="worker", current=NEW, paused=True), [_n("a", "", "")], NEW),
+    # one that ran a config and now reports none is not provisioning: the pause still holds it
+    ("config-once-paused-pool", "a", PoolRecord(name="worker", current=NEW, paused=True),
+     [with_report(_n("a", OLD, OLD), _n("a", "", ""))], None),
 ]
 
 
