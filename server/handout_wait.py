@@ -241,8 +241,12 @@ class HandoutWaiters:
                 self.on_recount(pool)
 
     def freed(self, pool: str, target: str | None, count: int = 1) -> int:
-        """`count` slots just freed in `pool`: wake that many held requests."""
+        """`count` slots just freed in `pool`: the free slots are counted again by the one rule that says whose turn
+        it is (`on_recount`, as for any change); with no recount wired, that many held requests are woken."""
         queue = self._pools.get(pool)
+        if queue is not None and queue.held and self.on_recount is not None and not self.closing:
+            self.on_recount(pool)
+            return 0
         woken = self._wake(queue, target, count) if queue is not None else 0
         self.woken += woken
         return woken

@@ -320,7 +320,8 @@ async def test_freed_slots_go_in_the_rollout_order(served: Served, order: str) -
             task.cancel()
 
 
-async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served: Served) -> None:
+@pytest.mark.parametrize("leaves", ["connection-closed", "hold-ended"])
+async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served: Served, leaves: str) -> None:
     """The offline grace holds for held claims as for polling ones (one rule, fleet/rollout_turn.py with
     server/presence.py): node-b, first in the order, leaves its held claim; the slot node-a frees waits for node-b
     through the pool's offline-grace (node-c's held claim is not handed it meanwhile), then goes to node-c, and
@@ -332,12 +333,16 @@ async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served:
     await asyncio.sleep(grace + 0.2)  # a server that has just started passes nobody over before its grace ran out
     async with aiohttp.ClientSession() as session:
         assert await _claim(session, served.base, "a") == NEW.name  # the one slot
-        b = asyncio.create_task(_claim(session, served.base, "b", wait=60))
+        b = asyncio.create_task(_claim(session, served.base, "b", wait=60 if leaves == "connection-closed" else 1))
         await _until(lambda: served.held == 1)
         c = asyncio.create_task(_claim(session, served.base, "c", wait=60))
         await _until(lambda: served.held == 2)
-        b.cancel()  # node-b goes away mid-hold (its connection closes)
-        await asyncio.gather(b, return_exceptions=True)
+        if leaves == "connection-closed":
+            b.cancel()  # node-b goes away mid-hold (its connection closes)
+            await asyncio.gather(b, return_exceptions=True)
+        else:
+            assert await b == OLD.name  # its wait ran out: answered "stay", and it does not ask again
+            await _until(lambda: served.held == 1)
         freed = asyncio.get_running_loop().time()
         await _report(session, served.base, "a", NEW)
         assert await asyncio.wait_for(c, 60) == NEW.name
