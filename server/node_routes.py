@@ -337,13 +337,15 @@ class NodeRoutes:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
         ticket = None
+        woken = False
         try:
             while True:
-                # a claim as it arrives takes a free slot only in its turn (fleet/rollout_turn.py); a held claim is
-                # woken only in its turn, by the same rule (server/handout_wait.py), and then decides without it
-                again = ticket is not None
+                # a claim as it arrives, or held until its deadline, takes a free slot only in its turn
+                # (fleet/rollout_turn.py); a held claim is woken only in its turn, by the same rule
+                # (server/handout_wait.py), and then decides without it
+                polled = not woken or self.waiters.closing
                 answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim,
-                                                             not again)
+                                                             polled)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():

@@ -357,3 +357,17 @@ async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served:
         assert await _claim(session, served.base, "b") == OLD.name  # back; node-c holds the slot
         await _report(session, served.base, "c", NEW)
         assert await _claim(session, served.base, "b") == NEW.name  # it kept its place: before node-d
+
+
+async def test_a_held_claim_whose_wait_runs_out_takes_a_free_slot_only_in_its_turn(served: Served) -> None:
+    """node-b, first in the order, was heard from within the offline grace; node-c's held claim is not woken for
+    the slot node-a frees, and when its wait runs out it decides by the same turn rule: it stays."""
+    from fleet.rollout_settings import RolloutSettings
+
+    publish(served.store, NEW, max_unavailable=1, rollout=RolloutSettings(offline_grace_seconds=60))
+    async with aiohttp.ClientSession() as session:
+        assert await _claim(session, served.base, "a") == NEW.name  # the one slot
+        assert await _claim(session, served.base, "b", wait=0.5) == OLD.name  # heard from; does not ask again
+        await _report(session, served.base, "a", NEW)  # the slot is free: node-b's, through its grace
+        assert await _claim(session, served.base, "c", wait=1) == OLD.name
+        assert served.store.get_node_status("node-c").desired_config == OLD.name
