@@ -279,16 +279,16 @@ class OstreeBackend:
         if locked:
             STAGED_LOCK.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(STAGED_LOCK, b"")
-        else:
-            STAGED_LOCK.unlink(missing_ok=True)
         staged = self._staged(image, refspec, kargs)
-        if staged is not None:
-            return staged.id, False
-        self._deploy(booted, image, refspec, kargs, "--stage")
-        staged = self._staged(image, refspec, kargs)
+        made = staged is None
         if staged is None:
-            raise PermanentError(str(self.sysroot), "ostree admin deploy --stage left no staged deployment")
-        return staged.id, True
+            self._deploy(booted, image, refspec, kargs, "--stage")
+            staged = self._staged(image, refspec, kargs)
+            if staged is None:
+                raise PermanentError(str(self.sysroot), "ostree admin deploy --stage left no staged deployment")
+        if not locked:  # only once the staged deployment is the one `new` needs: a failed deploy leaves any other
+            STAGED_LOCK.unlink(missing_ok=True)  # (staged for an earlier target) locked, never finalised
+        return staged.id, made
 
     def stage(self, diff: ConfigDiff, old: MachineConfigSpec, new: MachineConfigSpec) -> dict[str, Any]:
         """Deploy the new tree / kernel arguments as the next boot's default."""
