@@ -72,7 +72,8 @@ def paused_by(store: Store, record: PoolRecord) -> Pause | None:
 
 def record_pause(store: Store, status: NodeStatus) -> Pause | None:
     """Record the pause `status` calls for in its pool's record unless a pause is recorded there already (call it
-    before storing the status: a reader that sees the failure then sees the pause too). Returns the pause recorded
+    once the status is stored: no pause then names a report the store never took, and until it is recorded readers
+    derive the pause from the stored failure, fleet/rollout_gates.py `rollout_pause`). Returns the pause recorded
     now (None: none called for, or one was there first). Costs a store write only for a failing report on a pool
     whose record holds no pause yet."""
     if status.state not in FAILED_STATES or not status.pool:

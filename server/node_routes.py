@@ -232,9 +232,9 @@ class NodeRoutes:
         else:
             labels = known.labels
         stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
-        record_pause(self.store, stored)  # first: whoever sees this failure sees the pause it recorded
         self.store.put_node_status(stored)
-        return known, stored
+        record_pause(self.store, stored)  # after: no pause names a report that was never stored (until it is
+        return known, stored              # recorded, readers derive the same pause from the stored failure)
 
     # -- the OS image before the slot (fleet/image_pulls.py) ---------------------------------------------------
     def _load_images(self, names: Sequence[str]) -> None:
