@@ -109,8 +109,8 @@ def test_fips_mode_off_reported_at_once(tmp_path: Path, rel: str, bad: str, name
     real_tool("ostree")
     with kargs_lab(tmp_path) as (lab, _sysroot):
         time.sleep(1.0)  # the agent idle, waiting on the server's held answer
-        (lab.root / rel).write_text(bad + "\n")
-        lab.until(lambda: lab.node().get("state") == "Degraded", GOAL, "reported Degraded")
-        assert named in lab.node()["message"]
+        (lab.root / rel).write_text(bad + "\n")  # (truncated, then written: the agent may read it empty first)
+        lab.until(lambda: lab.node().get("state") == "Degraded" and named in lab.node().get("message", ""), GOAL,
+                  f"reported Degraded naming {named!r}")
         (lab.root / rel).write_text(good + "\n")
         lab.until(lambda: lab.node().get("state") == "Done", GOAL, "Done again")
