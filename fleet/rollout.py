@@ -316,6 +316,6 @@ def turn_rule(pool: PoolRecord, view: NodeStatuses, free: int, present: Present,
     wave, only canaries may): what `desired_for` applies to a claim as it arrives, and what wakes held claims
     (server/handout_follow.py), so both follow one rule."""
     chosen = canaries(pool, view)
-    only = chosen if chosen and canaries_pending(pool, view, now, chosen) is not None else None
+    only = chosen if chosen and canaries_pending(pool, view, chosen) is not None else None
     return turn_places(pool, view, free, present, only=only, now_second=int(now.timestamp()), first=first,
                        whole=whole)

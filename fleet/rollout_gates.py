@@ -13,7 +13,7 @@ wave; and which config `mco rollout revert` goes back to. Pure: the caller passe
 - **Maintenance windows** (fleet/maintenance_windows.py): outside them no new slot.
 - **Canary wave**: the canaries (the nodes the pool's `canary-selector` matches, or the first `canaries` nodes
   in rollout order, fleet/rollout.py `order_key`) take the target first; every other node waits until each
-  canary is Done at the target and has been for the pool's soak time.
+  canary is Done at the target, which under a health gate it reports only after its soak time.
 - **Revert target**: the newest config of the pool's history, before its current target, that every node of the
   pool reached (its currentConfig, or one it reported Done at and moved on from).
 """
@@ -21,10 +21,10 @@ wave; and which config `mco rollout revert` goes back to. Pure: the caller passe
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from fleet.clock import parse_timestamp, timestamp
+from fleet.clock import timestamp
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
 from fleet.rendered import Pause, PoolRecord
@@ -120,43 +120,17 @@ def canaries(record: PoolRecord, statuses: NodeStatuses) -> Collection[str]:
     return {s.name for s in statuses.in_order(record.name, newest_first=settings.newest_first)[:count]}
 
 
-def done_since(status: NodeStatus | None, target: str) -> str:
-    """When the node reported Done at `target`, its latest such report ("" unless Done at the target now)."""
-    if status is None or status.state != "Done" or status.current_config != target:
-        return ""
-    since = status.reported_at
-    for t in status.transitions():
-        if t.state != "Done" or t.current_config != target:
-            break
-        since = t.reported_at or since
-    return since
+def canaries_pending(record: PoolRecord, statuses: NodeStatuses, chosen: Collection[str]) -> str | None:
+    """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at the target).
 
-
-def _done_at(statuses: NodeStatuses, name: str, target: str) -> datetime | None:
-    """`done_since` of the node's status, parsed, remembered with the status object it was read from (statuses are
-    never changed in place): every claim decided during a rollout with canaries asks it of every canary."""
-    status = statuses.get(name)
-    key = ("canary-done", name)
-    hit = statuses.memo.get(key)
-    if hit is not None and hit[0] is status and hit[1] == target:
-        return hit[2]  # type: ignore[no-any-return]
-    done = parse_timestamp(done_since(status, target) or "")
-    statuses.memo[key] = (status, target, done)
-    return done
-
-
-def canaries_pending(record: PoolRecord, statuses: NodeStatuses, now: datetime,
-                     chosen: Collection[str]) -> str | None:
-    """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at the target
-    and has been for the soak time)."""
+    A canary handed the target under a health gate reports Done only once its checks have passed for the pool's
+    soak time (applier/health.py), so its Done already ends its soak: waiting a soak more from it made the
+    canaries soak twice."""
     target = record.current or ""
-    soak = timedelta(seconds=record.rollout.soak_seconds)
     for name in sorted(chosen):
-        done = _done_at(statuses, name, target)
-        if done is None:
-            return f"waiting for canary {name} to reach {target}"
-        if done + soak > now:
-            return f"canary {name} soaking until {timestamp(done + soak)}"
+        status = statuses.get(name)
+        if status is None or status.state != "Done" or status.current_config != target:
+            return f"waiting for canary {name} to be Done at {target}"
     return None
 
 
@@ -170,7 +144,7 @@ def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: date
         return f"outside the maintenance windows; the next opens at {timestamp(opens)}"
     chosen = canaries(record, statuses)
     if chosen and node not in chosen:
-        return canaries_pending(record, statuses, now, chosen)
+        return canaries_pending(record, statuses, chosen)
     return None
 
 

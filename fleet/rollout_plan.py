@@ -4,9 +4,10 @@ its wave, and when it is expected to start and end. Pure: the caller passes the 
 The rules are the rollout's own: the action is the applier's decision (`fleet/disruption.py` over `fleet/diff.py`,
 under the cluster's disruption policy); the order is `fleet/rollout.py` `order_key`; the canaries are
 `fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
-rest starts when the last canary has ended and soaked. A machine already at the target has action `none` and no
+rest starts when the last canary has ended. A machine already at the target has action `none` and no
 wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
-recorded none; `recorded_durations` reads the fleet's: medians over the nodes' finished update timelines), and
+recorded none, plus the pool's soak time, for which the health gate holds each machine's slot;
+`recorded_durations` reads the fleet's: medians over the nodes' finished update timelines, gate included), and
 each machine takes the first free slot, in order. With maintenance windows and `now` (when
 the rollout would begin), a machine whose slot frees outside every window starts when the next one opens; one
 already started finishes.
@@ -137,6 +138,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     ordered = [view.get(s.name) or s for s in view.in_order(record.name, newest_first=record.rollout.newest_first)]
     chosen = set(canaries(record, view))
     slots = max_unavailable_count(record.max_unavailable, len(ordered))
+    soak = float(record.rollout.soak_seconds)
     cache: dict[str, RenderedConfig] = {}
 
     def config(name: str) -> RenderedConfig:
@@ -163,7 +165,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
         end_of_group = start_at
         for i, machine in enumerate(group):
             begin = in_window(record, heapq.heappop(free), now)
-            end = begin + float(took[machine.action])
+            end = begin + float(took[machine.action]) + (0 if machine.action in recorded else soak)
             heapq.heappush(free, end)
             planned[machine.node] = MachinePlan(machine.node, machine.current, machine.action, machine.units,
                                                 machine.drain, machine.reboot, wave_base + i // slots, machine.canary,
@@ -171,7 +173,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
             end_of_group = max(end_of_group, end)
         if group:
             wave_base += -(-len(group) // slots)
-            start_at = end_of_group + (record.rollout.soak_seconds if group[0].canary else 0)
+            start_at = end_of_group
     machines = tuple(planned.get(m.node, m) for m, _ in pending)
     total = max((m.end for m in machines), default=0.0)
     return RolloutPlan(record.name, target.name, machines, total, took, recorded, timestamp(now) if now else "")

@@ -9,7 +9,7 @@ MachineConfigPool; a pool without them gets `RolloutSettings()`, stored as no fi
 | `order` | `oldest-first` or `newest-first` (MCO `pkg/controller/node/node_controller.go` `sortNodeList`) | oldest-first |
 | `canaries` | a count (`2`) or a percentage of the pool (`5%`), picked in the rollout order | none |
 | `canary-selector` | JSON `{"matchLabels": {...}}`: the nodes with these labels are the canaries | none |
-| `soak` | how long canaries stay Done and healthy before the rest of the pool moves (`90s`, `10m`, `1h30m`) | 0 |
+| `soak` | how long a node's health checks must pass after an update before it reports Done and frees its slot; the rest of the pool moves once every canary is Done (`90s`, `10m`, `1h30m`) | 0 |
 | `auto-pause` | `true`/`false`: the first failing node of a rollout pauses the pool | true |
 | `auto-revert` | `true`/`false`: revert instead of pausing | false |
 | `maintenance-windows` | JSON list of `{"days": ["Mon", ...], "start": "HH:MM", "duration": "3h", "timeZone": "UTC"}` | always open |

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mco.server")
 LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots are counted again
-AT_MARGIN = 0.05     # seconds after a soak's end or a window's opening before the free slots are counted
+AT_MARGIN = 0.05     # seconds after a window's opening before the free slots are counted
 
 
 # target, free slots, turn rule (`HandoutWaiters.offer`), and when to count again though nothing changes (`free_slots`)
@@ -80,7 +80,7 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
             offers = await asyncio.to_thread(store.read_statuses, count)
         except StoreError:
             return  # the held claims are answered at their deadline, or at the next count
-        for pool, (target, free, turn, _) in offers.items():  # (a soak's end or a window's opening: the next sweep)
+        for pool, (target, free, turn, _) in offers.items():  # (a window's opening: the next sweep)
             waiters.offer(pool, target, free, turn)
 
     def swapped(snapshot: Snapshot) -> None:
@@ -129,7 +129,7 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
 def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEventLoop) -> None:
     """etcd replica: after every change the mirror applies (on the etcd thread), offer each pool with held
     claims its free slots, read from the mirror's memory on the event loop (O(1) per pool, O(canaries) during a
-    canary wave); and once more when a canary soak ends or a maintenance window opens, which no change announces."""
+    canary wave); and once more when a maintenance window opens, which no change announces."""
     waiters = state.handouts
     scheduled = [False]
     timer: list[asyncio.TimerHandle | None] = [None]

@@ -39,18 +39,16 @@ import heapq
 import itertools
 import logging
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from fleet.clock import parse_timestamp
 from fleet.rendered import PoolRecord
 from fleet.rollout import MAX_HANDOUT_WAIT, NodeStatuses, RolloutError, max_unavailable_count
 from fleet.rollout_gates import (
     canaries,
     canaries_pending,
-    done_since,
     failing_of,
     rollout_pause,
     window_closed,
@@ -85,10 +83,10 @@ def parse_wait(values: list[str]) -> float:
 
 def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime) -> tuple[str | None, int, datetime | None]:
     """(the pool's target, how many held claims a slot may go to now, when to count again though nothing changes: the
-    end of the canaries' soak or the next maintenance window, None: at the next change). No slot while the pool is
+    next maintenance window's opening, None: at the next change). No slot while the pool is
     paused or has no target, while its rollout is paused by a failure or outside its windows, and during the canary
     wave none beyond the canaries still to go (the first in the held queue's order): a claim woken then would only
-    be told "stay" again, and waking it again and again burnt a replica's CPU for the whole soak."""
+    be told "stay" again, and waking it again and again burnt a replica's CPU while the canaries soaked."""
     if record is None or not record.current or record.paused:
         return (record.current if record is not None else None), 0, None
     counts = statuses.counts(record.name)
@@ -103,21 +101,10 @@ def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime)
     if opens is not None:
         return record.current, 0, opens
     chosen = canaries(record, statuses)
-    if chosen and canaries_pending(record, statuses, now, chosen) is not None:
+    if chosen and canaries_pending(record, statuses, chosen) is not None:
         going = sum(1 for name in chosen if waiting(statuses.get(name), record))
-        return record.current, min(free, going), None if going else _soaked_at(record, statuses, chosen)
+        return record.current, min(free, going), None
     return record.current, free, None
-
-
-def _soaked_at(record: PoolRecord, statuses: NodeStatuses, chosen: Collection[str]) -> datetime | None:
-    """When the last canary will have been Done at the target for the soak time (None: one is not Done yet)."""
-    ends = []
-    for name in chosen:
-        done = parse_timestamp(done_since(statuses.get(name), record.current or "") or "")
-        if done is None:
-            return None
-        ends.append(done + timedelta(seconds=record.rollout.soak_seconds))
-    return max(ends, default=None)
 
 
 @dataclass(eq=False)

@@ -119,20 +119,22 @@ def _registered(i: int) -> str:
 
 
 def test_canary_wave() -> None:
-    """Two canaries (the oldest two); the rest waits until both are Done at the target for the soak time."""
+    """Two canaries (the oldest two); the rest waits until both are Done at the target. Under the health gate a
+    canary reports Done only after its soak (applier/health.py), so its Done ends the wave: no second soak."""
     record = _pool(canaries="2", soak_seconds=600)
     fresh = [_n(f"n{i}", registered=_registered(9 - i)) for i in range(10)]  # n9 oldest
     statuses = NodeStatuses(fresh)
     assert set(canaries(record, statuses)) == {"n9", "n8"}
     assert desired_for("n0", record, statuses, now=NOW) == OLD
     assert desired_for("n9", record, statuses, now=NOW) == NEW
-    done = "2026-12-02T11:55:00Z"  # 5 minutes before NOW: still soaking
+    done = "2026-12-02T11:59:00Z"
     statuses.put(_n("n9", NEW, NEW, at=done, registered=_registered(0)))
-    statuses.put(_n("n8", NEW, NEW, at=done, registered=_registered(1)))
-    assert "soaking" in (hold_reason("n0", record, statuses, NOW) or "")
+    statuses.put(_n("n8", OLD, NEW, "Working", at=done, registered=_registered(1)))  # still soaking
+    assert hold_reason("n0", record, statuses, NOW) == f"waiting for canary n8 to be Done at {NEW}"
     assert desired_for("n0", record, statuses, now=NOW) == OLD
-    later = datetime(2026, 12, 2, 12, 6, tzinfo=UTC)
-    assert desired_for("n0", record, statuses, now=later) == NEW
+    statuses.put(_n("n8", NEW, NEW, at=done, registered=_registered(1)))
+    assert hold_reason("n0", record, statuses, NOW) is None
+    assert desired_for("n0", record, statuses, now=NOW) == NEW
 
 
 def test_canary_percentage_rounds_up_and_selector() -> None:

@@ -40,8 +40,8 @@ def test_waves_canaries_and_actions() -> None:
     assert {m.action for m in moving} == {"os-image"} and all(m.reboot and m.drain for m in moving)
     assert [(m.node, m.wave, m.canary) for m in moving[:3]] == [("n0", 0, True), ("n1", 1, False), ("n2", 1, False)]
     pull = DEFAULT_DURATIONS["os-image"]
-    assert moving[1].start == pull + 60  # after the canary ended and soaked
-    assert plan.total == pull + 60 + 2 * pull  # two waves of two after it
+    assert moving[1].start == pull + 60  # after the canary ended: its update, then its soak (the health gate)
+    assert plan.total == 3 * (pull + 60)  # two waves of two after it, each machine soaking too
     assert next(m for m in plan.machines if m.node == "at").action == "none"
 
 

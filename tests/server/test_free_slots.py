@@ -1,12 +1,12 @@
 """server/handout_wait.py `free_slots`: how many held claims a count may wake, and when to count again. A claim woken
 while the pool's gates hold it would only be told "stay" and woken again (a replica burnt its CPU on that for a
 whole canary soak): so no slot while paused by a failure or outside the windows, during the canary wave only the
-canaries still to go, and the end of the soak or the window's opening as the time to count again."""
+canaries still to go, and the window's opening as the time to count again."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from fleet.maintenance_windows import next_opening, parse_window
 from fleet.node_status import NodeStatus
@@ -45,7 +45,9 @@ def test_outside_the_windows_no_slot_until_the_next_opens() -> None:
     assert free_slots(_pool(windows=(window,)), statuses, NOW) == (NEW, 0, next_opening([window], NOW))
 
 
-def test_canary_wave_only_the_canaries_to_go_then_the_end_of_the_soak() -> None:
+def test_canary_wave_only_the_canaries_to_go_then_the_rest_once_every_canary_is_done() -> None:
+    """A canary under the health gate reports Done only after its soak (applier/health.py): its Done ends the wave,
+    with no second soak counted from it."""
     record = _pool(canaries="2", soak_seconds=600)
     statuses = NodeStatuses([_n(i) for i in range(10)])  # n0 and n1 are the oldest: the canaries
     assert free_slots(record, statuses, NOW) == (NEW, 2, None)
@@ -53,8 +55,7 @@ def test_canary_wave_only_the_canaries_to_go_then_the_end_of_the_soak() -> None:
     assert free_slots(record, statuses, NOW) == (NEW, 1, None)
     statuses.put(_n(1, OLD, NEW, "Working"))
     assert free_slots(record, statuses, NOW) == (NEW, 0, None)  # both updating: their reports announce the next count
-    done = "2026-12-02T11:55:00Z"
-    statuses.put(_n(0, NEW, NEW, at=done))
-    statuses.put(_n(1, NEW, NEW, at="2026-12-02T11:56:00Z"))
-    assert free_slots(record, statuses, NOW) == (NEW, 0, datetime(2026, 12, 2, 12, 6, tzinfo=UTC))  # the later's soak
-    assert free_slots(record, statuses, NOW + timedelta(minutes=7)) == (NEW, 3, None)
+    statuses.put(_n(0, NEW, NEW, at="2026-12-02T11:59:00Z"))
+    assert free_slots(record, statuses, NOW) == (NEW, 0, None)  # n1 still soaking: its Done announces the next count
+    statuses.put(_n(1, NEW, NEW, at="2026-12-02T11:59:30Z"))
+    assert free_slots(record, statuses, NOW) == (NEW, 3, None)
