@@ -1,5 +1,6 @@
 """What may hold a pool's rollout beyond `maxUnavailable`: the automatic pause, maintenance windows and the canary
-wave; and which config `mco rollout revert` goes back to. Pure: the caller passes the statuses and `now`.
+wave, judged in that order in one place (`pool_hold`: what a claim is decided by and what held claims are woken
+by); and which config `mco rollout revert` goes back to. Pure: the caller passes the statuses and `now`.
 
 - **Automatic pause** (`autoPause`, on unless a pool turns it off): a node of the pool that reports a failure
   (Degraded, Unreconcilable) while moving to the pool's target (its desiredConfig is the target, its
@@ -21,6 +22,7 @@ wave; and which config `mco rollout revert` goes back to. Pure: the caller passe
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -134,18 +136,35 @@ def canaries_pending(record: PoolRecord, statuses: NodeStatuses, chosen: Collect
     return None
 
 
-def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime) -> str | None:
-    """Why `node` gets no new slot now beyond maxUnavailable (None: only maxUnavailable decides)."""
+@dataclass(frozen=True)
+class Hold:
+    """The first gate that holds the pool's rollout now, in the one order they are judged in: the automatic
+    pause, then the maintenance windows, then the canary wave (the slots themselves, maxUnavailable, come after:
+    fleet/rollout.py `desired_for`)."""
+
+    reason: str                      # what a node held by it is told (`hold_reason`)
+    opens: datetime | None = None    # a closed window: when the next opens (nothing else lifts a gate by itself)
+    canaries: Collection[str] = ()   # the canary wave: the canaries, which it does not hold
+
+
+def pool_hold(record: PoolRecord, statuses: NodeStatuses, now: datetime) -> Hold | None:
+    """What holds the pool's rollout now beyond maxUnavailable (None: only maxUnavailable decides): what a claim is
+    decided by (`hold_reason`) and what counts of held claims wake by (server/handout_wait.py `free_slots`)."""
     pause = rollout_pause(record, failing_of(record.name, statuses))
     if pause is not None:
-        return f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}"
+        return Hold(f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}")
     opens = window_closed(record, now)
     if opens is not None:
-        return f"outside the maintenance windows; the next opens at {timestamp(opens)}"
+        return Hold(f"outside the maintenance windows; the next opens at {timestamp(opens)}", opens)
     chosen = canaries(record, statuses)
-    if chosen and node not in chosen:
-        return canaries_pending(record, statuses, chosen)
-    return None
+    pending = canaries_pending(record, statuses, chosen) if chosen else None
+    return Hold(pending, canaries=chosen) if pending is not None else None
+
+
+def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime) -> str | None:
+    """Why `node` gets no new slot now beyond maxUnavailable (None: only maxUnavailable decides)."""
+    hold = pool_hold(record, statuses, now)
+    return None if hold is None or node in hold.canaries else hold.reason
 
 
 def reached(status: NodeStatus, name: str) -> bool:

@@ -46,13 +46,7 @@ from typing import Any
 
 from fleet.rendered import PoolRecord
 from fleet.rollout import MAX_HANDOUT_WAIT, NodeStatuses, RolloutError, max_unavailable_count
-from fleet.rollout_gates import (
-    canaries,
-    canaries_pending,
-    failing_of,
-    rollout_pause,
-    window_closed,
-)
+from fleet.rollout_gates import pool_hold
 from fleet.rollout_turn import Present, waiting
 from server.errors import ServerError
 
@@ -83,9 +77,9 @@ def parse_wait(values: list[str]) -> float:
 
 def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime) -> tuple[str | None, int, datetime | None]:
     """(the pool's target, how many held claims a slot may go to now, when to count again though nothing changes: the
-    next maintenance window's opening, None: at the next change). No slot while the pool is
-    paused or has no target, while its rollout is paused by a failure or outside its windows, and during the canary
-    wave none beyond the canaries still to go (the first in the held queue's order): a claim woken then would only
+    next maintenance window's opening, None: at the next change). No slot while the pool is paused or has no
+    target, nor while a gate holds it (fleet/rollout_gates.py `pool_hold`, the one order of the gates), but during
+    the canary wave the canaries still to go (the first in the held queue's order): a claim woken then would only
     be told "stay" again, and waking it again and again burnt a replica's CPU while the canaries soaked."""
     if record is None or not record.current or record.paused:
         return (record.current if record is not None else None), 0, None
@@ -95,16 +89,11 @@ def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime)
     except RolloutError:
         return record.current, 0, None
     free = max(limit - counts.unavailable, 0)
-    if not free or rollout_pause(record, failing_of(record.name, statuses)) is not None:
-        return record.current, 0, None
-    opens = window_closed(record, now)
-    if opens is not None:
-        return record.current, 0, opens
-    chosen = canaries(record, statuses)
-    if chosen and canaries_pending(record, statuses, chosen) is not None:
-        going = sum(1 for name in chosen if waiting(statuses.get(name), record))
-        return record.current, min(free, going), None
-    return record.current, free, None
+    hold = pool_hold(record, statuses, now) if free else None
+    if hold is None:
+        return record.current, free, None
+    going = sum(1 for name in hold.canaries if waiting(statuses.get(name), record))
+    return record.current, min(free, going), hold.opens
 
 
 @dataclass(eq=False)

@@ -8,11 +8,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from fleet.maintenance_windows import next_opening, parse_window
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
+from fleet.rollout_gates import hold_reason
 from fleet.rollout_settings import RolloutSettings
+from fleet.rollout_turn import waiting
 from server.handout_wait import free_slots
 
 OLD, NEW = "rendered-worker-old", "rendered-worker-new"
@@ -59,3 +63,26 @@ def test_canary_wave_only_the_canaries_to_go_then_the_rest_once_every_canary_is_
     assert free_slots(record, statuses, NOW) == (NEW, 0, None)  # n1 still soaking: its Done announces the next count
     statuses.put(_n(1, NEW, NEW, at="2026-12-02T11:59:30Z"))
     assert free_slots(record, statuses, NOW) == (NEW, 3, None)
+
+
+def _scenes() -> list[tuple[str, PoolRecord, NodeStatuses]]:
+    closed = parse_window(json.loads('{"days": ["Sat"], "start": "22:00", "duration": "4h", "timeZone": "UTC"}'))
+    one_done = NodeStatuses([_n(0, NEW, NEW), *(_n(i) for i in range(1, 10))])
+    return [
+        ("no-gate", _pool(), NodeStatuses([_n(i) for i in range(10)])),
+        ("paused-by-a-failure", _pool(), NodeStatuses([_n(0, OLD, NEW, "Degraded"), *(_n(i) for i in range(1, 10))])),
+        ("window-closed", _pool(windows=(closed,)), NodeStatuses([_n(i) for i in range(10)])),
+        ("canaries-to-go", _pool(canaries="2"), NodeStatuses([_n(i) for i in range(10)])),
+        ("a-canary-updating", _pool(canaries="1"), NodeStatuses([_n(0, OLD, NEW, "Working"), *(_n(i) for i in range(1, 10))])),
+        ("canaries-done", _pool(canaries="1"), one_done),
+    ]
+
+
+@pytest.mark.parametrize(("record", "statuses"), [s[1:] for s in _scenes()], ids=[s[0] for s in _scenes()])
+def test_a_count_offers_a_slot_exactly_when_a_waiting_node_may_take_one(record: PoolRecord,
+                                                                          statuses: NodeStatuses) -> None:
+    """The gates are judged in one place (fleet/rollout_gates.py `pool_hold`): a held claim is woken for a slot
+    only when the rule a claim is decided by lets some waiting node through."""
+    _, free, _ = free_slots(record, statuses, NOW)
+    let_through = [s.name for s in statuses if waiting(s, record) and hold_reason(s.name, record, statuses, NOW) is None]
+    assert (free > 0) == bool(let_through)
