@@ -73,9 +73,11 @@ def paused_by(store: Store, record: PoolRecord) -> Pause | None:
 def record_pause(store: Store, status: NodeStatus) -> Pause | None:
     """Record the pause `status` calls for in its pool's record unless a pause is recorded there already (call it
     once the status is stored: no pause then names a report the store never took, and until it is recorded readers
-    derive the pause from the stored failure, fleet/rollout_gates.py `rollout_pause`). Returns the pause recorded
-    now (None: none called for, or one was there first). Costs a store write only for a failing report on a pool
-    whose record holds no pause yet."""
+    derive the pause from the stored failures, fleet/rollout_gates.py `rollout_pause`). What is recorded is that
+    derived pause, the first stored failure, not necessarily this report's: two nodes failing within one second
+    are both stored before either records, and readers already named the one the rule picks. Returns the pause
+    recorded now (None: none called for, or one was there first). Costs a store write only for a failing report
+    on a pool whose record holds no pause yet."""
     if status.state not in FAILED_STATES or not status.pool:
         return None  # (most reports: no read of the pool's record)
     try:
@@ -84,11 +86,14 @@ def record_pause(store: Store, status: NodeStatus) -> Pause | None:
         return None
     if seen is None or failure_pause(seen, status) is None or recorded_pause(seen) is not None:
         return None
+    derived = paused_by(store, seen)  # read before the compare-and-swap, never inside it
 
     def change(record: PoolRecord | None) -> PoolRecord | None:
         if record is None or recorded_pause(record) is not None:
             return None
-        pause = failure_pause(record, status)
+        still = derived is not None and derived.target == record.current and \
+            not (record.resumed_at and derived.since <= record.resumed_at)
+        pause = derived if still else failure_pause(record, status)
         return replace(record, pause=pause) if pause is not None else None
 
     written = store.update_pool(status.pool, change)

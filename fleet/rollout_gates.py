@@ -6,7 +6,8 @@ by); and which config `mco rollout revert` goes back to. Pure: the caller passes
   (Degraded, Unreconcilable) while moving to the pool's target (its desiredConfig is the target, its
   currentConfig is not) pauses the rollout: no new slot; nodes already moving finish. The first such report the
   store takes records the pause in the pool's record (fleet/rollout_control.py `record_pause`, one
-  compare-and-swap), before the report itself is stored: so every server and replica names the same node and
+  compare-and-swap, once the report is stored; until then readers derive it from the stored failures: the
+  earliest, ties by node name, which is what is recorded): so every server and replica names the same node and
   reason, and keeps naming it after restarts and failovers, even when two nodes fail within the same second.
   It holds until `mco rollout resume` or a revert. `mco rollout resume` stores the time
   it was run (`PoolRecord.resumed_at`): failures first reported before it no longer count. A revert moves the

@@ -107,6 +107,21 @@ def test_pause_keeps_its_first_node(store: Store, reports: list[NodeStatus], nod
         assert store.get_pool("worker").pause == replace(pause, target=BAD)  # recorded, not only derived
 
 
+def test_pause_recorded_is_the_one_readers_derived(store: Store) -> None:
+    """Two nodes failing within one second, stored in the server's order (the report, then the pause): b's report
+    is stored first, a's before b records. Readers derived a (same second: the name decides), and the pause b
+    records is that one, so what /pools showed does not change once it is recorded."""
+    _fill(store, auto=False, nodes=[])
+    first, second = _report("b", "Degraded", T0), _report("a", "Degraded", T0)
+    store.put_node_status(first)
+    store.put_node_status(second)
+    shown = paused_by(store, store.get_pool("worker"))
+    assert shown is not None and shown.node == "a" and store.get_pool("worker").pause is None  # derived
+    assert record_pause(store, first) == shown
+    assert record_pause(store, second) is None  # recorded once
+    assert store.get_pool("worker").pause == shown
+
+
 @pytest.mark.parametrize("clear", ["resume", "revert"])
 def test_resume_and_revert_clear_the_recorded_pause(store: Store, clear: str) -> None:
     _fill(store, auto=False, nodes=[NodeStatus("c", "worker", GOOD, GOOD, "Done", "", T0)])
