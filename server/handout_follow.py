@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +29,9 @@ LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots ar
 AT_MARGIN = 0.05     # seconds after a window's opening before the free slots are counted
 
 
-# target, free slots, turn rule (`HandoutWaiters.offer`), and when to count again though nothing changes (`free_slots`)
-Count = tuple[str | None, int, Callable[[str], bool] | None, datetime | None]
+# target, free slots, turn rule (`HandoutWaiters.offer`), and in how many seconds to count again though nothing
+# changes (`free_slots`: a window's opening, measured on the clock the count read; None: at the next change)
+Count = tuple[str | None, int, Callable[[str], bool] | None, float | None]
 
 
 def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statuses: NodeStatuses,
@@ -39,13 +39,15 @@ def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statu
     """What a count offers the pool's held claims: its target, its free slots and (with slots free for them) the
     turn rule read from the same statuses (fleet/rollout.py `turn_rule`, with this process's presence), so only
     requests whose turn it is are woken. `head`: the node of the first held request (`HandoutWaiters.head`, read
-    on the event loop): while its turn has not come, the rule costs the nodes before it."""
+    on the event loop): while its turn has not come, the rule costs the nodes before it. One clock, the one the
+    presence verdict is read with (the server's), says both what is open now and how long until a window opens."""
     present, now = waiters.presence(record.rollout.offline_grace_seconds) \
         if waiters.presence is not None and record is not None else (None, system_clock())
     target, free, at = free_slots(record, statuses, now)
+    later = (at - now).total_seconds() if at is not None else None
     if record is None or not head or free <= waiters.in_flight(pool) or present is None:
-        return target, free, None, at
-    return target, free, turn_rule(record, statuses, free, present, now, first=head), at
+        return target, free, None, later
+    return target, free, turn_rule(record, statuses, free, present, now, first=head), later
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
@@ -136,19 +138,18 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
 
     def recheck() -> None:
         scheduled[0] = False  # before reading: a change applied from here on schedules another pass
-        later: list[datetime] = []
+        later: list[float] = []
         for pool in waiters.pools():
             record = mirror.pool(pool)
             head = waiters.head(pool, record.current if record else None)
-            _, (target, free, turn, at) = mirror.decide(partial(counted, waiters, record, head, pool=pool))
+            _, (target, free, turn, wait) = mirror.decide(partial(counted, waiters, record, head, pool=pool))
             waiters.offer(pool, target, free, turn)
-            if at is not None:
-                later.append(at)
+            if wait is not None:
+                later.append(wait)
         if later:
             if timer[0] is not None:
                 timer[0].cancel()
-            wait = (min(later) - system_clock()).total_seconds()
-            timer[0] = loop.call_later(max(wait, 0.0) + AT_MARGIN, counted_later)
+            timer[0] = loop.call_later(max(min(later), 0.0) + AT_MARGIN, counted_later)
 
     def counted_later() -> None:
         timer[0] = None
