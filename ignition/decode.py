@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from itertools import chain, compress, repeat
 from operator import is_not
 from typing import Any
@@ -58,12 +59,14 @@ class _MismatchFound(IgnitionError):
 
 
 def json_kind(value: Any) -> str:
-    """Go's name for a JSON value's type in unmarshal errors."""
+    """Go's name for a JSON value's type in unmarshal errors. A YAML date or time (what Python's YAML loaders make
+    of an unquoted `2026-01-02`) is a string: Kubernetes reads YAML through go-yaml v2 (sigs.k8s.io/yaml), which
+    keeps a timestamp decoded into interface{} the string it was (gopkg.in/yaml.v2 decode.go)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    if isinstance(value, str):
+    if isinstance(value, (str, date)):
         return "string"
     if isinstance(value, list):
         return "array"

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from ignition.decode import json_kind
 from renderer.model import KubeletConfig, raw_spec
 from renderer.problems import Problem
 from renderer.tls_profiles import profile_problems, profile_settings
@@ -75,16 +76,6 @@ _BOOL = ("protectKernelDefaults", "serializeImagePulls", "cgroupsPerQOS", "enabl
          "enableProfilingHandler", "enableDebugFlagsHandler", "runOnce", "singleProcessOOMKill", "failCgroupV1")
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _type_problem(key: str, value: Any) -> str | None:
     """encoding/json's refusal of a value of the wrong type for a numeric or boolean field, as the MCO's
     DecodeKubeletConfig reports it; None when Go would read it."""
@@ -100,7 +91,7 @@ def _type_problem(key: str, value: Any) -> str | None:
             return None
     else:
         return None
-    return (f"KubeletConfig could not be unmarshalled, err: json: cannot unmarshal {_json_kind(value)} into Go "
+    return (f"KubeletConfig could not be unmarshalled, err: json: cannot unmarshal {json_kind(value)} into Go "
             f"struct field KubeletConfiguration.{key} of type {go}")
 
 

@@ -112,6 +112,16 @@ KUBELET = [
      "$.spec.kubeletConfig.maxPodz: unknown field", {}),
     ("unknown-tls-type", "worker", "  tlsSecurityProfile:\n    type: Ancient\n",
      "$.spec.tlsSecurityProfile.type: Unsupported value: \"Ancient\"", {}),
+    ("string-for-an-int32", "worker", "  kubeletConfig:\n    maxPods: lots\n",
+     "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal string into Go struct field "
+     "KubeletConfiguration.maxPods of type int32", {}),
+    # Kubernetes reads YAML through go-yaml v2 (sigs.k8s.io/yaml), which keeps an unquoted date a string
+    ("yaml-date-for-an-int32-is-a-string", "worker", "  kubeletConfig:\n    maxPods: 2026-01-02\n",
+     "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal string into Go struct field "
+     "KubeletConfiguration.maxPods of type int32", {}),
+    ("list-for-a-bool", "worker", "  kubeletConfig:\n    serializeImagePulls: [true]\n",
+     "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal array into Go struct field "
+     "KubeletConfiguration.serializeImagePulls of type bool", {}),
 ]
 
 
