@@ -14,7 +14,8 @@ from typing import Any
 
 from fleet.errors import PathError
 from fleet.rendered import MachineConfigSpec
-from ignition.resource import ResourceError, read_resource, source_scheme
+from ignition.resource import ResourceError, read_resource
+from ignition.rules.urls import scheme_of
 
 KERNEL_TYPES = ("default", "realtime", "64k-pages")
 
@@ -286,7 +287,7 @@ def file_contents(entry: Mapping[str, Any]) -> bytes:
         return read_resource(contents) or b""
     except ResourceError as exc:
         if exc.code == "remote-source":
-            scheme = source_scheme(str(contents.get("source")))
+            scheme = scheme_of(str(contents.get("source"))) or ""
             raise ContentsError(path, f"unsupported contents source scheme {scheme!r} (only data: URLs are applied)") from exc
         raise ContentsError(path, exc.message) from exc
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from ignition.dataurl import decode_data_url, gunzip_contents
 from ignition.errors import IgnitionError
+from ignition.rules.urls import INVALID_URL, scheme_of
 
-__all__ = ["Fetch", "ResourceError", "check_hash", "read_resource", "source_scheme"]
+__all__ = ["Fetch", "ResourceError", "check_hash", "read_resource"]
 
 # (source, headers as (name, value)) -> bytes; raises OSError or IgnitionError when it cannot fetch.
 Fetch = Callable[[str, Sequence[tuple[str, str]]], bytes]
@@ -31,11 +32,6 @@ class ResourceError(IgnitionError):
         self.code = code
         self.field = field
         self.message = message
-
-
-def source_scheme(source: str) -> str:
-    """The URL scheme of a source, lower-cased ("" for a relative one)."""
-    return source.partition(":")[0].lower() if ":" in source else ""
 
 
 def read_resource(resource: Mapping[str, Any] | None, *, fetch: Fetch | None = None) -> bytes | None:
@@ -77,8 +73,10 @@ def check_hash(verification: Any, data: bytes) -> None:
 
 
 def _fetch(resource: Mapping[str, Any], source: str, fetch: Fetch | None) -> bytes:
-    """The raw bytes at `source`."""
-    scheme = source_scheme(source)
+    """The raw bytes at `source`, whose scheme is the one Go's url.Parse finds (Ignition parses every source so)."""
+    scheme = scheme_of(source)
+    if scheme is None:
+        raise ResourceError("url", "source", INVALID_URL)
     if scheme == "data":
         try:
             return decode_data_url(source)

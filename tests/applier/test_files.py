@@ -43,6 +43,12 @@ BAD = [
      "failed to retrieve UserID for username: nobody-here"),
     ("remote-source", {"path": "/etc/a", "contents": {"source": "https://example.com/x"}}, "/etc/a",
      "unsupported contents source scheme 'https' (only data: URLs are applied)"),
+    # the scheme Go's url.Parse finds (Ignition reads every source with it): none in a relative reference, and an
+    # error where a scheme cannot start with a digit and the first segment then holds a colon
+    ("relative-source", {"path": "/etc/a", "contents": {"source": "dir/x:y"}}, "/etc/a",
+     "unsupported contents source scheme '' (only data: URLs are applied)"),
+    ("unparsable-source", {"path": "/etc/a", "contents": {"source": "1http://example.com/x"}}, "/etc/a",
+     "unable to parse url"),
     ("append", {**file_entry("/etc/a", "x"), "append": [{"source": "data:,y"}]}, "/etc/a",
      "found an append section when writing files. Append is not supported"),
     ("dotdot", file_entry("/etc/../x", "x"), "/etc/../x", "path must be absolute and must not contain '..'"),
