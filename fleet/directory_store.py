@@ -7,6 +7,7 @@ Layout:
     .nodes.journal         which node records changed, in order (fleet/node_journal.py)
     .claim.lock, .nodes.journal.lock   flock(2) targets (rollout hand-outs; journal writes and compaction)
     .pools.lock            flock(2) target of `update_pool` (a read, change and write of a pool record)
+    presence/<owner>.json  which nodes each server process heard from lately (fleet/presence_digest.py)
 
 Every write goes to a temporary file in the same directory, is fsynced, then renamed over the target
 (`fleet.atomic.write_atomic`), so a reader sees the old or the new file, never half of one. The directory
@@ -19,10 +20,11 @@ import fcntl
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from fleet import presence_digest
 from fleet.atomic import write_atomic
 from fleet.node_journal import NodeIndex, load_record
 from fleet.node_status import NodeStatus
@@ -30,6 +32,8 @@ from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names
 from ignition.canonical import canonical_json
+
+STALE_PRESENCE = 60.0  # seconds after a presence digest ran out before a reader removes its file
 
 
 class DirectoryStore:
@@ -151,6 +155,34 @@ class DirectoryStore:
             if handed is not None:
                 self.put_node_status(handed)
             return handed
+
+    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
+        """`presence/<owner>.json`, written whole (each process of `mco serve --workers N` writes its own)."""
+        path = self.root / "presence" / f"{check_name('presence', owner)}.json"
+        try:
+            path.parent.mkdir(exist_ok=True)
+            write_atomic(path, presence_digest.encode(nodes, until))
+        except OSError as exc:
+            raise StoreError(f"presence/{owner}", f"cannot write: {exc.strerror}") from exc
+
+    def read_presence(self, now: float) -> dict[str, float]:
+        """The digests under `presence/`; one run out for a minute (its process has gone) is removed."""
+        blobs = []
+        try:
+            paths = sorted((self.root / "presence").glob("*.json"))
+        except OSError:
+            paths = []
+        for path in paths:
+            try:
+                blob = path.read_bytes()
+            except OSError:
+                continue  # removed meanwhile by another reader
+            until = presence_digest.until_of(blob)
+            if until is not None and until < now - STALE_PRESENCE:
+                path.unlink(missing_ok=True)
+                continue
+            blobs.append(blob)
+        return presence_digest.merge(blobs, now)
 
     @contextmanager
     def _exclusive(self, lock: str, kind: str) -> Iterator[None]:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aetcd import rpc
 
+from fleet import presence_digest
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
 from fleet.etcd_client import Connection, range_request
@@ -300,6 +301,22 @@ class EtcdStore:
         return revision, decide(NodeStatuses(NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs))
 
     # -- the controller's status ---------------------------------------------------------------------------
+    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
+        """`presence/<owner>` under a lease that ends soon after `until`, so etcd removes a dead process's digest."""
+        key = self.key("presence", check_name("presence", owner))
+        data = presence_digest.encode(nodes, until)
+        ttl = min(max(int(until - system_clock().timestamp()) + 1, 2), 3600)
+        client = self.conn.client
+
+        async def put() -> None:
+            await client.put(key, data, lease=await client.lease(ttl))
+        self.conn.call(put)
+
+    def read_presence(self, now: float) -> dict[str, float]:
+        prefix = self.key("presence", "")
+        _, kvs = self._range(prefix, prefix_end(prefix), serializable=True)
+        return presence_digest.merge((kv.value for kv in kvs), now)
+
     def put_controller_status(self, data: dict[str, Any]) -> None:
         """What the leader last did (shown by replicas under /pools `renderErrors`)."""
         self._put(self.key("state", "controller"), canonical_json({**data, "at": timestamp(system_clock())}))

@@ -8,9 +8,10 @@ node (current or desired) still references is never deleted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from fleet import presence_digest
 from fleet.errors import PathError
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_status import NodeStatus
@@ -112,6 +113,15 @@ class Store(Protocol):
         must not keep the NodeStatuses it is given (it may be the store's own, with per-pool counts kept current)."""
         ...
 
+    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
+        """Keep server process `owner`'s presence digest (fleet/presence_digest.py), replacing its last one; it
+        counts until `until` (seconds since the epoch)."""
+        ...
+
+    def read_presence(self, now: float) -> dict[str, float]:
+        """Every process's digest still valid at `now`, merged: node -> when one last heard from it."""
+        ...
+
 
 @runtime_checkable
 class ElectedStore(Store, Protocol):
@@ -159,6 +169,7 @@ class MemoryStore:
         self._rendered: dict[str, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
         self._nodes = NodeStatuses()
+        self._presence: dict[str, bytes] = {}
         self._lock = threading.RLock()
 
     def put_rendered(self, rendered: RenderedConfig) -> None:
@@ -232,4 +243,12 @@ class MemoryStore:
             if handed is not None:
                 self._nodes.put(handed)
             return handed
+
+    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
+        with self._lock:
+            self._presence[check_name("presence", owner)] = presence_digest.encode(nodes, until)
+
+    def read_presence(self, now: float) -> dict[str, float]:
+        with self._lock:
+            return presence_digest.merge(list(self._presence.values()), now)
 

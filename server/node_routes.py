@@ -22,8 +22,10 @@ route, and the server warned at start-up that any client may report for any node
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -50,7 +52,7 @@ from server.errors import ServerError
 from server.handout_follow import follow_snapshots
 from server.handout_wait import HandoutWaiters, WaitError, parse_wait
 from server.metrics import ServerMetrics
-from server.presence import Presence
+from server.presence import Presence, exchange
 from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body
 from server.state import ServerState
@@ -115,7 +117,8 @@ class NodeRoutes:
             self._stop_following = follow_snapshots(state, store, poll_interval)
 
     def add_to(self, app: web.Application) -> None:
-        """Register the routes; shutdown answers held claims at once."""
+        """Register the routes; shutdown answers held claims at once; which nodes are online is shared with the
+        other server processes through the store while the app runs (server/presence.py `exchange`)."""
         app.router.add_post("/nodes/{name}/status", self.status)
         app.router.add_get("/nodes/{name}/desired", self.desired)
         app.router.add_post("/nodes/{name}/desired", self.claim)
@@ -125,6 +128,14 @@ class NodeRoutes:
             if self._stop_following is not None:
                 await self._stop_following()
         app.on_shutdown.append(answer_held)
+
+        async def share_presence(_app: web.Application) -> AsyncIterator[None]:
+            task = asyncio.create_task(exchange(self.presence, self.store, uuid.uuid4().hex))
+            yield
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        app.cleanup_ctx.append(share_presence)
 
     def selectors(self) -> PoolSelectors | None:
         """Membership against the pools the server serves now (None before the first snapshot)."""

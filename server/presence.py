@@ -6,20 +6,28 @@ recent (reports reach every process through the store), or this process started 
 has heard from nobody yet: it passes nobody over before the grace period has run out once). A node that is none of
 these is offline when its turn comes: the rollout passes it over.
 
-Kept in memory: a node's claims are not written to the store (that would be a write per poll). So with several
-server processes or replicas behind one address, a node is known to the one it asks, and to the others through its
-reports only.
+Kept in memory: a node's claims are not written to the store (that would be a write per poll). With several server
+processes or replicas behind one address, each publishes what it heard through the store every few seconds
+(`exchange`, fleet/presence_digest.py), so a node holding its claim at one is online for the others too, known
+there up to two exchange intervals late.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from collections import Counter
 from datetime import datetime, timedelta
 
 from fleet.clock import Clock, timestamp
 from fleet.node_status import NodeStatus
+from fleet.rollout_settings import MAX_OFFLINE_GRACE
 from fleet.rollout_turn import Present
+from fleet.store import Store, StoreError
+
+log = logging.getLogger("mco.server")
+EXCHANGE_INTERVAL = 5.0  # seconds between two publications of this process's presence (and reads of the others')
 
 
 class Presence:
@@ -32,6 +40,7 @@ class Presence:
         self._held: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._checkers: dict[tuple[int, int], Present] = {}
+        self._remote: dict[str, float] = {}  # what the other processes heard (`exchange`): node -> when
 
     def saw(self, node: str) -> None:
         """`node` asked now."""
@@ -66,14 +75,50 @@ class Presence:
         now = self.clock()
         return self.checker(grace, now), now
 
+    def heard_elsewhere(self, nodes: dict[str, float]) -> None:
+        """Take in what every process heard (`exchange`); verdicts made before it are dropped."""
+        self._remote = nodes
+        self._checkers = {}
+
+    def digest(self) -> dict[str, float]:
+        """What this process publishes: the nodes heard from within the longest grace a pool may set, with when (a
+        claim held now: now)."""
+        now = self.clock().timestamp()
+        since = now - MAX_OFFLINE_GRACE
+        nodes = {node: at for node, at in list(self._seen.items()) if at >= since}
+        with self._lock:
+            nodes.update((node, now) for node in self._held)
+        return nodes
+
     def _make(self, grace: int, now: datetime) -> Present:
         since = now.timestamp() - grace
         if self.started >= since:
             return lambda status: True
         reported_since = timestamp(now - timedelta(seconds=grace))
-        seen, held = self._seen, self._held
+        seen, held, remote = self._seen, self._held, self._remote
 
         def present(status: NodeStatus) -> bool:
-            return (status.name in held or seen.get(status.name, 0.0) >= since
+            name = status.name
+            return (name in held or seen.get(name, 0.0) >= since or remote.get(name, 0.0) >= since
                     or status.reported_at >= reported_since)
         return present
+
+
+async def exchange_once(presence: Presence, store: Store, owner: str, interval: float = EXCHANGE_INTERVAL) -> None:
+    """Publish this process's presence as `owner` (valid for three intervals: a process that died stops counting
+    soon after) and take in every process's. A store that fails is logged: the turn rule then reads this process's
+    own presence and the stored reports, as before the last exchange."""
+    nodes = presence.digest()
+    now = presence.clock().timestamp()
+    try:
+        await asyncio.to_thread(store.publish_presence, owner, nodes, now + 3 * interval)
+        presence.heard_elsewhere(await asyncio.to_thread(store.read_presence, now))
+    except StoreError as exc:
+        log.warning("sharing which nodes are online failed: %s", exc)
+
+
+async def exchange(presence: Presence, store: Store, owner: str, interval: float = EXCHANGE_INTERVAL) -> None:
+    """`exchange_once` every `interval` seconds, until cancelled."""
+    while True:
+        await exchange_once(presence, store, owner, interval)
+        await asyncio.sleep(interval)

@@ -1,0 +1,56 @@
+"""server/presence.py: a node held or heard at one server process is online for the others once they exchanged
+their digests through the store (fleet/presence_digest.py), and only while it stays heard."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from fleet.clock import ManualClock, timestamp
+from fleet.directory_store import DirectoryStore
+from fleet.node_status import NodeStatus
+from fleet.store import MemoryStore, Store
+from server.presence import EXCHANGE_INTERVAL, Presence, exchange_once
+
+START = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+GRACE = 120
+
+
+def _status(name: str) -> NodeStatus:
+    return NodeStatus(name, "worker", "old", "old", "Done", "", timestamp(START))  # its last report: long ago
+
+
+@pytest.mark.parametrize("kind", ["memory", "directory"])
+def test_a_claim_held_elsewhere_is_online_here(kind: str, tmp_path: Path) -> None:
+    store: Store = MemoryStore() if kind == "memory" else DirectoryStore(tmp_path / "store")
+    clock = ManualClock(START)
+    here, there = Presence(clock), Presence(clock)
+    clock.advance(GRACE + 60)  # both past their start-up grace: silence now means offline
+    there.hold("n1")
+    here_checker = here.checker(GRACE, clock())
+    assert not here_checker(_status("n1"))  # before any exchange: known only to the other process
+
+    async def swap() -> None:
+        await exchange_once(there, store, "there")
+        await exchange_once(here, store, "here")
+    asyncio.run(swap())
+    assert here.checker(GRACE, clock())(_status("n1"))
+    there.release("n1")  # its claim answered: heard from until now
+    clock.advance(GRACE + 1)
+    asyncio.run(swap())
+    assert not here.checker(GRACE, clock())(_status("n1"))  # silent for longer than the grace, everywhere
+
+
+def test_a_process_that_stopped_publishing_counts_no_more(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path / "store")
+    clock = ManualClock(START)
+    here, there = Presence(clock), Presence(clock)
+    clock.advance(GRACE + 60)
+    there.hold("n1")
+    asyncio.run(exchange_once(there, store, "there"))
+    clock.advance(3 * EXCHANGE_INTERVAL + 1)  # `there` died holding the claim: its digest ran out
+    asyncio.run(exchange_once(here, store, "here"))
+    assert not here.checker(GRACE, clock())(_status("n1"))
