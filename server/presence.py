@@ -7,9 +7,9 @@ has heard from nobody yet: it passes nobody over before the grace period has run
 these is offline when its turn comes: the rollout passes it over.
 
 Kept in memory: a node's claims are not written to the store (that would be a write per poll). With several server
-processes or replicas behind one address, each publishes what it heard through the store every few seconds
-(`exchange`, fleet/presence_digest.py), so a node holding its claim at one is online for the others too, known
-there up to two exchange intervals late.
+processes or replicas behind one address, each publishes what it heard of the nodes waiting for a slot through the
+store every few seconds (`exchange`, fleet/presence_digest.py), so a node holding its claim at one is online for
+the others too, known there up to two exchange intervals late.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from datetime import datetime, timedelta
 
 from fleet.clock import Clock, timestamp
 from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
+from fleet.rollout import NodeStatuses
 from fleet.rollout_settings import MAX_OFFLINE_GRACE
-from fleet.rollout_turn import Present
-from fleet.store import Store, StoreError
+from fleet.rollout_turn import Present, waiting
+from fleet.store import NotFound, Store, StoreError
 
 log = logging.getLogger("mco.server")
 EXCHANGE_INTERVAL = 5.0  # seconds between two publications of this process's presence (and reads of the others')
@@ -41,6 +43,7 @@ class Presence:
         self._lock = threading.Lock()
         self._checkers: dict[tuple[int, int], Present] = {}
         self._remote: dict[str, float] = {}  # what the other processes heard (`exchange`): node -> when
+        self.published = False  # this process's last published digest named a node (`exchange_once`)
 
     def saw(self, node: str) -> None:
         """`node` asked now."""
@@ -104,14 +107,40 @@ class Presence:
         return present
 
 
+def waiting_only(store: Store, nodes: dict[str, float]) -> dict[str, float]:
+    """`nodes` narrowed to those waiting for their pool's target (fleet/rollout_turn.py `waiting`): the only ones
+    whose presence the turn rule reads. A fleet between rollouts then publishes nothing, and one mid-rollout only
+    the machines still to go (each publication is a store write; etcd keeps every revision until compaction)."""
+    records: dict[str, PoolRecord] = {}
+    for pool in store.list_pools():
+        try:
+            records[pool] = store.get_pool(pool)
+        except NotFound:
+            continue  # removed meanwhile
+
+    def read(statuses: NodeStatuses) -> dict[str, float]:
+        out = {}
+        for node, at in nodes.items():
+            status = statuses.get(node)
+            record = records.get(status.pool) if status is not None else None
+            if record is not None and waiting(status, record):
+                out[node] = at
+        return out
+    return store.read_statuses(read)
+
+
 async def exchange_once(presence: Presence, store: Store, owner: str, interval: float = EXCHANGE_INTERVAL) -> None:
     """Publish this process's presence as `owner` (valid for three intervals: a process that died stops counting
-    soon after) and take in every process's. A store that fails is logged: the turn rule then reads this process's
-    own presence and the stored reports, as before the last exchange."""
+    soon after) and take in every process's. Nothing is written while this process has nothing to tell and told
+    nothing last time. A store that fails is logged: the turn rule then reads this process's own presence and the
+    stored reports, as before the last exchange."""
     nodes = presence.digest()
     now = presence.clock().timestamp()
     try:
-        await asyncio.to_thread(store.publish_presence, owner, nodes, now + 3 * interval)
+        nodes = await asyncio.to_thread(waiting_only, store, nodes) if nodes else nodes
+        if nodes or presence.published:
+            await asyncio.to_thread(store.publish_presence, owner, nodes, now + 3 * interval)
+            presence.published = bool(nodes)
         presence.heard_elsewhere(await asyncio.to_thread(store.read_presence, now))
     except StoreError as exc:
         log.warning("sharing which nodes are online failed: %s", exc)

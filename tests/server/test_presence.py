@@ -12,6 +12,7 @@ import pytest
 from fleet.clock import ManualClock, timestamp
 from fleet.directory_store import DirectoryStore
 from fleet.node_status import NodeStatus
+from fleet.rendered import PoolRecord
 from fleet.store import MemoryStore, Store
 from server.presence import EXCHANGE_INTERVAL, Presence, exchange_once
 
@@ -19,13 +20,21 @@ START = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 GRACE = 120
 
 
-def _status(name: str) -> NodeStatus:
-    return NodeStatus(name, "worker", "old", "old", "Done", "", timestamp(START))  # its last report: long ago
+def _status(name: str, config: str = "old") -> NodeStatus:
+    return NodeStatus(name, "worker", config, config, "Done", "", timestamp(START))  # its last report: long ago
+
+
+def _fleet(store: Store) -> Store:
+    """A pool whose target moved to `new`: n1 waits for it, n2 is at it."""
+    store.put_pool(PoolRecord("worker", current="new"))
+    store.put_node_status(_status("n1"))
+    store.put_node_status(_status("n2", "new"))
+    return store
 
 
 @pytest.mark.parametrize("kind", ["memory", "directory"])
 def test_a_claim_held_elsewhere_is_online_here(kind: str, tmp_path: Path) -> None:
-    store: Store = MemoryStore() if kind == "memory" else DirectoryStore(tmp_path / "store")
+    store = _fleet(MemoryStore() if kind == "memory" else DirectoryStore(tmp_path / "store"))
     clock = ManualClock(START)
     here, there = Presence(clock), Presence(clock)
     clock.advance(GRACE + 60)  # both past their start-up grace: silence now means offline
@@ -45,7 +54,7 @@ def test_a_claim_held_elsewhere_is_online_here(kind: str, tmp_path: Path) -> Non
 
 
 def test_a_process_that_stopped_publishing_counts_no_more(tmp_path: Path) -> None:
-    store = DirectoryStore(tmp_path / "store")
+    store = _fleet(DirectoryStore(tmp_path / "store"))
     clock = ManualClock(START)
     here, there = Presence(clock), Presence(clock)
     clock.advance(GRACE + 60)
@@ -54,3 +63,19 @@ def test_a_process_that_stopped_publishing_counts_no_more(tmp_path: Path) -> Non
     clock.advance(3 * EXCHANGE_INTERVAL + 1)  # `there` died holding the claim: its digest ran out
     asyncio.run(exchange_once(here, store, "here"))
     assert not here.checker(GRACE, clock())(_status("n1"))
+
+
+def test_only_nodes_waiting_for_a_slot_are_published_and_nothing_when_none(tmp_path: Path) -> None:
+    store = _fleet(DirectoryStore(tmp_path / "store"))
+    clock = ManualClock(START)
+    there = Presence(clock)
+    there.saw("n2")  # at the target: the turn rule never asks about it
+    asyncio.run(exchange_once(there, store, "there"))
+    assert not (tmp_path / "store/presence").exists()  # nothing to tell, nothing told: no write
+    there.hold("n1")
+    asyncio.run(exchange_once(there, store, "there"))
+    assert set(store.read_presence(clock().timestamp())) == {"n1"}
+    there.release("n1")
+    store.put_node_status(_status("n1", "new"))  # it took its slot and reached the target
+    asyncio.run(exchange_once(there, store, "there"))
+    assert store.read_presence(clock().timestamp()) == {}  # told once that there is nothing any more
