@@ -24,6 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
+from fleet.clock import Clock, system_clock
 from fleet.store import Store
 from fleet.store_open import open_store
 from server import accesslog
@@ -71,8 +72,9 @@ class Running:
 
 
 async def start(settings: ServerSettings, *, store: Store | None = None, leader: bool = True,
-                render: RenderFn = default_render) -> Running:
-    """Render (leader) or load (follower), then listen; returns once the listeners are open."""
+                render: RenderFn = default_render, clock: Clock = system_clock) -> Running:
+    """Render (leader) or load (follower), then listen; returns once the listeners are open. `clock`: the time
+    the server's rules read (rollouts, presence, reports, the render's conditions), which a test sets."""
     if store is None:  # a replica of etcd follows its whole state; else the directory store, or one in memory
         store = open_store(settings.etcd if settings.etcd is not None else settings.store_dir, follow=True)
     state = ServerState()
@@ -83,10 +85,10 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     metrics = ServerMetrics()
     cache = PayloadCache(options=settings.append, gzip_level=settings.gzip_level)
     reloader = Reloader(state=state, store=store, cache=cache, metrics=metrics, cluster_dir=settings.cluster_dir,
-                        render=render, leader=leader, interval=settings.poll_interval)
+                        render=render, leader=leader, interval=settings.poll_interval, clock=clock)
     await reloader.start()
     check_token_pools(settings, state)
-    app = create_app(state=state, store=store, settings=settings, metrics=metrics)
+    app = create_app(state=state, store=store, settings=settings, metrics=metrics, clock=clock)
     logger = accesslog.configure(settings.access_log)
     limits = settings.limits
     handler_kwargs: dict[str, Any] = dict(

@@ -10,19 +10,22 @@ import itertools
 import shutil
 import signal
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
+from fleet.clock import Clock, ManualClock, system_clock
 from fleet.directory_store import DirectoryStore
 from fleet.etcd_url import parse_url
 from fleet.rendered import RenderedConfig
 from fleet.store import Store
 from fleet.store_open import close_store, open_store
-from server.handout_wait import HandoutWaiters
+from server.handout_wait import TURN_WAIT, HandoutWaiters
 from server.run import Running, start
 from server.settings import ServerSettings
 from tests.builders import rendered_config
@@ -61,27 +64,35 @@ def _status(node: str, config: RenderedConfig, state: str = "Done") -> Any:
     return NodeStatus(f"node-{node}", "worker", config.name, config.name, state, "", "2026-01-01T00:00:00Z")
 
 
-@pytest.fixture(params=["directory", "etcd"])
-async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+@asynccontextmanager
+async def _serving(kind: str, request: pytest.FixtureRequest, tmp_path: Path, clock: Clock = system_clock,
+                   **record: Any) -> AsyncIterator[Served]:
+    """A real server on the `kind` store ("directory" or "etcd"), seeded (`_seed`), reading `clock`."""
     settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05)
     store: Any
-    if request.param == "directory":
+    if kind == "directory":
         store = DirectoryStore(tmp_path / "store")
         settings = replace(settings, store_dir=tmp_path / "store")
     else:
         url = request.getfixturevalue("etcd_cluster").url(f"handout-{next(_prefixes)}")
         store = open_store(url)
         settings = replace(settings, etcd=parse_url(url))
-    _seed(store)
-    running = await start(settings)
+    _seed(store, **record)
+    running = await start(settings, clock=clock)
     _, host, port = running.addresses[0]
     try:
         yield Served(store, running, f"http://{host}:{port}")
     finally:
         await running.stop()
-        if request.param == "etcd":
+        if kind == "etcd":
             close_store(running.reloader.store)
             close_store(store)
+
+
+@pytest.fixture(params=["directory", "etcd"])
+async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Served]:
+    async with _serving(request.param, request, tmp_path) as serving:
+        yield serving
 
 
 async def _claim(session: aiohttp.ClientSession, base: str, node: str, wait: float | str | None = None) -> Any:
@@ -320,18 +331,23 @@ async def test_freed_slots_go_in_the_rollout_order(served: Served, order: str) -
             task.cancel()
 
 
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
 @pytest.mark.parametrize("leaves", ["connection-closed", "hold-ended"])
-async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served: Served, leaves: str) -> None:
+async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(request: pytest.FixtureRequest,
+                                                                         tmp_path: Path, kind: str,
+                                                                         leaves: str) -> None:
     """The offline grace holds for held claims as for polling ones (one rule, fleet/rollout_turn.py with
     server/presence.py): node-b, first in the order, leaves its held claim; the slot node-a frees waits for node-b
-    through the pool's offline-grace (node-c's held claim is not handed it meanwhile), then goes to node-c, and
-    node-b is counted as passed over. node-b is never recorded as handed a config it did not hear of."""
+    through the pool's offline-grace on the server's clock (node-c's held claim is not handed it meanwhile), then
+    goes to node-c, and node-b is counted as passed over. node-b is never recorded as handed a config it did not
+    hear of."""
     from fleet.rollout_settings import RolloutSettings
 
-    grace = 2
-    publish(served.store, NEW, max_unavailable=1, rollout=RolloutSettings(offline_grace_seconds=grace))
-    await asyncio.sleep(grace + 0.2)  # a server that has just started passes nobody over before its grace ran out
-    async with aiohttp.ClientSession() as session:
+    grace = 30
+    clock = ManualClock(datetime(2026, 6, 1, tzinfo=UTC))
+    async with _serving(kind, request, tmp_path, clock,
+                        rollout=RolloutSettings(offline_grace_seconds=grace)) as served, aiohttp.ClientSession() as session:
+        clock.advance(grace + 1)  # a server that has just started passes nobody over before its grace ran out
         assert await _claim(session, served.base, "a") == NEW.name  # the one slot
         b = asyncio.create_task(_claim(session, served.base, "b", wait=60 if leaves == "connection-closed" else 1))
         await _until(lambda: served.held == 1)
@@ -343,11 +359,11 @@ async def test_a_node_gone_mid_hold_keeps_its_turn_for_the_offline_grace(served:
         else:
             assert await b == OLD.name  # its wait ran out: answered "stay", and it does not ask again
             await _until(lambda: served.held == 1)
-        freed = asyncio.get_running_loop().time()
         await _report(session, served.base, "a", NEW)
+        await asyncio.sleep(4 * TURN_WAIT)  # counts of the freed slot, each finding node-b's turn, on the server's clock
+        assert not c.done()  # kept for node-b through its grace
+        clock.advance(grace + 1)  # node-b's grace has run out: the next count passes it over
         assert await asyncio.wait_for(c, 60) == NEW.name
-        waited = asyncio.get_running_loop().time() - freed
-        assert grace - 0.5 <= waited <= grace + 5, waited  # kept for node-b through its grace, then node-c's
         assert served.store.get_node_status("node-b").desired_config == OLD.name
         async with session.get(f"{served.base}/pools/worker") as pools:
             status = (await pools.json())["status"]
