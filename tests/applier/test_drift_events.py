@@ -14,7 +14,7 @@ import requests
 
 from fleet.directory_store import DirectoryStore
 from fleet.drift_events import DRIFT_LIMIT, DriftEvent, DriftEventError, kept, parse_events
-from tests.applier.drift_lab import NODE, RULES, drift_lab
+from tests.applier.drift_lab import NODE, RULES, WATCH_ONLY, drift_lab
 from tests.serving import env, mco
 from tests.tools import real_tool
 
@@ -25,11 +25,11 @@ def _events(lab) -> list[dict]:
 
 def test_each_repair_is_an_event_even_when_it_repeats(tmp_path: Path) -> None:
     real_tool("systemctl")
-    with drift_lab(tmp_path) as lab:
+    with drift_lab(tmp_path, interval=WATCH_ONLY) as lab:
         for trial in range(3):
             (lab.root / RULES).write_text("-D\n")
-            lab.until(lab.rules_ok, 10, f"trial {trial}")
-            lab.until(lambda n=trial: len(_events(lab)) > n, 10, f"event {trial} reported")
+            lab.until(lab.rules_ok, 60, f"trial {trial}")
+            lab.until(lambda n=trial: len(_events(lab)) > n, 60, f"event {trial} reported")
         events = _events(lab)
         assert [(e["kind"], e["path"], e["repaired"]) for e in events] == [("file", "/" + RULES, True)] * 3
         assert events[0]["found"].startswith("sha256:") and events[0]["found"] != events[0]["expected"]
@@ -43,10 +43,10 @@ def test_each_repair_is_an_event_even_when_it_repeats(tmp_path: Path) -> None:
 
 def test_unrepaired_drift_exported_as_a_machineconfig_that_renders(tmp_path: Path) -> None:
     real_tool("systemctl")
-    with drift_lab(tmp_path, extra=("--drift", "report")) as lab:
+    with drift_lab(tmp_path, interval=WATCH_ONLY, extra=("--drift", "report")) as lab:
         (lab.root / RULES).write_text("-w /etc/passwd -p wa -k identity\n")
-        lab.until(lambda: lab.node().get("state") == "Degraded", 10, "reported Degraded")
-        lab.until(lambda: bool(_events(lab)), 10, "event reported")
+        lab.until(lambda: lab.node().get("state") == "Degraded", 60, "reported Degraded")
+        lab.until(lambda: bool(_events(lab)), 60, "event reported")
         assert _events(lab)[0]["repaired"] is False
         out = tmp_path / "99-drift.yaml"
         subprocess.run(mco("drift", "export", NODE, "--store", str(lab.store), "--output-file", str(out)),

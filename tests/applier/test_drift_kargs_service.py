@@ -1,7 +1,7 @@
 """Kernel arguments changed by hand, in service mode: the real agent (`mco apply --server URL
---interval 60 --backend ostree`) against a real `mco serve`, a real ostree sysroot. A deployment staged by hand
+--interval 3600 --backend ostree`) against a real `mco serve`, a real ostree sysroot. A deployment staged by hand
 without fips=1 (what `rpm-ostree kargs --delete fips=1` does) and an edit of the next boot's entry are both
-noticed and staged again within 2 s, far below the 60 s interval. A node booted without fips=1 reboots into its
+noticed and staged again by the watch, with no periodic sync due (how fast: bench/drift_bench.py --kargs-trials). A node booted without fips=1 reboots into its
 config once the server grants it a rollout slot, and waits (Degraded, naming why) while maxUnavailable is taken."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import pytest
 import requests
 
 from applier.agent import reboot_command_for_ostree
-from tests.applier.drift_lab import DriftLab
+from tests.applier.drift_lab import WATCH_ONLY, DriftLab
 from tests.applier.kargs_lab import KARG, kargs_lab, next_boot_has_karg
 from tests.applier.sysroot import edit_next_boot_kargs, stage_by_hand_without_fips
 from tests.tools import real_tool
 
-GOAL = 2.0  # seconds from the hand change to the next boot having the argument again
+SOON = 60.0  # seconds: liveness only (no periodic sync comes within it)
 TRIALS = 2
 
 CHANGES: list[tuple[str, Callable[[Path], None]]] = [
@@ -31,15 +31,16 @@ CHANGES: list[tuple[str, Callable[[Path], None]]] = [
 
 
 @pytest.mark.parametrize("change", [c for _, c in CHANGES], ids=[i for i, _ in CHANGES])
-def test_next_boot_kargs_changed_by_hand_staged_again_within_2_s(tmp_path: Path, change) -> None:
+def test_next_boot_kargs_changed_by_hand_staged_again_by_the_watch(tmp_path: Path, change) -> None:
     real_tool("ostree")
-    with kargs_lab(tmp_path) as (lab, sysroot):
+    with kargs_lab(tmp_path, interval=WATCH_ONLY) as (lab, sysroot):
         for trial in range(TRIALS):
             time.sleep(1.0)  # the agent idle, waiting on the server's held answer
             change(sysroot)
-            lab.until(lambda: next_boot_has_karg(sysroot), GOAL, f"trial {trial}: staged again")
-        lab.until(lambda: lab.node().get("state") == "Done", 10, "reported Done")
-        assert "staged again" in lab.log.read_text()
+            lab.until(lambda: next_boot_has_karg(sysroot), SOON, f"trial {trial}: staged again")
+        lab.until(lambda: lab.node().get("state") == "Done", SOON, "reported Done")
+        # (Done all along: the repair keeps it so; its log line may follow the restaged entry by a moment)
+        lab.until(lambda: "staged again" in lab.log.read_text(), SOON, "the repair logged")
 
 
 def _boot_without_fips(lab: DriftLab, sysroot: Path) -> None:
@@ -107,10 +108,10 @@ def test_fips_mode_off_reported_at_once(tmp_path: Path, rel: str, bad: str, name
     """The config asks for FIPS: the node goes Degraded naming what says it is off, at once (the watch), and Done
     again once it is back."""
     real_tool("ostree")
-    with kargs_lab(tmp_path) as (lab, _sysroot):
+    with kargs_lab(tmp_path, interval=WATCH_ONLY) as (lab, _sysroot):
         time.sleep(1.0)  # the agent idle, waiting on the server's held answer
         (lab.root / rel).write_text(bad + "\n")  # (truncated, then written: the agent may read it empty first)
-        lab.until(lambda: lab.node().get("state") == "Degraded" and named in lab.node().get("message", ""), GOAL,
+        lab.until(lambda: lab.node().get("state") == "Degraded" and named in lab.node().get("message", ""), SOON,
                   f"reported Degraded naming {named!r}")
         (lab.root / rel).write_text(good + "\n")
-        lab.until(lambda: lab.node().get("state") == "Done", GOAL, "Done again")
+        lab.until(lambda: lab.node().get("state") == "Done", SOON, "Done again")

@@ -65,7 +65,7 @@ def test_stat_cache_skips_unchanged_files(tmp_path: Path) -> None:
 def test_loop_repairs_promptly(tmp_path: Path) -> None:
     root = make_root(tmp_path / "root")
     reporter = MemoryReporter()
-    agent = Agent(AgentSettings(node="n1", root=root, interval=30.0, durable=False),
+    agent = Agent(AgentSettings(node="n1", root=root, interval=3600.0, durable=False),
                   source=MemorySource(CFG), reporter=reporter, backend=NoBackend(), runner=RecordingRunner())
     assert agent.sync().state == "Done"
     thread = threading.Thread(target=agent.run, daemon=True)
@@ -73,7 +73,7 @@ def test_loop_repairs_promptly(tmp_path: Path) -> None:
     try:
         time.sleep(0.5)  # the loop's first sync is done and it waits on inotify
         (root / "etc/w/a.conf").write_text("hand edit\n")
-        deadline = time.monotonic() + 10  # far less than the 30 s interval
+        deadline = time.monotonic() + 60  # liveness only: the next periodic sync is an hour away
         while (root / "etc/w/a.conf").read_text() != "a\n":
             assert time.monotonic() < deadline
             time.sleep(0.01)
@@ -85,17 +85,16 @@ def test_loop_repairs_promptly(tmp_path: Path) -> None:
         thread.join(timeout=5)
 
 
-def test_stop_ends_the_wait_quickly(tmp_path: Path) -> None:
+def test_stop_ends_the_wait(tmp_path: Path) -> None:
     root = make_root(tmp_path / "root")
-    agent = Agent(AgentSettings(node="n1", root=root, interval=60.0, durable=False),
+    agent = Agent(AgentSettings(node="n1", root=root, interval=3600.0, durable=False),
                   source=MemorySource(CFG), reporter=MemoryReporter(), backend=NoBackend(), runner=RecordingRunner())
     thread = threading.Thread(target=agent.run, daemon=True)
     thread.start()
     time.sleep(0.5)
-    started = time.monotonic()
     agent.stop()  # what SIGTERM does
-    thread.join(timeout=5)
-    assert not thread.is_alive() and time.monotonic() - started < 2
+    thread.join(timeout=60)  # liveness only: the wait it ends is an hour
+    assert not thread.is_alive()
 
 
 def test_stat_cache_sees_an_edit_with_its_mtime_put_back(tmp_path: Path) -> None:
