@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,19 +21,10 @@ from applier.live_repair import RESTART_BUDGET
 from applier.report import MemoryReporter
 from applier.runner import RecordingRunner, Result, SubprocessRunner
 from tests.applier.helpers import SERVICE, file_entry, fips_root, make_root, reboot_command, unit
-from tests.applier.sysroot import boot_entries, make_sysroot, stage_by_hand_without_fips, unlock
+from tests.applier.sysroot import boot_entries, stage_by_hand_without_fips
 from tests.builders import rendered_config
-from tests.tools import real_tool
 
 KARGS = ("fips=1", "audit=1")
-
-
-@pytest.fixture
-def sysroot(tmp_path: Path) -> Iterator[Path]:
-    real_tool("ostree")
-    s = make_sysroot(tmp_path)
-    yield s
-    unlock(s)
 
 
 def ostree_node(tmp_path: Path, sysroot: Path) -> Agent:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,18 +14,11 @@ from applier.fetch import MemorySource
 from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
 from tests.applier.helpers import file_entry, make_root, reboot_command
-from tests.applier.sysroot import boot_entries, make_oci_image, make_sysroot, unlock
+from tests.applier.sysroot import boot_entries, make_oci_image
 from tests.builders import rendered_config
 from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool
-
-
-@pytest.fixture
-def sysroot(tmp_path: Path) -> Iterator[Path]:
-    s = make_sysroot(tmp_path)
-    yield s
-    unlock(s)
 
 
 def _agent(tmp_path: Path, sysroot: Path, reboot: str | None = None, **kw) -> tuple[Agent, MemorySource]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import shlex
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,19 +27,12 @@ from fleet.rollout_settings import RolloutSettings
 from server.run import start
 from server.settings import ServerSettings
 from tests.applier.helpers import file_entry, make_root
-from tests.applier.sysroot import make_oci_image, make_sysroot, unlock
+from tests.applier.sysroot import make_oci_image
 from tests.builders import rendered_config
 from tests.server.helpers import publish
 from tests.tools import real_tool
 
 pytestmark = pytest.mark.realtool
-
-
-@pytest.fixture
-def sysroot(tmp_path: Path) -> Iterator[Path]:
-    s = make_sysroot(tmp_path)
-    yield s
-    unlock(s)
 
 
 def _claim(base: str, node: str) -> dict[str, object]:
