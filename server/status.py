@@ -151,12 +151,6 @@ def node_item(node: NodeStatus) -> dict[str, str]:
             "state": node.state, "message": node.message, "reportedAt": node.reported_at}
 
 
-def pool_status(record: PoolRecord, nodes: Sequence[NodeStatus]) -> dict[str, Any]:
-    """The MachineConfigPool-style object for one pool (rules in the module docstring)."""
-    counted = tally(record.name, nodes)
-    return with_machines(pool_summary(record, counted), record, [node_item(n) for n in counted.members])
-
-
 def with_machines(body: dict[str, Any], record: PoolRecord, nodes: Any) -> dict[str, Any]:
     """`pool_summary`'s body with the pool's machines: `nodes` (its `node_item`s, or their JSON already encoded)
     and each machine document."""
@@ -169,7 +163,8 @@ def with_machines(body: dict[str, Any], record: PoolRecord, nodes: Any) -> dict[
 
 
 def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
-    """`pool_status` without the per-node list: the counts and conditions (what the fleet page shows)."""
+    """The MachineConfigPool-style object for one pool (rules in the module docstring) without the per-node list
+    (`with_machines` adds it for /pools): the counts and conditions (what the fleet page shows)."""
     members = counted.members
     target = record.current
     updated = counted.count("Done", settled=True, at=record.targets) if target else 0  # machines: their own

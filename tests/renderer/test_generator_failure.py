@@ -11,7 +11,7 @@ import yaml
 
 from fleet.store import MemoryStore
 from renderer.render import render_cluster
-from server.status import pool_status
+from server.status import pool_summary, tally
 from tests.renderer.documents import NEW_WORKER_MC, rendered_files
 
 KC = """\
@@ -50,7 +50,7 @@ def test_bad_kubelet_config_keeps_the_last_sync_and_the_pool_renders(cluster: Pa
     assert failure is not None and failure.status == "True" and failure.reason == "worker-kubelet"
     assert "manifests/81-kc.yaml:11:" in failure.message and "cgroupDriver" in failure.message
     assert record.condition("RenderDegraded").status == "False"
-    shown = {c["type"]: c for c in pool_status(record, [])["status"]["conditions"]}
+    shown = {c["type"]: c for c in pool_summary(record, tally("worker", []))["status"]["conditions"]}
     assert shown["KubeletConfigFailure"]["status"] == "True"
 
     kc.write_text(KC.format(max_pods=500, extra=""))

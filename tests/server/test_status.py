@@ -9,7 +9,7 @@ import pytest
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import is_unavailable
-from server.status import pool_status
+from server.status import pool_summary, tally
 
 CONFIGS = ["rendered-worker-a", "rendered-worker-b", ""]
 NODES = [NodeStatus(f"n{i:03d}", "worker" if i % 7 else "master", current, desired, state)
@@ -22,7 +22,8 @@ NODES = [NodeStatus(f"n{i:03d}", "worker" if i % 7 else "master", current, desir
 def test_counts_follow_the_rules(target: str | None, keep: slice) -> None:
     nodes = NODES[keep]
     members = [n for n in nodes if n.pool == "worker"]
-    status = pool_status(PoolRecord("worker", current=target), nodes)["status"]
+    counted = tally("worker", nodes)
+    status = pool_summary(PoolRecord("worker", current=target), counted)["status"]
     updated = [n for n in members if n.state == "Done" and n.current_config == n.desired_config == target]
     assert status["machineCount"] == len(members)
     assert status["updatedMachineCount"] == status["readyMachineCount"] == len(updated)
@@ -36,4 +37,4 @@ def test_counts_follow_the_rules(target: str | None, keep: slice) -> None:
         assert status["configuration"]["name"] == first_most
     else:
         assert status["configuration"]["name"] == target
-    assert [n["name"] for n in status["nodes"]] == [n.name for n in members]
+    assert [n.name for n in counted.members] == [n.name for n in members]

@@ -10,7 +10,7 @@ from fleet.conditions import ConditionProblem
 from fleet.node_status import NodeStatus
 from fleet.rendered import Condition, PoolRecord
 from server.fleetpage.views import BAR_WIDTH, age, bar, machine_row, pool_row
-from server.status import pool_status, tally
+from server.status import pool_summary, tally
 
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 
@@ -70,7 +70,7 @@ NODES = [
 def test_pool_row_counts_are_those_of_get_pools() -> None:
     record = PoolRecord("worker", current="new", max_unavailable="20%", paused=True)
     row = pool_row(record, tally("worker", NODES))
-    api = pool_status(record, NODES)["status"]
+    api = pool_summary(record, tally("worker", NODES))["status"]
     assert (row.machines, row.updated, row.degraded, row.unavailable) == (
         api["machineCount"], api["updatedMachineCount"], api["degradedMachineCount"],
         api["unavailableMachineCount"])
