@@ -1,8 +1,7 @@
 """Ignition's parent/child merge (Ignition `config/merge/merge.go`): the one merge engine.
 
-`mco ignition merge`, `ignition.config.merge[]` references (references.py), Butane and the renderer's fold of
-a pool's MachineConfigs (MCO `MergeMachineConfigs`) all merge with it. `tests/ignition/test_merge_differential.py`
-checks it against the real Ignition binary.
+`mco ignition merge`, Butane and the renderer's fold of a pool's MachineConfigs (MCO `MergeMachineConfigs`) all
+merge with it. `tests/ignition/test_merge_differential.py` checks it against the real Ignition binary.
 
 Merge rules (parent P, child C; the one place they are written down):
 

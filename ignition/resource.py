@@ -1,28 +1,25 @@
-"""Reading an Ignition resource (`contents`, `append[]`, `config.merge[]`, ...) into the bytes it stands for.
+"""Reading an Ignition resource (`contents`, `append[]`, ...) into the bytes it stands for.
 
 Where it sits: the one reader behind every consumer of resources, so they all read the same bytes and
-refuse the same ones: Ignition's reference rendering (ignition/references.py), the node agent and
-`mco diff` (fleet/diff.py), and the image builder (imagebuild/plan_storage.py). As Ignition does
-(internal/resource/url.go `Fetch`, internal/util/verification.go), the source is fetched or decoded
-(`data:` URLs in ignition/dataurl.py), `compression: gzip` is undone, and `verification.hash`
-(`sha512-<hex>` or `sha256-<hex>`) is checked over the decompressed bytes, always.
+refuse the same ones: the node agent and `mco diff` (fleet/diff.py), the image builder
+(imagebuild/plan_storage.py) and the renderer's reads of generated files. As Ignition does
+(internal/resource/url.go, internal/util/verification.go), the source's scheme is the one Go's url.Parse finds,
+a `data:` URL is decoded (ignition/dataurl.py), `compression: gzip` is undone, and `verification.hash`
+(`sha512-<hex>` or `sha256-<hex>`) is checked over the decompressed bytes, always. Only inline sources are read:
+any other scheme is a `remote-source` error (rendered configs carry their contents inline; none is fetched).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ignition.dataurl import decode_data_url, gunzip_contents
 from ignition.errors import IgnitionError
 from ignition.rules.urls import INVALID_URL, scheme_of
 
-__all__ = ["Fetch", "ResourceError", "check_hash", "read_resource"]
-
-# (source, headers as (name, value)) -> bytes; raises OSError or IgnitionError when it cannot fetch.
-Fetch = Callable[[str, Sequence[tuple[str, str]]], bytes]
-
+__all__ = ["ResourceError", "check_hash", "read_resource"]
 
 class ResourceError(IgnitionError):
     """A resource that cannot be read: `code` is stable, `field` names its sub-field (`source`, ...)."""
@@ -34,8 +31,8 @@ class ResourceError(IgnitionError):
         self.message = message
 
 
-def read_resource(resource: Mapping[str, Any] | None, *, fetch: Fetch | None = None) -> bytes | None:
-    """The bytes a resource stands for (None when it has no source); only `data:` sources without `fetch`."""
+def read_resource(resource: Mapping[str, Any] | None) -> bytes | None:
+    """The bytes a resource stands for (None when it has no source); only `data:` sources are read."""
     if resource is None:
         return None
     if not isinstance(resource, Mapping):
@@ -45,7 +42,7 @@ def read_resource(resource: Mapping[str, Any] | None, *, fetch: Fetch | None = N
         return None
     if not isinstance(source, str):
         raise ResourceError("json-type", "source", "must be a string")
-    data = _fetch(resource, source, fetch)
+    data = _inline(source)
     compression = resource.get("compression") or ""
     if compression == "gzip":
         try:
@@ -72,20 +69,14 @@ def check_hash(verification: Any, data: bytes) -> None:
                             f"contents do not match verification.hash ({function}): expected {expected}, got {actual}")
 
 
-def _fetch(resource: Mapping[str, Any], source: str, fetch: Fetch | None) -> bytes:
-    """The raw bytes at `source`, whose scheme is the one Go's url.Parse finds (Ignition parses every source so)."""
+def _inline(source: str) -> bytes:
+    """The raw bytes a `data:` source holds, its scheme the one Go's url.Parse finds (Ignition parses every source so)."""
     scheme = scheme_of(source)
     if scheme is None:
         raise ResourceError("url", "source", INVALID_URL)
-    if scheme == "data":
-        try:
-            return decode_data_url(source)
-        except IgnitionError as exc:
-            raise ResourceError("data-url", "source", f"invalid data URL: {exc}") from exc
-    if fetch is None:
-        raise ResourceError("remote-source", "source", f"a {scheme or 'relative'} source needs a fetcher (only data: URLs are read inline)")
-    headers = [(h["name"], h["value"]) for h in resource.get("httpHeaders") or () if "value" in h]
+    if scheme != "data":
+        raise ResourceError("remote-source", "source", f"a {scheme or 'relative'} source is not read (only data: URLs)")
     try:
-        return fetch(source, headers)
-    except OSError as exc:
-        raise ResourceError("fetch", "source", f"cannot fetch: {exc}") from exc
+        return decode_data_url(source)
+    except IgnitionError as exc:
+        raise ResourceError("data-url", "source", f"invalid data URL: {exc}") from exc
