@@ -15,6 +15,7 @@ for the watch and decides every claim again.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -37,11 +38,19 @@ GROUP = 50  # claims per transaction: 2 operations each plus the fences, under e
 
 class Overlay(NodeStatuses):
     """`base` with the group's earlier hand-outs put over it, counts adjusted (`get` and `counts` O(1); listing
-    every status merges the two, O(n))."""
+    every status merges the two, O(n)).
+
+    Its caches (`memo`) read through to the base's and write to its own: its versions go on from the base's, so
+    an entry the base checks by version holds for it only while it has nothing over the base, and one checked by
+    the objects it was read from (a pool's rollout order, the turn rule's cursor, which hand-outs only move on)
+    holds for it as for the base. So the group's first decision starts where the base's last one stopped, not
+    with a scan of the pool from its first node (fleet/rollout_turn.py)."""
 
     def __init__(self, base: NodeStatuses) -> None:
         super().__init__()
         self._base = base
+        self.version = base.version
+        self.memo = ChainMap({}, base.memo)
         self._over: dict[str, NodeStatus] = {}
         self._delta: dict[str, PoolCounts] = {}
 
@@ -62,6 +71,7 @@ class Overlay(NodeStatuses):
         return self._base.in_order(pool, newest_first=newest_first)
 
     def put(self, status: NodeStatus) -> None:
+        self.version += 1
         for old, step in ((self.get(status.name), -1), (status, 1)):
             if old is not None:
                 delta = self._delta.setdefault(old.pool, PoolCounts())

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, overload
@@ -143,7 +143,7 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._under_way: dict[str, set[str]] = {}  # pool -> its nodes in a phase not final (fleet/phases.py)
         self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
         self.version = 0  # counts every change: what derived caches (`memo`) are checked against
-        self.memo: dict[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
+        self.memo: MutableMapping[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
         for status in statuses:
             self.put(status)
 
