@@ -11,7 +11,6 @@ While etcd is unreachable (no quorum) the mirror keeps the last state: replicas 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -26,6 +25,7 @@ from fleet.etcd_client import Connection, range_request
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
+from ignition.canonical import parse_json
 
 log = logging.getLogger("mco.etcd")
 T = TypeVar("T")
@@ -60,8 +60,8 @@ class Health:
 
 def _decode(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
-    except ValueError:
+        return parse_json(raw)
+    except (ValueError, RecursionError):
         return None
 
 

@@ -18,7 +18,6 @@ writes carry its leadership as a compare in the same transaction (`fenced`), so 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,7 +32,7 @@ from fleet.node_status import NodeStatus
 from fleet.rendered import ModelError, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references
-from ignition.canonical import canonical_json
+from ignition.canonical import canonical_json, parse_json
 
 if TYPE_CHECKING:
     from fleet.etcd_mirror import Mirror
@@ -50,8 +49,8 @@ def prefix_end(prefix: bytes) -> bytes:
 
 def _json(raw: bytes, what: str) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
+        data = parse_json(raw)
+    except (ValueError, RecursionError) as exc:
         raise StoreError(what, f"corrupt JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise StoreError(what, "corrupt: not an object")

@@ -1,14 +1,14 @@
-"""A JSON request body, read with a deadline and parsed by `json`: every failure a 4xx naming the field."""
+"""A JSON request body, read with a deadline and parsed as `json` does (ignition/canonical.py `parse_json`): every failure a 4xx naming the field."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from aiohttp import web
 from aiohttp.http import HttpProcessingError
 
+from ignition.canonical import parse_json
 from server.errors import ServerError
 
 
@@ -39,7 +39,7 @@ async def read_json(request: web.Request, *, timeout: float) -> Any:
                             "header Content-Encoding") from None
         raise BodyError(400, f"body cannot be read ({type(exc).__name__})", "body") from None
     try:
-        return json.loads(raw)
+        return parse_json(raw)
     except RecursionError:
         raise BodyError(400, "body nests too deeply", "$") from None
     except UnicodeDecodeError:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ignition.canonical import CanonicalError, canonical_json, pretty_json
+from ignition.canonical import CanonicalError, canonical_json, parse_json, pretty_json
 
 GOLDEN = [
     (
@@ -77,3 +77,36 @@ def test_refused_in_both_layouts(bad: Any) -> None:
     for pretty in (False, True):
         with pytest.raises(CanonicalError):
             canonical_json(bad, pretty=pretty)
+
+
+_ANY_JSON_TEXT = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats()
+    | st.text(max_size=8),  # lone surrogates included: json writes them escaped, and reads them back
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=20,
+).map(lambda v: json.dumps(v))
+
+
+@settings(deadline=None)
+@given(_ANY_JSON_TEXT)
+def test_parse_json_reads_what_the_json_module_reads(text: str) -> None:
+    """Floats, NaN, big integers and lone surrogates included (orjson refuses the last three: json reads them)."""
+    expected, found = json.loads(text), parse_json(text.encode())
+    assert json.dumps(found) == json.dumps(expected)  # (NaN != NaN: compared as the json module writes them)
+
+
+@pytest.mark.parametrize("bad", [b"", b"{", b'{"a":1,}', b"[1] [2]", b"\xff", b"'a'"],
+                         ids=["empty", "open", "trailing-comma", "two-values", "not-utf8", "single-quotes"])
+def test_parse_json_refuses_what_the_json_module_refuses(bad: bytes) -> None:
+    with pytest.raises(ValueError):
+        json.loads(bad)
+    with pytest.raises(ValueError):
+        parse_json(bad)
+
+
+def test_parse_json_refuses_deep_nesting_as_the_json_module_does() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(RecursionError):
+        json.loads(deep)
+    with pytest.raises(RecursionError):
+        parse_json(deep)
