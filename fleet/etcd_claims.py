@@ -51,6 +51,7 @@ class Overlay(NodeStatuses):
         self._base = base
         self.version = base.version
         self.memo = ChainMap({}, base.memo)
+        self._put_names: list[str] = []  # its own changes, after the base's version
         self._over: dict[str, NodeStatus] = {}
         self._delta: dict[str, PoolCounts] = {}
 
@@ -70,8 +71,16 @@ class Overlay(NodeStatuses):
     def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
         return self._base.in_order(pool, newest_first=newest_first)
 
+    def changed_since(self, version: int) -> list[str] | None:
+        start = self.version - len(self._put_names)  # the base's version
+        if version >= start:
+            return self._put_names[version - start:] if version <= self.version else None
+        below = self._base.changed_since(version)
+        return None if below is None else below + self._put_names
+
     def put(self, status: NodeStatus) -> None:
         self.version += 1
+        self._put_names.append(status.name)
         for old, step in ((self.get(status.name), -1), (status, 1)):
             if old is not None:
                 delta = self._delta.setdefault(old.pool, PoolCounts())

@@ -61,5 +61,4 @@ def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetim
     if not limit:
         return True
     busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
-    return turn_comes(node, record, statuses, limit - busy, present, now_second=int(now.timestamp()),
-                      need=_needs_pull)
+    return turn_comes(node, record, statuses, limit - busy, present, need=_needs_pull)

@@ -46,6 +46,7 @@ from fleet.rollout_turn import Present, turn_places
 # The longest a claim (`POST /nodes/{name}/desired?wait=SECONDS`) may be held waiting for a slot (server/handout_wait.py);
 # the agent asks with its sync interval, bounded by this.
 MAX_HANDOUT_WAIT = 300
+CHANGE_LOG = 4096  # changed names `NodeStatuses.changed_since` keeps: caches older than that build again
 
 _PERCENT_RE = re.compile(r"^\s*(\d+)\s*%\s*$")
 _INT_RE = re.compile(r"^\s*(\d+)\s*$")
@@ -143,6 +144,8 @@ class NodeStatuses(Sequence[NodeStatus]):
         self._under_way: dict[str, set[str]] = {}  # pool -> its nodes in a phase not final (fleet/phases.py)
         self._in_order: dict[tuple[str, bool], list[NodeStatus]] = {}  # (pool, newest first) -> rollout order
         self.version = 0  # counts every change: what derived caches (`memo`) are checked against
+        self._log: list[str] = []  # the names changed by the last changes, one per version (`changed_since`)
+        self._log_from = 0  # the version before the first of them
         self.memo: MutableMapping[Any, Any] = {}  # caches of other modules' rules over these statuses (fleet/rollout_turn.py)
         for status in statuses:
             self.put(status)
@@ -177,7 +180,7 @@ class NodeStatuses(Sequence[NodeStatus]):
 
     def put(self, status: NodeStatus) -> None:
         """Add or replace a node's status (and move it between its pools' counts)."""
-        self.version += 1
+        self._changed(status.name)
         old = self._by_name.get(status.name)
         if old is not None:
             self._count(old, -1)
@@ -194,10 +197,23 @@ class NodeStatuses(Sequence[NodeStatus]):
         """Forget a node."""
         old = self._by_name.pop(name, None)
         if old is not None:
-            self.version += 1
+            self._changed(name)
             self._count(old, -1)
             self._renamed = True
             self._reorder(old.pool)
+
+    def _changed(self, name: str) -> None:
+        self.version += 1
+        if len(self._log) >= CHANGE_LOG:
+            self._log, self._log_from = [], self.version - 1
+        self._log.append(name)
+
+    def changed_since(self, version: int) -> list[str] | None:
+        """The names of the nodes changed since `version` (a name may repeat); None when that is too long ago to
+        say (a cache then builds again)."""
+        if version < self._log_from or version > self.version:
+            return None
+        return self._log[version - self._log_from:]
 
     def _reorder(self, *pools: str) -> None:
         for pool in pools:
@@ -305,17 +321,15 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     free = max_unavailable_count(pool.max_unavailable, size) - busy
     if free <= 0:
         return current
-    if present is not None and here and not turn_rule(pool, view, free, present, now, first=node, whole=False)(node):
+    if present is not None and here and not turn_rule(pool, view, free, present)(node):
         return current
     return target
 
 
-def turn_rule(pool: PoolRecord, view: NodeStatuses, free: int, present: Present, now: datetime, *,
-              first: str = "", whole: bool = True) -> Callable[[str], bool]:
+def turn_rule(pool: PoolRecord, view: NodeStatuses, free: int, present: Present) -> Callable[[str], bool]:
     """Which waiting nodes of the pool may take one of `free` slots now (fleet/rollout_turn.py; during the canary
     wave, only canaries may): what `desired_for` applies to a claim as it arrives, and what wakes held claims
     (server/handout_follow.py), so both follow one rule."""
     chosen = canaries(pool, view)
     only = chosen if chosen and canaries_pending(pool, view, chosen) is not None else None
-    return turn_places(pool, view, free, present, only=only, now_second=int(now.timestamp()), first=first,
-                       whole=whole)
+    return turn_places(pool, view, free, present, only=only)

@@ -17,11 +17,14 @@ it arrives, and wakes a held claim (server/handout_wait.py) only once this rule 
 - **Skipped** (`skipped`): waiting nodes that come before a node already handed the target, the canaries aside;
   `GET /pools` and `/metrics` count them.
 
-Cost: the order is sorted once per membership change (`NodeStatuses.in_order`); the last node whose turn it is is
-found by one scan from a cursor past the nodes already moved or passed over, kept per pool and target, and the
-result is cached until the statuses change, a second passes or the `present` verdict is another one (the
-server's is the same object for a second), so a burst of claims refused costs O(1) each and
-the scans of a whole rollout add up to O(pool + slots x hand-outs)."""
+Cost: the order is sorted once per membership change (`NodeStatuses.in_order`). Which of its nodes are in line
+(waiting, present) is kept as a flag per place with a Fenwick tree over the flags, per pool and target, brought
+up to date from the nodes changed since (`NodeStatuses.changed_since`) and built again, O(pool), when the order
+or the `present` verdict is another one (the server's is the same object for a second). From a cursor past the
+nodes already moved or passed over, the last node whose turn it is is then found in O(log pool): every claim and
+every count of the free slots (after each change a replica's mirror applies) costs that, not a scan of up to
+`free` nodes (a replica whose first held node's turn had not come scanned the whole of a wave's free slots on
+every change)."""
 
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ from fleet.rendered import PoolRecord
 if TYPE_CHECKING:  # fleet/rollout.py calls `turn_places`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses
 
-Present = Callable[[NodeStatus], bool]
+Present = Callable[[NodeStatus], bool]  # one verdict's answers only ever turn from absent to present (a node
+# that asks is present at once; one goes offline only as time passes, with a new verdict: the server's, one a second)
 Need = Callable[[NodeStatus | None, PoolRecord], bool]
 
 
@@ -65,67 +69,132 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
     return names, place
 
 
+class _Counted:
+    """Which places of a pool's order count for the turn rule (`counts`: in scope, waiting, present) as of the
+    statuses' `version`: a flag per place and a Fenwick tree over the flags, so how many count before a place,
+    and where the k-th one is, cost O(log n). `owner`: the statuses it was brought up to date for (a claim
+    group's overlay, fleet/etcd_claims.py, reads its base's and changes a copy)."""
+
+    __slots__ = ("names", "present", "version", "owner", "flags", "tree", "absent")
+
+    def __init__(self, names: list[str], present: Present, owner: NodeStatuses, flags: bytearray,
+                 absent: set[int]) -> None:
+        self.names, self.present, self.version, self.owner, self.flags = names, present, owner.version, owner, flags
+        self.absent = absent  # places of nodes in line but not present: asked again each time (they may come back)
+        tree = [0] * (len(flags) + 1)
+        for i, flag in enumerate(flags, 1):  # built in O(n): each node adds its sum to its parent
+            tree[i] += flag
+            parent = i + (i & -i)
+            if parent < len(tree):
+                tree[parent] += tree[i]
+        self.tree = tree
+
+    def copy(self, owner: NodeStatuses) -> _Counted:
+        found = _Counted.__new__(_Counted)
+        found.names, found.present, found.version, found.owner = self.names, self.present, self.version, owner
+        found.flags, found.tree, found.absent = bytearray(self.flags), list(self.tree), set(self.absent)
+        return found
+
+    def set(self, place: int, flag: bool) -> None:
+        step = int(flag) - self.flags[place]
+        if step:
+            self.flags[place] = int(flag)
+            tree, i = self.tree, place + 1
+            while i < len(tree):
+                tree[i] += step
+                i += i & -i
+
+    def before(self, place: int) -> int:
+        """How many places before `place` count."""
+        tree, total = self.tree, 0
+        while place > 0:
+            total += tree[place]
+            place -= place & -place
+        return total
+
+    def kth(self, k: int) -> int:
+        """The place of the k-th (from 1) place that counts; len(names) when fewer count."""
+        tree, pos, step = self.tree, 0, 1 << (len(self.tree) - 1).bit_length()
+        while step:
+            if pos + step < len(tree) and tree[pos + step] < k:
+                pos += step
+                k -= tree[pos]
+            step >>= 1
+        return pos
+
+
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,
-               now_second: int, need: Need | None, upto: int | None = None) -> int:
-    """The place of the last node whose turn it is (module docstring); past the end when fewer are waiting. With
-    `upto`, the scan stops past that place: a result past `upto` then only says the node there is in turn."""
+               need: Need | None) -> int:
+    """The place of the last node whose turn it is (module docstring); past the end when fewer are waiting."""
     names, place = order_of(record, statuses)
     scope = None if only is None else frozenset(only)
     wants = need or waiting
-    memo_key = ("turn", record.name, record.current, scope, need)
-    hit = statuses.memo.get(memo_key)
-    if hit is not None and hit[0] == (statuses.version, now_second, free) and hit[1] is names and hit[3] is present:
-        return int(hit[2])
+
+    def in_line(name: str) -> bool:
+        return (scope is None or name in scope) and wants(statuses.get(name), record)
+
+    def present_at(place: int) -> bool:
+        return present(statuses.get(names[place]))  # type: ignore[arg-type]
+
+    key = ("counted", record.name, record.current, scope, need)
+    found: _Counted | None = statuses.memo.get(key)
+    changed = statuses.changed_since(found.version) \
+        if found is not None and found.names is names and found.present is present else None
+    if found is None or changed is None:
+        flags, absent = bytearray(len(names)), set()
+        for at, name in enumerate(names):
+            if in_line(name):
+                if present_at(at):
+                    flags[at] = 1
+                else:
+                    absent.add(at)
+        found = statuses.memo[key] = _Counted(names, present, statuses, flags, absent)
+    else:
+        back = [at for at in found.absent if present_at(at)]  # came back (asked) since: in line again
+        if (changed or back) and found.owner is not statuses:
+            found = statuses.memo[key] = found.copy(statuses)
+        for came in back:
+            found.absent.discard(came)
+            found.set(came, True)
+        for name in changed:
+            if (where := place.get(name)) is not None:
+                line = in_line(name)
+                here = line and present_at(where)
+                found.set(where, here)
+                if line and not here:
+                    found.absent.add(where)
+                else:
+                    found.absent.discard(where)
+        found.version = statuses.version
     cursor_key = ("cursor", record.name, record.current, scope, need)
     cursor = statuses.memo.get(cursor_key)
     start = cursor[1] if cursor is not None and cursor[0] is names else 0
-
-    def counts(name: str) -> bool:
-        return (scope is None or name in scope) and wants(statuses.get(name), record)
-
     # the cursor passes nodes that wait no more, or are offline (one coming back comes before it: its turn)
-    while start < len(names) and not (counts(names[start]) and present(statuses.get(names[start]))):  # type: ignore[arg-type]
+    flags = found.flags
+    while start < len(names) and not flags[start]:
         start += 1
     statuses.memo[cursor_key] = (names, start)
-    last, seen = len(names), 0
-    for i in range(start, len(names)):
-        if upto is not None and i > upto:
-            return i  # (not kept: where the turn ends is not known)
-        name = names[i]
-        if counts(name) and present(statuses.get(name)):  # type: ignore[arg-type]
-            seen += 1
-            if seen >= free:
-                last = i
-                break
-    statuses.memo[memo_key] = ((statuses.version, now_second, free), names, last, present)
-    return last
+    return found.kth(found.before(start) + free)
 
 
 def turn_places(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,
-                only: Collection[str] | None = None, now_second: int = 0, need: Need | None = None,
-                first: str = "", whole: bool = True) -> Callable[[str], bool]:
+                only: Collection[str] | None = None, need: Need | None = None) -> Callable[[str], bool]:
     """Which nodes (waiting, asking now) may take one of the `free` open slots: those no more than `free - 1` present
     waiting nodes come before (`only`: the nodes that may move at all now, the canaries during their wave; `need`:
     what else than `waiting` a node needs to be in line, a module-level function: it keys the caches). The answer
     keeps only what it read (an order's places are never modified), so it may be asked after `statuses` changed:
-    held claims are woken by it (server/handout_follow.py). `first`: the node asked about first, whose place the
-    scan stops at when its turn has come (a node near the front costs the nodes before it, not `free` of them);
-    without `whole`, only it may be asked about then."""
+    held claims are woken by it (server/handout_follow.py)."""
     if free <= 0:
         return lambda node: False
     _, place = order_of(record, statuses)
-    mine = place.get(first)
-    last = _last_turn(record, statuses, free, present, only, now_second, need, mine)
-    if whole and mine is not None and last > mine:
-        last = _last_turn(record, statuses, free, present, only, now_second, need)
+    last = _last_turn(record, statuses, free, present, only, need)
     return lambda node: place.get(node, -1) <= last  # not in the order: moving in from another pool
 
 
 def turn_comes(node: str, record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,
-               only: Collection[str] | None = None, now_second: int = 0, need: Need | None = None) -> bool:
+               only: Collection[str] | None = None, need: Need | None = None) -> bool:
     """Whether `node` may take one of the `free` open slots (`turn_places`)."""
-    return turn_places(record, statuses, free, present, only=only, now_second=now_second, need=need, first=node,
-                       whole=False)(node)
+    return turn_places(record, statuses, free, present, only=only, need=need)(node)
 
 
 def skipped(record: PoolRecord, members: Collection[NodeStatus]) -> list[str]:

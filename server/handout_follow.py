@@ -39,15 +39,15 @@ def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statu
     """What a count offers the pool's held claims: its target, its free slots and (with slots free for them) the
     turn rule read from the same statuses (fleet/rollout.py `turn_rule`, with this process's presence), so only
     requests whose turn it is are woken. `head`: the node of the first held request (`HandoutWaiters.head`, read
-    on the event loop): while its turn has not come, the rule costs the nodes before it. One clock, the one the
-    presence verdict is read with (the server's), says both what is open now and how long until a window opens."""
+    on the event loop; "": none, so no rule is read). One clock, the one the presence verdict is read with (the
+    server's), says both what is open now and how long until a window opens."""
     present, now = waiters.presence(record.rollout.offline_grace_seconds) \
         if waiters.presence is not None and record is not None else (None, system_clock())
     target, free, at = free_slots(record, statuses, now)
     later = (at - now).total_seconds() if at is not None else None
     if record is None or not head or free <= waiters.in_flight(pool) or present is None:
         return target, free, None, later
-    return target, free, turn_rule(record, statuses, free, present, now, first=head), later
+    return target, free, turn_rule(record, statuses, free, present), later
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:

@@ -4,12 +4,14 @@ over and counted; the canary wave and a revert's nodes going back come first."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
+from fleet.etcd_claims import Overlay
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
-from fleet.rollout import NodeStatuses, desired_for
+from fleet.rollout import NodeStatuses, desired_for, order_key
 from fleet.rollout_settings import RolloutSettings
-from fleet.rollout_turn import skipped, turn_comes
+from fleet.rollout_turn import skipped, turn_comes, waiting
 
 OLD, NEW = "rendered-worker-old", "rendered-worker-new"
 POOL = PoolRecord(name="worker", current=NEW, max_unavailable=2)
@@ -58,3 +60,50 @@ def test_a_revert_sends_the_nodes_going_back_first() -> None:
                          NodeStatus("n09", "worker", NEW, NEW, "Done", registered_at="2026-01-01T00:00:09Z")])
     assert turn_comes("n09", record, view, 1, lambda s: True)
     assert not turn_comes("n00", record, view, 1, lambda s: True)
+
+
+def _in_turn(view: NodeStatuses, free: int, present: Callable[[NodeStatus], bool]) -> list[str]:
+    """The rule as the module docstring states it, read by a plain pass: every node of the order up to the
+    `free`-th present waiting one."""
+    order = [s.name for s in sorted((view.get(n) for n in _NAMES), key=lambda s: order_key(s, False))]  # type: ignore[arg-type]
+    line = [n for n in order if waiting(view.get(n), POOL) and present(view.get(n))]  # type: ignore[arg-type]
+    if free <= 0:
+        return []
+    last = order.index(line[free - 1]) if free <= len(line) else len(order)
+    return sorted(order[:last + 1])
+
+
+_NAMES = [f"n{i:02d}" for i in range(80)]
+
+
+def test_the_turn_follows_each_change_and_a_claim_groups_view_leaves_the_statuses_alone() -> None:
+    """The turn rule kept up to date change by change (and a claim group's view of the statuses, fleet/etcd_claims.py
+    `Overlay`, read on top of it) answers as a plain pass over the order does."""
+    rng = random.Random(11)
+    registered = {n: f"2026-01-01T00:00:{rng.randrange(60):02d}Z" for n in _NAMES}
+
+    def node(name: str, current: str = OLD, desired: str = OLD, state: str = "Done") -> NodeStatus:
+        return NodeStatus(name, "worker", current, desired, state, registered_at=registered[name])
+
+    view = NodeStatuses(node(n) for n in _NAMES)
+    offline: set[str] = set()
+    present = lambda s: s.name not in offline  # noqa: E731
+    for step in range(160):  # each node handed the target, then Done at it, in a random order
+        working = [n for n in _NAMES if view.get(n).state == "Working"]  # type: ignore[union-attr]
+        line = [n for n in _NAMES if waiting(view.get(n), POOL)]
+        if working and (not line or rng.random() < 0.5):
+            view.put(node(rng.choice(working), NEW, NEW))
+        elif line:
+            view.put(node(rng.choice(line), OLD, NEW, "Working"))
+        if step % 50 == 49:  # a new verdict (the server's changes every second): some nodes went offline
+            offline = offline | {rng.choice(_NAMES)}
+            present = lambda s, gone=frozenset(offline): s.name not in gone  # noqa: E731
+        free = rng.randrange(0, 6)
+        assert [n for n in _NAMES if turn_comes(n, POOL, view, free, present)] == _in_turn(view, free, present)
+        if step % 3 == 0:  # a claim group's view hands out one more (the next step's check, after one change of
+            group = Overlay(view)  # the statuses, finds them as they are: the group's change is its own)
+            line = [n for n in _NAMES if waiting(view.get(n), POOL)]
+            for handed in rng.sample(line, min(1, len(line))):
+                group.put(node(handed, OLD, NEW, "Working"))
+                assert [n for n in _NAMES if turn_comes(n, POOL, group, free, present)] == \
+                    _in_turn(group, free, present)
