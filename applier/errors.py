@@ -30,7 +30,3 @@ class PermanentError(ApplyError):
 
 class Unreconcilable(PermanentError):
     """The change cannot be applied on a running node (MCO `pkg/controller/common/reconcile.go`: isConfigReconcilable); nothing was changed."""
-
-
-class VerificationError(PermanentError):
-    """The on-disk state does not match the config; `message` is the exact mismatch."""

@@ -21,7 +21,6 @@ _WINDOW_MASK = _WINDOW - 1
 _MIN_MATCH, _MAX_MATCH, _BASE_MATCH = 4, 258, 3
 _MAX_TOKENS = 1 << 14
 _HASH_BITS = 17
-_HASH_MASK = (1 << _HASH_BITS) - 1
 _MAX_HASH_OFFSET = 1 << 24
 _GOOD, _LAZY, _NICE, _CHAIN = 32, 258, 258, 4096
 _HASHMUL = 0x1E35A7BD  # Go's hash4: the top _HASH_BITS of the 4 bytes (big-endian) times this

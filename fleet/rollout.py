@@ -110,12 +110,6 @@ def is_unavailable(status: NodeStatus) -> bool:
     return unavailable(status.state, status.current_config, status.desired_config)
 
 
-def is_updated(status: NodeStatus, target: str | None) -> bool:
-    """True when the node is Done at the target."""
-    return bool(target) and status.state == "Done" and status.current_config == target == (
-        status.desired_config or status.current_config)
-
-
 @dataclass
 class PoolCounts:
     """A pool's members and how many of them are unavailable (`is_unavailable`)."""
