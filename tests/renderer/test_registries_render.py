@@ -13,7 +13,7 @@ import pytest
 
 from fleet.store import MemoryStore
 from renderer.render import render_cluster
-from server.status import pool_status
+from server.status import pool_summary, tally
 from tests.renderer.documents import NEW_WORKER_MC, image, rendered_files
 
 IDMS = """\
@@ -93,7 +93,7 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
         assert condition is not None and condition.status == "True"
         assert condition.reason == "tag-mirror" and "manifests/96-itms.yaml:" in condition.message
     assert store.get_pool("worker").condition("RenderDegraded").status == "False"
-    shown = {c["type"]: c for c in pool_status(store.get_pool("worker"), [])["status"]["conditions"]}
+    shown = {c["type"]: c for c in pool_summary(store.get_pool("worker"), tally("worker", []))["status"]["conditions"]}
     assert shown["ImageConfigFailure"]["status"] == "True"  # GET /pools carries it
 
     (cluster / "manifests/96-itms.yaml").unlink()
