@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fleet.diff import split_kernel_args
+from fleet.toml_text import toml_string
 
 #: Go / OCI architecture names -> the Rust names bootc matches against.
 RUST_ARCH = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "powerpc64", "s390x": "s390x",
@@ -24,28 +25,10 @@ def split_kargs(entry: str) -> list[str]:
     return list(split_kernel_args((entry,)))
 
 
-def _toml_string(value: str) -> str:
-    """A TOML basic string with the escapes TOML requires."""
-    out = ['"']
-    for ch in value:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in "\b\t\n\f\r":
-            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def to_toml(kargs: Sequence[str], architectures: Sequence[str] = ()) -> str:
     """The kargs.d file for these arguments (order kept), optionally limited to some architectures."""
     lines = ["# Written by mco image build from the rendered config's kernelArguments.",
-             "kargs = [" + ", ".join(_toml_string(a) for a in kargs) + "]"]
+             "kargs = [" + ", ".join(toml_string(a) for a in kargs) + "]"]
     if architectures:
         rust = []
         for arch in architectures:
@@ -53,5 +36,5 @@ def to_toml(kargs: Sequence[str], architectures: Sequence[str] = ()) -> str:
                 raise ValueError(f"unknown architecture {arch!r}")
             if RUST_ARCH[arch] not in rust:
                 rust.append(RUST_ARCH[arch])
-        lines.append("match-architectures = [" + ", ".join(_toml_string(a) for a in rust) + "]")
+        lines.append("match-architectures = [" + ", ".join(toml_string(a) for a in rust) + "]")
     return "\n".join(lines) + "\n"

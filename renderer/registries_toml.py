@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.toml_text import toml_string
 from renderer.errors import RendererError
 
 _TOP = ("registry", "unqualified-search-registries", "credential-helpers", "short-name-mode",
@@ -137,34 +138,20 @@ def read_registries_conf(text: str) -> tuple[RegistriesConf, list[str]]:
     return conf, dropped
 
 
-def _quote(text: str) -> str:
-    out = ['"']
-    for c in text:
-        if c in '"\\':
-            out.append("\\" + c)
-        elif c in "\b\t\n\f\r":
-            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[c])
-        elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\u{ord(c):04X}")
-        else:
-            out.append(c)
-    return "".join(out) + '"'
-
-
 def _key(text: str) -> str:
-    return text if text and set(text) <= _BARE else _quote(text)
+    return text if text and set(text) <= _BARE else toml_string(text)
 
 
 def _list(values: list[str]) -> str:
-    return "[" + ", ".join(_quote(v) for v in values) + "]"
+    return "[" + ", ".join(toml_string(v) for v in values) + "]"
 
 
 def _endpoint_lines(ep: Endpoint | Registry, indent: str) -> list[str]:
-    lines = [f'{indent}location = {_quote(ep.location)}'] if ep.location else []
+    lines = [f'{indent}location = {toml_string(ep.location)}'] if ep.location else []
     if ep.insecure:
         lines.append(f"{indent}insecure = true")
     if ep.pull_from_mirror:
-        lines.append(f"{indent}pull-from-mirror = {_quote(ep.pull_from_mirror)}")
+        lines.append(f"{indent}pull-from-mirror = {toml_string(ep.pull_from_mirror)}")
     return lines
 
 
@@ -175,10 +162,10 @@ def write_registries_conf(conf: RegistriesConf) -> bytes:
         lines.append(f"unqualified-search-registries = {_list(conf.search)}")
     if conf.credential_helpers is not None:
         lines.append(f"credential-helpers = {_list(conf.credential_helpers)}")
-    lines.append(f"short-name-mode = {_quote(conf.short_name_mode)}")
-    lines.append(f"additional-layer-store-auth-helper = {_quote(conf.additional_layer_store_auth_helper)}")
+    lines.append(f"short-name-mode = {toml_string(conf.short_name_mode)}")
+    lines.append(f"additional-layer-store-auth-helper = {toml_string(conf.additional_layer_store_auth_helper)}")
     for reg in conf.registries:
-        lines += ["", "[[registry]]", f"  prefix = {_quote(reg.prefix)}", *_endpoint_lines(reg, "  ")]
+        lines += ["", "[[registry]]", f"  prefix = {toml_string(reg.prefix)}", *_endpoint_lines(reg, "  ")]
         if reg.blocked:
             lines.append("  blocked = true")
         if reg.mirror_by_digest_only:
@@ -186,7 +173,7 @@ def write_registries_conf(conf: RegistriesConf) -> bytes:
         for mirror in reg.mirrors:
             lines += ["", "  [[registry.mirror]]", *_endpoint_lines(mirror, "    ")]
     if conf.aliases is not None:
-        lines += ["", "[aliases]"] + [f"  {_key(k)} = {_quote(v)}" for k, v in sorted(conf.aliases.items())]
+        lines += ["", "[aliases]"] + [f"  {_key(k)} = {toml_string(v)}" for k, v in sorted(conf.aliases.items())]
     return ("\n".join(lines) + "\n").encode()
 
 
