@@ -17,7 +17,6 @@ belongs to mco: node records changed by other programs while it runs are seen la
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -30,7 +29,7 @@ from fleet.node_journal import NodeIndex, load_record
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
-from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names
+from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names, stored_object
 from ignition.canonical import canonical_json
 
 STALE_PRESENCE = 60.0  # seconds after a presence digest ran out before a reader removes its file
@@ -72,23 +71,13 @@ class DirectoryStore:
         except OSError as exc:
             raise StoreError(kind, f"cannot list: {exc.strerror}") from exc
 
-    @staticmethod
-    def _json(kind: str, name: str, raw: bytes) -> dict:
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise StoreError(f"{kind}/{name}", f"corrupt JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise StoreError(f"{kind}/{name}", "corrupt: not an object")
-        return data
-
     def put_rendered(self, rendered: RenderedConfig) -> None:
         if self._file("rendered", rendered.name).exists():
             return
         self._write("rendered", rendered.name, rendered.to_json_bytes())
 
     def get_rendered(self, name: str) -> RenderedConfig:
-        return RenderedConfig.from_dict(self._json("rendered", name, self._read("rendered", name)))
+        return RenderedConfig.from_dict(stored_object(self._read("rendered", name), f"rendered/{name}"))
 
     def list_rendered(self) -> list[str]:
         return self._names("rendered")
@@ -105,7 +94,7 @@ class DirectoryStore:
         self._write("pools", record.name, canonical_json(record.to_dict(), pretty=True))
 
     def get_pool(self, pool: str) -> PoolRecord:
-        return PoolRecord.from_dict(self._json("pools", pool, self._read("pools", pool)))
+        return PoolRecord.from_dict(stored_object(self._read("pools", pool), f"pools/{pool}"))
 
     def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
         """Under an exclusive lock on `<root>/.pools.lock`: every process's `update_pool` waits for the others."""

@@ -31,8 +31,8 @@ from fleet.etcd_reports import ReportGroups
 from fleet.node_status import NodeStatus
 from fleet.rendered import ModelError, PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
-from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references
-from ignition.canonical import canonical_json, parse_json
+from fleet.store import InUse, NotFound, NotLeader, StoreError, check_name, references, stored_object
+from ignition.canonical import canonical_json
 
 if TYPE_CHECKING:
     from fleet.etcd_mirror import Mirror
@@ -45,16 +45,6 @@ CLAIM_ATTEMPTS = 200   # lost compare-and-swap rounds before a hand-out gives up
 def prefix_end(prefix: bytes) -> bytes:
     """The range end covering every key that starts with `prefix`."""
     return prefix[:-1] + bytes([prefix[-1] + 1])
-
-
-def _json(raw: bytes, what: str) -> dict[str, Any]:
-    try:
-        data = parse_json(raw)
-    except (ValueError, RecursionError) as exc:
-        raise StoreError(what, f"corrupt JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise StoreError(what, "corrupt: not an object")
-    return data
 
 
 
@@ -137,7 +127,7 @@ class EtcdStore:
             if missing_ok:
                 return None
             raise NotFound(f"rendered/{name}", "no such rendered config")
-        return _json(raw, f"rendered/{name}")
+        return stored_object(raw, f"rendered/{name}")
 
     def get_rendered(self, name: str) -> RenderedConfig:
         check_name("rendered", name)
@@ -175,8 +165,8 @@ class EtcdStore:
         if manifest is None:
             raise NotFound(f"rendered/{name}", "no such rendered config")
         pools_at, nodes_at = self.key("state", "pools", ""), self.key("state", "nodes", "")
-        records = [PoolRecord.from_dict(_json(kv.value, "pools")) for kv in kvs if kv.key.startswith(pools_at)]
-        statuses = [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs if kv.key.startswith(nodes_at)]
+        records = [PoolRecord.from_dict(stored_object(kv.value, "pools")) for kv in kvs if kv.key.startswith(pools_at)]
+        statuses = [NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs if kv.key.startswith(nodes_at)]
         if name in references(records, statuses):
             raise InUse(f"rendered/{name}", "still referenced by a pool or node")
         tx = self.conn.client.transactions
@@ -211,7 +201,7 @@ class EtcdStore:
         tx = self.conn.client.transactions
         for _ in range(CLAIM_ATTEMPTS):
             _, kvs = self._range(key)  # linearizable: never the mirror's copy, which may lag
-            known = PoolRecord.from_dict(_json(kvs[0].value, f"pools/{pool}")) if kvs else None
+            known = PoolRecord.from_dict(stored_object(kvs[0].value, f"pools/{pool}")) if kvs else None
             updated = change(known)
             if updated is None:
                 return None
@@ -231,7 +221,7 @@ class EtcdStore:
         _, kvs = self._range(self.key("state", "pools", pool))
         if not kvs:
             raise NotFound(f"pools/{pool}", "no such pool")
-        return PoolRecord.from_dict(_json(kvs[0].value, f"pools/{pool}"))
+        return PoolRecord.from_dict(stored_object(kvs[0].value, f"pools/{pool}"))
 
     def list_pools(self) -> list[str]:
         if self.mirror is not None and self.mirror.loaded:
@@ -252,11 +242,11 @@ class EtcdStore:
         if self.mirror is not None and self.mirror.loaded:
             return self.mirror.node_at(name)
         _, kvs = self._range(self.key("state", "nodes", name))
-        return (NodeStatus.from_dict(_json(kvs[0].value, f"nodes/{name}")), kvs[0].mod_revision) if kvs else (None, 0)
+        return (NodeStatus.from_dict(stored_object(kvs[0].value, f"nodes/{name}")), kvs[0].mod_revision) if kvs else (None, 0)
 
     def _found_node(self, found: list[Any], name: str) -> tuple[NodeStatus | None, int]:
         """The node's record and its revision from a transaction's read of its key ((None, 0): no record)."""
-        return (NodeStatus.from_dict(_json(found[0][0], f"nodes/{name}")), found[0][1].mod_revision) if found \
+        return (NodeStatus.from_dict(stored_object(found[0][0], f"nodes/{name}")), found[0][1].mod_revision) if found \
             else (None, 0)
 
     def get_node_status(self, node: str) -> NodeStatus:
@@ -269,14 +259,14 @@ class EtcdStore:
         _, kvs = self._range(self.key("state", "nodes", node))
         if not kvs:
             raise NotFound(f"nodes/{node}", "no such node")
-        return NodeStatus.from_dict(_json(kvs[0].value, f"nodes/{node}"))
+        return NodeStatus.from_dict(stored_object(kvs[0].value, f"nodes/{node}"))
 
     def list_node_status(self) -> list[NodeStatus]:
         if self.mirror is not None and self.mirror.loaded:
             return self.mirror.nodes()
         prefix = self.key("state", "nodes", "")
         _, kvs = self._range(prefix, prefix_end(prefix))
-        return [NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs]
+        return [NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs]
 
     def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
         """`read` on the mirror's statuses (a replica), or on one range read."""
@@ -297,7 +287,7 @@ class EtcdStore:
             return self.mirror.decide(decide)
         prefix = self.key("state", "nodes", "")
         revision, kvs = self._range(prefix, prefix_end(prefix))
-        return revision, decide(NodeStatuses(NodeStatus.from_dict(_json(kv.value, "nodes")) for kv in kvs))
+        return revision, decide(NodeStatuses(NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs))
 
     # -- the controller's status ---------------------------------------------------------------------------
     def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:

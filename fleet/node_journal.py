@@ -37,7 +37,6 @@ restore): readers see them after their next listing; removing the journal makes 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import secrets
 import tempfile
@@ -48,7 +47,7 @@ from pathlib import Path
 from fleet.atomic import write_atomic
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
-from fleet.store import MAX_NAME, StoreError, valid_name
+from fleet.store import MAX_NAME, StoreError, stored_object, valid_name
 
 JOURNAL = ".nodes.journal"
 LOCK = ".nodes.journal.lock"
@@ -68,12 +67,7 @@ def stat_key(st: os.stat_result) -> Key:
 
 def parse_status(name: str, raw: bytes) -> NodeStatus:
     """A node record's bytes as a NodeStatus; StoreError (naming the node, never a path) when corrupt."""
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise StoreError(f"nodes/{name}", f"corrupt JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise StoreError(f"nodes/{name}", "corrupt: not an object")
+    data = stored_object(raw, f"nodes/{name}")
     try:
         status = NodeStatus.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:

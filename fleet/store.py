@@ -17,6 +17,7 @@ from fleet.names import MAX_NAME, valid_name
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
+from ignition.canonical import parse_json
 
 T = TypeVar("T")
 
@@ -24,6 +25,18 @@ T = TypeVar("T")
 
 class StoreError(PathError):
     """A store operation failed; `path` names the object."""
+
+
+def stored_object(raw: bytes, what: str) -> dict[str, Any]:
+    """A stored record's bytes as the JSON object they hold (ignition/canonical.py `parse_json`, the json module's
+    reading); StoreError naming `what` (never a path) when they hold none, however they are corrupt."""
+    try:
+        data = parse_json(raw)
+    except (ValueError, RecursionError) as exc:
+        raise StoreError(what, f"corrupt JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise StoreError(what, "corrupt: not an object")
+    return data
 
 
 class NotFound(StoreError):

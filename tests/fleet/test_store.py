@@ -204,3 +204,16 @@ def test_directory_store_claims_hold_across_processes(tmp_path: Path) -> None:
     worker = [s for s in statuses if s.pool == "worker"]
     assert len(worker) == 40 and all(s.state == "Done" and s.current_config == "rendered-worker-new" for s in worker)
     assert {s.name: s.message for s in statuses if s.pool == "infra"} == {f"infra-{i}": str(290 + i) for i in range(10)}
+
+
+@pytest.mark.parametrize("corrupt", [b"{not json", b"[1, 2]", b"[" * 100_000 + b"]" * 100_000],
+                         ids=["not-json", "not-an-object", "nested-beyond-the-parser"])
+def test_a_corrupt_pool_record_is_a_store_error_naming_it(tmp_path: Path, corrupt: bytes) -> None:
+    """Every store reads its records with one reader (fleet/store.py `stored_object`): whatever the bytes, a
+    StoreError naming the record, never a path, never the parser's own exception."""
+    store = DirectoryStore(tmp_path)
+    store.put_pool(PoolRecord("worker"))
+    (tmp_path / "pools/worker.json").write_bytes(corrupt)
+    with pytest.raises(StoreError) as info:
+        store.get_pool("worker")
+    assert info.value.path == "pools/worker" and str(tmp_path) not in str(info.value)
