@@ -24,7 +24,7 @@ API_VERSION = "machineconfiguration.openshift.io/v1"
 RENDERED_PREFIX = "rendered-"
 
 # The MCO's SupportedExtensions (MCO `pkg/controller/common/helpers.go`): extension name -> the packages it installs. Shared by the
-# renderer (the default allow-list) and the image builder (what to install).
+# renderer (the default allow-list), the image builder and the node agent (what each installs).
 SUPPORTED_EXTENSIONS: Mapping[str, tuple[str, ...]] = {
     "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),
     "ipsec": ("NetworkManager-libreswan", "libreswan", "openvswitch3.5-ipsec"),

@@ -23,19 +23,8 @@ from applier.backends.base import Deployment, go_list, image_mismatch, missing_k
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
 from fleet.diff import ConfigDiff, canonical_kernel_type, split_kernel_args
-from fleet.rendered import MachineConfigSpec
+from fleet.rendered import SUPPORTED_EXTENSIONS, MachineConfigSpec
 
-# MCO's extension -> packages table (pkg/daemon/update.go getSupportedExtensions).
-EXTENSION_PACKAGES: dict[str, tuple[str, ...]] = {
-    "two-node-ha": ("pacemaker", "pcs", "fence-agents-all"),
-    "wasm": ("crun-wasm",),
-    "ipsec": ("NetworkManager-libreswan", "libreswan"),
-    "usbguard": ("usbguard",),
-    "kerberos": ("krb5-workstation", "libkadm5"),
-    "kernel-devel": ("kernel-devel", "kernel-headers"),
-    "sandboxed-containers": ("kata-containers",),
-    "sysstat": ("sysstat",),
-}
 RT_PACKAGES = ("kernel-rt-core", "kernel-rt-modules", "kernel-rt-modules-extra")
 K64_PACKAGES = ("kernel-64k-core", "kernel-64k-modules", "kernel-64k-modules-core", "kernel-64k-modules-extra")
 BASE_KERNEL = ("kernel", "kernel-core", "kernel-modules", "kernel-modules-core", "kernel-modules-extra")
@@ -66,7 +55,7 @@ def extension_packages(extensions: tuple[str, ...]) -> list[str]:
     """Packages for a list of extensions (unknown names are the package name)."""
     packages: list[str] = []
     for ext in extensions:
-        packages += EXTENSION_PACKAGES.get(ext, (ext,))
+        packages += SUPPORTED_EXTENSIONS.get(ext, (ext,))
     return packages
 
 
@@ -117,7 +106,7 @@ class RpmOstreeBackend:
         if diff.extensions:
             required = set(extension_packages(new.extensions))
             installed = set(booted.packages) if booted else set()
-            known = {p for pkgs in EXTENSION_PACKAGES.values() for p in pkgs} | set(extension_packages(old.extensions))
+            known = {p for pkgs in SUPPORTED_EXTENSIONS.values() for p in pkgs} | set(extension_packages(old.extensions))
             install = sorted(required - installed)
             uninstall = sorted((installed & known) - required)
             if install or uninstall:

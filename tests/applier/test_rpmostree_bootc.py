@@ -16,7 +16,7 @@ from applier.backends.rpmostree import parse_status as rpm_status
 from applier.errors import PermanentError
 from applier.runner import RecordingRunner, Result
 from fleet.diff import diff_rendered
-from fleet.rendered import MachineConfigSpec
+from fleet.rendered import SUPPORTED_EXTENSIONS, MachineConfigSpec
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -68,6 +68,19 @@ def test_rpm_ostree_commands(old: MachineConfigSpec, new: MachineConfigSpec, exp
 
     booted = Deployment(id="x", booted=True, packages=("usbguard",) if old.extensions else ())
     assert RpmOstreeBackend(runner=RecordingRunner()).commands(diff_rendered(old, new), old, new, booted) == expected
+
+
+@pytest.mark.parametrize("extension", sorted(SUPPORTED_EXTENSIONS))
+def test_an_extension_installs_the_packages_the_image_builder_installs(extension: str) -> None:
+    """One table (fleet/rendered.py, MCO SupportedExtensions) for the renderer's allow-list, the image builder and
+    the node."""
+    from applier.backends.base import Deployment
+
+    booted = Deployment(id="x", booted=True)
+    old, new = _spec(), _spec(extensions=(extension,))
+    commands = RpmOstreeBackend(runner=RecordingRunner()).commands(diff_rendered(old, new), old, new, booted)
+    assert commands[-1] == ["rpm-ostree", "update",
+                            *(f"--install={p}" for p in sorted(SUPPORTED_EXTENSIONS[extension]))]
 
 
 def test_rpm_ostree_stage_and_verify() -> None:
