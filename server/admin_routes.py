@@ -24,8 +24,8 @@ from fleet.node_labels import LabelError, check_labels, key_problem
 from fleet.node_status import NodeStatus
 from fleet.store import NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
-from server.auth import AccessPolicy, Refused
-from server.node_routes import json_error, refusal, store_failed
+from server.auth import AccessPolicy
+from server.node_routes import admin_refusal, json_error, store_failed
 from server.request_body import BodyError, read_json
 from server.respond import JSON, json_bytes, json_fragment
 
@@ -48,15 +48,6 @@ class AdminRoutes:
         app.router.add_get("/nodes/{name}", self.get_node)
         app.router.add_patch("/nodes/{name}/labels", self.label_node)
 
-    def _refuse(self, request: web.Request) -> web.Response | None:
-        note = request.setdefault(LOG_NOTE, {})
-        try:
-            self.policy.check_address(request.remote)
-            self.policy.check_admin(request.headers.getall("Authorization", []))
-        except Refused as exc:
-            return refusal(note, exc)
-        return None
-
     def _pools(self) -> PoolSelectors:
         return self._selectors() or selectors_of(self.store)
 
@@ -75,7 +66,7 @@ class AdminRoutes:
 
     async def list_nodes(self, request: web.Request) -> web.Response:
         """Every node with its labels, pool and membership."""
-        if (refused := self._refuse(request)) is not None:
+        if (refused := admin_refusal(self.policy, request)) is not None:
             return refused
         return await self._answer("", self._listing)
 
@@ -99,14 +90,14 @@ class AdminRoutes:
     async def get_node(self, request: web.Request) -> web.Response:
         """One node's record: labels, pool, membership, state, history."""
         node = request.match_info["name"]
-        if (refused := self._refuse(request) or _node_problem(node)) is not None:
+        if (refused := admin_refusal(self.policy, request) or _node_problem(node)) is not None:
             return refused
         return await self._answer(node, lambda: node_view(self.store.get_node_status(node), self._pools()))
 
     async def label_node(self, request: web.Request) -> web.Response:
         """Apply a merge patch to the node's labels; answers the record as it now is."""
         node = request.match_info["name"]
-        if (refused := self._refuse(request) or _node_problem(node)) is not None:
+        if (refused := admin_refusal(self.policy, request) or _node_problem(node)) is not None:
             return refused
         try:
             body = await read_json(request, timeout=self.read_timeout)

@@ -77,6 +77,18 @@ def refusal(note: dict[str, Any], exc: Refused) -> web.Response:
     return json_error(403, "forbidden", "forbidden")
 
 
+def admin_refusal(policy: AccessPolicy, request: web.Request) -> web.Response | None:
+    """`refusal` of an administrative request (its address, then the admin token), or None: it may go on. Either
+    way the request has its access log note."""
+    note = request.setdefault(LOG_NOTE, {})
+    try:
+        policy.check_address(request.remote)
+        policy.check_admin(request.headers.getall("Authorization", []))
+    except Refused as exc:
+        return refusal(note, exc)
+    return None
+
+
 def store_failed(exc: StoreError) -> web.Response:
     """503 for a store failure: logged with the object it concerns, answered without any path."""
     log.error("store failure on %s: %s", exc.path, type(exc).__name__)

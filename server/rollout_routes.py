@@ -24,8 +24,8 @@ from fleet.rollout_control import RolloutRefused, plan_of, resume, revert, rollo
 from fleet.store import NotFound, Store, StoreError
 from ignition.canonical import canonical_json
 from server.accesslog import LOG_NOTE
-from server.auth import AccessPolicy, Refused
-from server.node_routes import json_error, refusal, store_failed
+from server.auth import AccessPolicy
+from server.node_routes import admin_refusal, json_error, store_failed
 from server.respond import JSON
 
 
@@ -44,13 +44,10 @@ class RolloutRoutes:
         app.router.add_get("/pools/{pool}/rollout/plan", self.plan)
 
     def _refuse(self, request: web.Request) -> web.Response | None:
+        if (refused := admin_refusal(self.policy, request)) is not None:
+            return refused
         note = request.setdefault(LOG_NOTE, {})
         pool = request.match_info["pool"]
-        try:
-            self.policy.check_address(request.remote)
-            self.policy.check_admin(request.headers.getall("Authorization", []))
-        except Refused as exc:
-            return refusal(note, exc)
         if not valid_name(pool):
             return json_error(400, "invalid-pool-name", "pool name must be a lowercase DNS name", "path pool")
         note["pool"] = pool
