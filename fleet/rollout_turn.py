@@ -18,13 +18,13 @@ it arrives, and wakes a held claim (server/handout_wait.py) only once this rule 
   `GET /pools` and `/metrics` count them.
 
 Cost: the order is sorted once per membership change (`NodeStatuses.in_order`). Which of its nodes are in line
-(waiting, present) is kept as a flag per place with a Fenwick tree over the flags, per pool and target, brought
-up to date from the nodes changed since (`NodeStatuses.changed_since`) and built again, O(pool), when the order
-or the `present` verdict is another one (the server's is the same object for a second). From a cursor past the
-nodes already moved or passed over, the last node whose turn it is is then found in O(log pool): every claim and
-every count of the free slots (after each change a replica's mirror applies) costs that, not a scan of up to
-`free` nodes (a replica whose first held node's turn had not come scanned the whole of a wave's free slots on
-every change)."""
+is kept as a flag per place with a Fenwick tree over the flags, per pool and target, brought up to date from the
+nodes changed since (`NodeStatuses.changed_since`), built again, O(pool), only when the order changes; the
+`present` verdict (the server's is another object every second) is asked of the nodes up to where the turn ends,
+once per verdict (`_Line`). From a cursor past the nodes already moved or passed over, the last node whose turn
+it is is then found in O(log pool): every claim and every count of the free slots (after each change a
+replica's mirror applies) costs that, not a scan of up to `free` nodes (a replica whose first held node's turn
+had not come scanned the whole of a wave's free slots on every change)."""
 
 from __future__ import annotations
 
@@ -69,30 +69,36 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
     return names, place
 
 
-class _Counted:
-    """Which places of a pool's order count for the turn rule (`counts`: in scope, waiting, present) as of the
-    statuses' `version`: a flag per place and a Fenwick tree over the flags, so how many count before a place,
-    and where the k-th one is, cost O(log n). `owner`: the statuses it was brought up to date for (a claim
-    group's overlay, fleet/etcd_claims.py, reads its base's and changes a copy)."""
+class _Line:
+    """Which places of a pool's order are in line for the turn rule, as of the statuses' `version`: `line`, a node
+    in scope and waiting (kept up to date from the nodes changed since); `flags`, in line and not found offline,
+    with a Fenwick tree over them, so how many count before a place, and where the k-th one is, cost O(log n).
 
-    __slots__ = ("names", "present", "version", "owner", "flags", "tree", "absent")
+    Presence is asked lazily, of one verdict (`present`) at a time: the places before `checked` were asked (those
+    found offline are in `absent`, asked again each time: a verdict's answers only turn to present), the others
+    count as present until the turn reaches them. So a new verdict (every second) costs the nodes up to where the
+    turn ends, not the pool. `owner`: the statuses it is kept for (a claim group's overlay, fleet/etcd_claims.py,
+    reads its base's and keeps a copy)."""
 
-    def __init__(self, names: list[str], present: Present, owner: NodeStatuses, flags: bytearray,
-                 absent: set[int]) -> None:
-        self.names, self.present, self.version, self.owner, self.flags = names, present, owner.version, owner, flags
-        self.absent = absent  # places of nodes in line but not present: asked again each time (they may come back)
-        tree = [0] * (len(flags) + 1)
-        for i, flag in enumerate(flags, 1):  # built in O(n): each node adds its sum to its parent
+    __slots__ = ("names", "version", "owner", "line", "flags", "tree", "present", "checked", "absent")
+
+    def __init__(self, names: list[str], owner: NodeStatuses, line: bytearray, present: Present) -> None:
+        self.names, self.version, self.owner, self.line = names, owner.version, owner, line
+        self.flags = bytearray(line)
+        tree = [0] * (len(line) + 1)
+        for i, flag in enumerate(line, 1):  # built in O(n): each node adds its sum to its parent
             tree[i] += flag
             parent = i + (i & -i)
             if parent < len(tree):
                 tree[parent] += tree[i]
         self.tree = tree
+        self.present, self.checked, self.absent = present, 0, set[int]()
 
-    def copy(self, owner: NodeStatuses) -> _Counted:
-        found = _Counted.__new__(_Counted)
-        found.names, found.present, found.version, found.owner = self.names, self.present, self.version, owner
-        found.flags, found.tree, found.absent = bytearray(self.flags), list(self.tree), set(self.absent)
+    def copy(self, owner: NodeStatuses) -> _Line:
+        found = _Line.__new__(_Line)
+        found.names, found.version, found.owner, found.present = self.names, self.version, owner, self.present
+        found.line, found.flags, found.tree = bytearray(self.line), bytearray(self.flags), list(self.tree)
+        found.checked, found.absent = self.checked, set(self.absent)
         return found
 
     def set(self, place: int, flag: bool) -> None:
@@ -122,6 +128,39 @@ class _Counted:
             step >>= 1
         return pos
 
+    def ask(self, present: Present, statuses: NodeStatuses) -> None:
+        """Take `present` as the verdict (a new one: every place is asked again as the turn reaches it); ask the
+        places found offline again (they may have come back)."""
+        if present is not self.present:
+            for place in self.absent:
+                self.set(place, True)
+            self.present, self.checked, self.absent = present, 0, set()
+            return
+        back = [place for place in self.absent if present(statuses.get(self.names[place]))]  # type: ignore[arg-type]
+        for place in back:
+            self.absent.discard(place)
+            self.set(place, True)
+
+    def check_to(self, end: int, statuses: NodeStatuses, cursor: int) -> None:
+        """Ask the verdict of the places in line from the cursor up to `end` (included) not asked yet (those
+        before the cursor count for nothing: `_last_turn` counts from it)."""
+        line, names, present = self.line, self.names, self.present
+        for place in range(max(self.checked, cursor), end + 1):
+            if line[place] and not present(statuses.get(names[place])):  # type: ignore[arg-type]
+                self.set(place, False)
+                self.absent.add(place)
+        self.checked = max(self.checked, end + 1)
+
+    def changed(self, place: int, in_line: bool, statuses: NodeStatuses) -> None:
+        """The node at `place` changed: in line or not now (asked at once if its place was asked already)."""
+        self.line[place] = in_line
+        here = in_line and (place >= self.checked or self.present(statuses.get(self.names[place])))  # type: ignore[arg-type]
+        self.set(place, here)
+        if in_line and not here:
+            self.absent.add(place)
+        else:
+            self.absent.discard(place)
+
 
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,
                need: Need | None) -> int:
@@ -133,48 +172,36 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
     def in_line(name: str) -> bool:
         return (scope is None or name in scope) and wants(statuses.get(name), record)
 
-    def present_at(place: int) -> bool:
-        return present(statuses.get(names[place]))  # type: ignore[arg-type]
-
-    key = ("counted", record.name, record.current, scope, need)
-    found: _Counted | None = statuses.memo.get(key)
-    changed = statuses.changed_since(found.version) \
-        if found is not None and found.names is names and found.present is present else None
+    key = ("line", record.name, record.current, scope, need)
+    found: _Line | None = statuses.memo.get(key)
+    changed = statuses.changed_since(found.version) if found is not None and found.names is names else None
     if found is None or changed is None:
-        flags, absent = bytearray(len(names)), set()
-        for at, name in enumerate(names):
-            if in_line(name):
-                if present_at(at):
-                    flags[at] = 1
-                else:
-                    absent.add(at)
-        found = statuses.memo[key] = _Counted(names, present, statuses, flags, absent)
+        found = statuses.memo[key] = _Line(names, statuses, bytearray(map(in_line, names)), present)
     else:
-        back = [at for at in found.absent if present_at(at)]  # came back (asked) since: in line again
-        if (changed or back) and found.owner is not statuses:
+        if found.owner is not statuses:
             found = statuses.memo[key] = found.copy(statuses)
-        for came in back:
-            found.absent.discard(came)
-            found.set(came, True)
+        found.ask(present, statuses)
         for name in changed:
             if (where := place.get(name)) is not None:
-                line = in_line(name)
-                here = line and present_at(where)
-                found.set(where, here)
-                if line and not here:
-                    found.absent.add(where)
-                else:
-                    found.absent.discard(where)
+                found.changed(where, in_line(name), statuses)
         found.version = statuses.version
     cursor_key = ("cursor", record.name, record.current, scope, need)
     cursor = statuses.memo.get(cursor_key)
     start = cursor[1] if cursor is not None and cursor[0] is names else 0
     # the cursor passes nodes that wait no more, or are offline (one coming back comes before it: its turn)
     flags = found.flags
-    while start < len(names) and not flags[start]:
+    while start < len(names):
+        if flags[start] and start >= found.checked:
+            found.check_to(start, statuses, start)
+        if flags[start]:
+            break
         start += 1
     statuses.memo[cursor_key] = (names, start)
-    return found.kth(found.before(start) + free)
+    while True:  # where the turn ends, once every place up to it was asked the verdict
+        last = found.kth(found.before(start) + free)
+        if last >= len(names) or last < found.checked:
+            return last
+        found.check_to(last, statuses, start)
 
 
 def turn_places(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, *,

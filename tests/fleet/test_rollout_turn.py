@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 from fleet.etcd_claims import Overlay
 from fleet.node_status import NodeStatus
@@ -88,15 +89,18 @@ def test_the_turn_follows_each_change_and_a_claim_groups_view_leaves_the_statuse
     view = NodeStatuses(node(n) for n in _NAMES)
     offline: set[str] = set()
     present = lambda s: s.name not in offline  # noqa: E731
-    for step in range(160):  # each node handed the target, then Done at it, in a random order
+    for step in range(200):  # each node handed the target, then Done at it, in a random order
         working = [n for n in _NAMES if view.get(n).state == "Working"]  # type: ignore[union-attr]
         line = [n for n in _NAMES if waiting(view.get(n), POOL)]
-        if working and (not line or rng.random() < 0.5):
+        if line and rng.random() < 0.2:  # a waiting node's record changes (a relabel): still in line
+            name = rng.choice(sorted(offline & set(line)) or line)
+            view.put(replace(node(name), message=f"relabelled at step {step}"))
+        elif working and (not line or rng.random() < 0.5):
             view.put(node(rng.choice(working), NEW, NEW))
         elif line:
             view.put(node(rng.choice(line), OLD, NEW, "Working"))
-        if step % 50 == 49:  # a new verdict (the server's changes every second): some nodes went offline
-            offline = offline | {rng.choice(_NAMES)}
+        if step % 25 == 24:  # a new verdict (the server's changes every second): some nodes went offline
+            offline = offline | set(rng.sample(_NAMES, 3))
             present = lambda s, gone=frozenset(offline): s.name not in gone  # noqa: E731
         free = rng.randrange(0, 6)
         assert [n for n in _NAMES if turn_comes(n, POOL, view, free, present)] == _in_turn(view, free, present)
