@@ -54,7 +54,7 @@ from server.handout_wait import HandoutWaiters, WaitError, parse_wait
 from server.metrics import ServerMetrics
 from server.presence import Presence, exchange
 from server.request_body import BodyError, read_json
-from server.respond import JSON, error_body
+from server.respond import JSON, error_body, json_bytes
 from server.state import ServerState
 from server.status import StatusReportError, parse_report
 
@@ -240,7 +240,7 @@ class NodeRoutes:
         if (self.state.feed is None and known is not None and known.pool == status.pool and is_unavailable(known)
                 and not is_unavailable(status)):
             self.waiters.freed(status.pool, target)  # this report freed a slot (a replica's mirror sees its own)
-        return web.json_response(status.to_dict())
+        return web.Response(body=json_bytes(status.to_dict()), content_type=JSON)
 
     def _store_status(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
         """Store the report in the pool the node's labels select, with its history carried on (`with_report`);
@@ -352,7 +352,7 @@ class NodeRoutes:
             return json_error(503, "pool-spec", str(exc), getattr(exc, "path", ""))
         if answer["desiredConfig"] is None:
             return json_error(503, "not-ready", f"pool {answer['pool']} has no rendered config yet")
-        return web.json_response(answer)
+        return web.Response(body=json_bytes(answer), content_type=JSON)
 
     async def _answer(self, request: web.Request, node: str, pool: str, labels: dict[str, str] | None,
                       authorization: Sequence[str], claim: bool, wait: float) -> dict[str, Any]:
