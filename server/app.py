@@ -30,7 +30,7 @@ from renderer.machine_render import MACHINE_ANNOTATION, NODE_ANNOTATION
 from server.accesslog import LOG_NOTE
 from server.admin_routes import AdminRoutes
 from server.auth import AccessPolicy, BadAuthorization, Refused, bearer_token
-from server.connection import REFUSED_VERSION, refuse_version, request_done
+from server.connection import refuse_version, refused_version, request_done
 from server.fleet_metrics import fleet_families
 from server.fleet_view import FleetViews
 from server.fleetpage import add_fleet_page
@@ -324,7 +324,7 @@ def config_first(app: web.Application, then: Handler) -> Handler:
         path = request.path  # as llhttp and yarl parsed it
         pool = path[len(CONFIG_PREFIX):]
         if (request.method in ("GET", "HEAD") and path.startswith(CONFIG_PREFIX) and pool and "/" not in pool
-                and not request.get(REFUSED_VERSION)):
+                and not refused_version(request)):
             response = await handlers.answer_config(request, pool)
             _finish(request, response, route, metrics)
             return response

@@ -12,8 +12,9 @@ module parses no HTTP and only uses aiohttp's public API (`web.Server` as the pr
   handled restart it once its response begins (`request_done`, from app.py's `on_response_prepare`
   hook). Bodies are bounded by the handlers' own read deadline (request_body.py).
 - HTTP versions other than 1.0/1.1 get 505: the request factory marks such a request (read as 1.1, so
-  the answer never says `HTTP/2.0 200`) and app.py's middleware answers it (`refuse_version`) before
-  any handler runs.
+  the answer never says `HTTP/2.0 200`, and closing, so a keep-alive request needs no lookup to be
+  told apart: `refused_version`) and app.py's middleware answers it (`refuse_version`) before any
+  handler runs.
 - A head llhttp refused gets a 400 JSON body naming the request head, and one log line without header
   values: never a traceback, never a token echoed from a bad header line. aiohttp reports the refusal
   to the server's logger before answering; `MalformedRequests`, a filter on that logger, writes the
@@ -169,9 +170,16 @@ class Connection(asyncio.Protocol):
             self._transport.abort()
 
 
+def refused_version(request: web.BaseRequest) -> bool:
+    """Whether the factory marked this request for its HTTP version. Such a request is marked closing too, so a
+    keep-alive one (nearly every request) is told apart without looking up an absent key (a KeyError raised and
+    caught inside `Mapping.get`: ~0.5 us)."""
+    return not request.keep_alive and bool(request.get(REFUSED_VERSION))
+
+
 def refuse_version(request: web.BaseRequest) -> web.Response | None:
     """The 505 answer to a request the factory marked for its HTTP version, else None."""
-    if not request.get(REFUSED_VERSION):
+    if not refused_version(request):
         return None
     log.warning("malformed request from %s: %s (HTTP 505)", request.remote, VersionNotSupported.message)
     response = web.Response(status=505, body=error_body("bad-request", VersionNotSupported.message, "request line"),
@@ -201,7 +209,8 @@ def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.B
     def factory(message: Any, *args: Any) -> web.BaseRequest:
         refused = message.version not in _VERSIONS
         if refused:
-            message = message._replace(version=HttpVersion11)  # answered as HTTP/1.1, never echoed
+            # answered as HTTP/1.1 (never echoed), and the connection closed after the answer
+            message = message._replace(version=HttpVersion11, should_close=True)
         request = make(message, *args)
         if refused:
             request[REFUSED_VERSION] = True
