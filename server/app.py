@@ -38,13 +38,12 @@ from server.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from server.metrics import ServerMetrics
 from server.node_routes import NodeRoutes, json_error, store_failed
 from server.reboot_slot import add_reboot_slot
-from server.respond import JSON, ConfigResponder, json_bytes
+from server.respond import JSON, SERVER_NAME, ConfigResponder, json_bytes
 from server.rollout_routes import RolloutRoutes
 from server.settings import ServerSettings
 from server.state import ServerState
 from server.status import pool_summary, with_machines
 
-SERVER_NAME = "mco"
 STATE: web.AppKey[ServerState] = web.AppKey("state", ServerState)
 STORE: web.AppKey[Any] = web.AppKey("store", object)
 METRICS: web.AppKey[ServerMetrics] = web.AppKey("metrics", ServerMetrics)
@@ -96,14 +95,14 @@ class Handlers:
                 try:
                     await asyncio.to_thread(build)
                 except StoreError as exc:
-                    return store_failed(exc)
+                    return _named(store_failed(exc))
             answer = responder.decide(method, pool, request.headers, request.remote, query)
             if answer.first_boot_of:  # served by its facts only until its node registers (server/machine_choice.py)
                 try:
                     if await asyncio.to_thread(self._registered, answer.first_boot_of):
                         answer = responder.withdrawn(answer)
                 except StoreError as exc:
-                    return store_failed(exc)
+                    return _named(store_failed(exc))
             else:
                 responder.remember(method, pool, lines, request.remote, answer, raw_query)
             responder.count(answer, method)
@@ -279,6 +278,12 @@ class Handlers:
 HANDLERS: web.AppKey[Handlers] = web.AppKey("handlers", Handlers)
 
 
+def _named(response: web.Response) -> web.Response:
+    """`response` with the Server header every config answer carries (respond.py's answers come with it)."""
+    response.headers["Server"] = SERVER_NAME
+    return response
+
+
 @web.middleware
 async def refuse_odd_versions(request: web.Request, handler: Callable[..., Any]) -> web.StreamResponse:
     """A request in an HTTP version we do not speak is answered 505 before any handler (connection.py)."""
@@ -287,15 +292,16 @@ async def refuse_odd_versions(request: web.Request, handler: Callable[..., Any])
 
 
 async def _prepared(request: web.Request, response: web.StreamResponse) -> None:
-    """`on_response_prepare`: every routed response is finished by `_finish`."""
+    """`on_response_prepare`: every routed response names the server as the config answers and connection.py's
+    refusals do (no version), and is finished by `_finish`."""
+    response.headers["Server"] = SERVER_NAME
     resource = request.match_info.route.resource
     _finish(request, response, resource.canonical if resource is not None else "-", request.app[METRICS])
 
 
 def _finish(request: web.BaseRequest, response: web.StreamResponse, route: str, metrics: ServerMetrics) -> None:
-    """Every response: names the server as connection.py's refusals do (no version), is counted by route and
-    status (the `/config` route also in detail by its handler), and ends the request for the read deadline."""
-    response.headers["Server"] = SERVER_NAME
+    """Every response is counted by route and status (the `/config` route also in detail by its handler) and ends
+    the request for the read deadline."""
     metrics.http_request(route, response.status)
     request_done(request)
 
@@ -313,7 +319,7 @@ def config_first(app: web.Application, then: Handler) -> Handler:
     (bench/README.md), and the config route is the one a fleet hammers. It is public API only: run.py sets it
     as the `request_handler` of `AppRunner.server` (the `handler` a `web.Server` is built with, read by each
     new connection), and it reads only `web.BaseRequest`. Nothing is skipped but the routing: the address,
-    token and machine rules live in `answer_config` (respond.py decides), and the answer's Server header,
+    token and machine rules live in `answer_config` (respond.py decides, its answers name the server), and the
     counts and the read deadline's bookkeeping are the routed ones (tests/server/test_config_first.py holds
     both paths to the same answers).
     """

@@ -36,7 +36,7 @@ from aiohttp.http import HttpProcessingError
 from aiohttp.web import RequestPayloadError
 
 from server.errors import ServerError
-from server.respond import JSON, error_body
+from server.respond import JSON, SERVER_NAME, error_body
 
 log = logging.getLogger("mco.server")
 HTTP_LOGGER = "mco.http"  # the logger handed to aiohttp's server (MalformedRequests filters it)
@@ -77,7 +77,7 @@ class VersionNotSupported(ServerError):
 def _answer(status: int, reason: str, body: bytes) -> bytes:
     """A whole closing answer to a request aiohttp could not hand to the application."""
     head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {JSON}\r\nContent-Length: {len(body)}\r\n"
-            f"Connection: close\r\nDate: {formatdate(usegmt=True)}\r\nServer: mco\r\n\r\n")
+            f"Connection: close\r\nDate: {formatdate(usegmt=True)}\r\nServer: {SERVER_NAME}\r\n\r\n")
     return head.encode("latin-1") + body
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from multidict import MultiMapping
+from multidict import CIMultiDict, CIMultiDictProxy, MultiMapping
 
 from fleet.names import valid_name
 from server.auth import AccessPolicy, Refused
@@ -40,7 +40,8 @@ from server.shared_body import SharedBody
 from server.state import ServerState
 
 JSON = "application/json"
-__all__ = ["JSON", "Answer", "ConfigResponder", "Headers", "accepts_gzip", "error_body", "etag_matches"]
+SERVER_NAME = "mco"  # the Server header of every answer (no version), the refusals connection.py writes included
+__all__ = ["JSON", "SERVER_NAME", "Answer", "ConfigResponder", "Headers", "accepts_gzip", "error_body", "etag_matches"]
 
 
 Headers = MultiMapping[str]  # parsed request headers, case-insensitive (aiohttp's CIMultiDictProxy)
@@ -53,12 +54,18 @@ class Answer:
     sharing its pool's bytes (server/shared_body.py)."""
 
     status: int
-    headers: dict[str, str]
+    headers: CIMultiDictProxy[str]  # `response_headers`: made once per answer, copied into each response
     body: bytes | SharedBody
     pool_label: str = "-"
     version: str = "-"
     note: dict[str, Any] = field(default_factory=dict)
     first_boot_of: str = ""  # a machine's config chosen by its facts: withdrawn (403) once this node registered
+
+
+def response_headers(fields: dict[str, str]) -> CIMultiDictProxy[str]:
+    """An answer's response headers with the Server header, made once per answer: aiohttp copies a multidict into
+    each response faster than it reads a dict and then sets the Server header (1.2 vs 1.7 us a response)."""
+    return CIMultiDictProxy(CIMultiDict(fields, Server=SERVER_NAME))
 
 
 def json_bytes(body: Any) -> bytes:
@@ -92,7 +99,8 @@ def error_body(code: str, message: str, path: str = "") -> bytes:
 
 def _error(status: int, code: str, message: str, path: str = "", *, label: str = "-", version: str = "-",
            note: dict[str, Any]) -> Answer:
-    return Answer(status, {"Content-Type": JSON}, error_body(code, message, path), label, version, note)
+    return Answer(status, response_headers({"Content-Type": JSON}), error_body(code, message, path), label, version,
+                  note)
 
 
 def _quality(params: list[str]) -> float:
@@ -309,8 +317,9 @@ class ConfigResponder:
                "X-Rendered-Config": payload.name}
         matches = headers.getall("If-None-Match", ())
         if matches and etag_matches(", ".join(matches), etag):
-            return Answer(304, out, b"", pool, variant.version, note)
+            return Answer(304, response_headers(out), b"", pool, variant.version, note)
         out["Content-Type"] = JSON
         if gz:
             out["Content-Encoding"] = "gzip"
-        return Answer(200, out, variant.gzip_body if gz else variant.body, pool, variant.version, note)
+        return Answer(200, response_headers(out), variant.gzip_body if gz else variant.body, pool, variant.version,
+                      note)
