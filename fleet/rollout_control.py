@@ -86,14 +86,14 @@ def record_pause(store: Store, status: NodeStatus) -> Pause | None:
         return None
     if seen is None or failure_pause(seen, status) is None or recorded_pause(seen) is not None:
         return None
-    derived = paused_by(store, seen)  # read before the compare-and-swap, never inside it
+    # the pool's failures, read before the compare-and-swap (never inside it), with this report itself: a replica's
+    # mirror may not have applied its own write yet
+    failing = store.read_statuses(lambda statuses: [status, *failing_of(status.pool, statuses)])
 
     def change(record: PoolRecord | None) -> PoolRecord | None:
         if record is None or recorded_pause(record) is not None:
             return None
-        still = derived is not None and derived.target == record.current and \
-            not (record.resumed_at and derived.since <= record.resumed_at)
-        pause = derived if still else failure_pause(record, status)
+        pause = rollout_pause(record, failing)  # judged on the record swapped: its target, resume and auto-pause
         return replace(record, pause=pause) if pause is not None else None
 
     written = store.update_pool(status.pool, change)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -10,9 +11,10 @@ import pytest
 
 from fleet.node_status import NodeStatus
 from fleet.rendered import HistoryEntry, PoolRecord
+from fleet.rollout import NodeStatuses
 from fleet.rollout_control import RolloutRefused, auto_revert, paused_by, record_pause, resume, revert
 from fleet.rollout_settings import RolloutSettings
-from fleet.store import MemoryStore, Store
+from fleet.store import MemoryStore, Store, T
 from tests.builders import rendered_config
 
 GOOD, BAD = "rendered-worker-good", "rendered-worker-bad"
@@ -120,6 +122,49 @@ def test_pause_recorded_is_the_one_readers_derived(store: Store) -> None:
     assert record_pause(store, first) == shown
     assert record_pause(store, second) is None  # recorded once
     assert store.get_pool("worker").pause == shown
+
+
+class MirrorBehind(MemoryStore):
+    """A store whose reads of the statuses do not show its last write yet, as an etcd replica's mirror lags the
+    replica's own write until the watch delivers it."""
+
+    hidden = ""
+
+    def put_node_status(self, status: NodeStatus) -> None:
+        super().put_node_status(status)
+        self.hidden = status.name
+
+    def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
+        with self._lock:
+            return read(NodeStatuses(s for s in self._nodes.ordered() if s.name != self.hidden))
+
+
+def test_pause_names_the_earliest_failure_though_the_read_lags_its_own_write() -> None:
+    store = MirrorBehind()
+    _fill(store, auto=False, nodes=[])
+    store.put_node_status(_report("b", "Degraded", "2026-12-04T12:00:05Z"))  # failed later, stored and read first
+    store.hidden = ""
+    first = _report("a", "Degraded", "2026-12-04T12:00:00Z")
+    store.put_node_status(first)  # this replica's read does not show it yet
+    recorded = record_pause(store, first)
+    assert recorded is not None and recorded.node == "a"
+
+
+class RenderLandsFirst(MemoryStore):
+    """A render turns auto-pause off between record_pause's read and its compare-and-swap."""
+
+    def update_pool(self, pool: str, change: Callable[[PoolRecord | None], PoolRecord | None]) -> PoolRecord | None:
+        self.put_pool(replace(self.get_pool(pool), rollout=RolloutSettings(auto_pause=False)))
+        return super().update_pool(pool, change)
+
+
+def test_no_pause_is_recorded_on_a_record_whose_auto_pause_went_off() -> None:
+    store = RenderLandsFirst()
+    _fill(store, auto=False, nodes=[])
+    failed = _report("a", "Degraded", T0)
+    store.put_node_status(failed)
+    assert record_pause(store, failed) is None
+    assert store.get_pool("worker").pause is None
 
 
 @pytest.mark.parametrize("clear", ["resume", "revert"])
