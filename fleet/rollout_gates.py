@@ -124,14 +124,15 @@ def canaries(record: PoolRecord, statuses: NodeStatuses) -> Collection[str]:
 
 
 def canaries_pending(record: PoolRecord, statuses: NodeStatuses, chosen: Collection[str]) -> str | None:
-    """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at the target).
+    """Why the rest of the pool still waits for the canaries `chosen` (None: every canary is Done at its target: the
+    pool's, or its machine's config built on it, `PoolRecord.target_for`).
 
     A canary handed the target under a health gate reports Done only once its checks have passed for the pool's
     soak time (applier/health.py), so its Done already ends its soak: waiting a soak more from it made the
     canaries soak twice."""
-    target = record.current or ""
     for name in sorted(chosen):
         status = statuses.get(name)
+        target = record.target_for(name) or ""
         if status is None or status.state != "Done" or status.current_config != target:
             return f"waiting for canary {name} to be Done at {target}"
     return None

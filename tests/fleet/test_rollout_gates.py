@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from fleet.machine_entry import MachineEntry
 from fleet.maintenance_windows import is_open, next_opening, parse_window
 from fleet.node_status import NodeStatus, Transition
 from fleet.rendered import HistoryEntry, PoolRecord
@@ -133,6 +134,18 @@ def test_canary_wave() -> None:
     assert hold_reason("n0", record, statuses, NOW) == f"waiting for canary n8 to be Done at {NEW}"
     assert desired_for("n0", record, statuses, now=NOW) == OLD
     statuses.put(_n("n8", NEW, NEW, at=done, registered=_registered(1)))
+    assert hold_reason("n0", record, statuses, NOW) is None
+    assert desired_for("n0", record, statuses, now=NOW) == NEW
+
+
+def test_canary_wave_ends_at_a_canary_done_at_its_own_machine_config() -> None:
+    """A canary with a machine document runs its machine's config, built on the pool's target: Done at that, it
+    ends the wave (comparing it with the pool's target kept the rest of the pool waiting for ever)."""
+    mine = NEW + "-m1"
+    record = replace(_pool(canaries="1"), machines=(MachineEntry("m0", {"hostname": "n9"}, mine, {}, "h"),))
+    statuses = NodeStatuses([_n(f"n{i}", registered=_registered(9 - i)) for i in range(10)])  # n9 oldest
+    assert desired_for("n9", record, statuses, now=NOW) == mine
+    statuses.put(_n("n9", mine, mine, registered=_registered(0)))
     assert hold_reason("n0", record, statuses, NOW) is None
     assert desired_for("n0", record, statuses, now=NOW) == NEW
 
