@@ -6,8 +6,8 @@ under the cluster's disruption policy); the order is `fleet/rollout.py` `order_k
 `fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
 rest starts when the last canary has ended. A machine already at the target has action `none` and no
 wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
-recorded none, plus the pool's soak time, for which the health gate holds each machine's slot;
-`recorded_durations` reads the fleet's: medians over the nodes' finished update timelines, gate included), and
+recorded none; `recorded_durations` reads the fleet's: medians over the nodes' finished update timelines, up to
+the health gate), plus the pool's soak time, for which the health gate holds each machine's slot, and
 each machine takes the first free slot, in order. With maintenance windows and `now` (when
 the rollout would begin), a machine whose slot frees outside every window starts when the next one opens; one
 already started finishes.
@@ -96,7 +96,8 @@ def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy
 
 def recorded_durations(statuses: Iterable[NodeStatus]) -> dict[str, float]:
     """Median seconds per action over the finished updates in the nodes' timelines (fleet/phases.py: `prepared` to
-    `done`, health gate included). A timeline says which kind of update it was, not which units it touched: one
+    the health gate's first `health-checked`, else to `done`: the soak is the pool's own, added by `plan_rollout`,
+    and pools soak differently). A timeline says which kind of update it was, not which units it touched: one
     with `image-staged` is `os-image`, one with `reboot-requested` is `reboot`, any other stands for every action
     without a reboot (none, files, reload, restart)."""
     spans: dict[str, list[float]] = {}
@@ -104,7 +105,8 @@ def recorded_durations(statuses: Iterable[NodeStatus]) -> dict[str, float]:
         for timeline in (status.timeline, *status.updates):
             if len(timeline) < 2 or timeline[0].phase != "prepared" or timeline[-1].phase != "done":
                 continue
-            start, end = parse_timestamp(timeline[0].at), parse_timestamp(timeline[-1].at)
+            gated = next((e for e in timeline if e.phase == "health-checked"), timeline[-1])
+            start, end = parse_timestamp(timeline[0].at), parse_timestamp(gated.at)
             if start is None or end is None or end < start:
                 continue
             phases = {e.phase for e in timeline}
@@ -165,7 +167,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
         end_of_group = start_at
         for i, machine in enumerate(group):
             begin = in_window(record, heapq.heappop(free), now)
-            end = begin + float(took[machine.action]) + (0 if machine.action in recorded else soak)
+            end = begin + float(took[machine.action]) + soak
             heapq.heappush(free, end)
             planned[machine.node] = MachinePlan(machine.node, machine.current, machine.action, machine.units,
                                                 machine.drain, machine.reboot, wave_base + i // slots, machine.canary,

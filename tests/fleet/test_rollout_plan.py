@@ -74,3 +74,14 @@ def test_durations_are_medians_of_finished_timelines() -> None:
     plan = plan_rollout(record, FILES, _nodes(2), rendered=BY_NAME.__getitem__, durations=found)
     assert plan.total == 40 and "files" in plan.recorded and "os-image" not in plan.recorded
     assert plan.to_dict()["durations"]["files"] == {"seconds": 20, "source": "recorded"}
+
+
+def test_recorded_durations_end_where_the_health_gate_begins_and_the_plan_adds_the_pools_soak() -> None:
+    """A timeline recorded under another soak (10 minutes of `health-checked`) counts up to the gate: the plan adds
+    this pool's own soak to every machine."""
+    gated = _timeline(("prepared", "00:00"), ("written", "00:05"), ("health-checked", "00:20"), ("done", "10:20"))
+    found = recorded_durations([NodeStatus("n0", "worker", OLD.name, OLD.name, "Done", timeline=gated)])
+    assert found["files"] == 20
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1, rollout=RolloutSettings(soak_seconds=30))
+    plan = plan_rollout(record, FILES, _nodes(2), rendered=BY_NAME.__getitem__, durations=found)
+    assert [(m.start, m.end) for m in plan.machines] == [(0, 50), (50, 100)]
