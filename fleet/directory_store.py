@@ -19,12 +19,13 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from fleet import presence_digest
 from fleet.atomic import write_atomic
+from fleet.clock import system_clock
 from fleet.node_journal import NodeIndex, load_record
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
@@ -32,7 +33,7 @@ from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names, stored_object
 from ignition.canonical import canonical_json
 
-STALE_PRESENCE = 60.0  # seconds after a presence digest ran out before a reader removes its file
+STALE_PRESENCE = 60.0  # seconds after a presence digest's time to live ran out before a reader removes its file
 
 
 class DirectoryStore:
@@ -44,6 +45,7 @@ class DirectoryStore:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._index = NodeIndex(self.root)  # every node's status, followed through the journal
         self._lock = threading.RLock()  # the index's: `decide` may read the store again
+        self._presence_last: dict[str, bytes] = {}  # what this process last wrote as each owner (`publish_presence`)
 
     def _file(self, kind: str, name: str) -> Path:
         return self.root / kind / f"{check_name(kind, name)}.json"
@@ -145,33 +147,48 @@ class DirectoryStore:
                 self.put_node_status(handed)
             return handed
 
-    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
-        """`presence/<owner>.json`, written whole (each process of `mco serve --workers N` writes its own)."""
+    def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:
+        """`presence/<owner>.json`, written whole when its names change (each process of `mco serve --workers N`
+        writes its own); kept alive by its modification time, touched without a write (or written again when a
+        reader removed it)."""
         path = self.root / "presence" / f"{check_name('presence', owner)}.json"
         try:
+            if nodes is None and owner in self._presence_last:
+                try:
+                    os.utime(path)
+                    return
+                except FileNotFoundError:
+                    pass  # removed by a reader while this process stalled: written again below
+            data = presence_digest.encode(nodes or (), ttl) if nodes is not None else self._presence_last.get(
+                owner, presence_digest.encode((), ttl))
             path.parent.mkdir(exist_ok=True)
-            write_atomic(path, presence_digest.encode(nodes, until))
+            write_atomic(path, data)
+            self._presence_last[owner] = data
         except OSError as exc:
             raise StoreError(f"presence/{owner}", f"cannot write: {exc.strerror}") from exc
 
-    def read_presence(self, now: float) -> dict[str, float]:
-        """The digests under `presence/`; one run out for a minute (its process has gone) is removed."""
-        blobs = []
+    def read_presence(self) -> frozenset[str]:
+        """The digests under `presence/` touched within their time to live; a file a minute past it (its process
+        has gone) is removed."""
+        now = system_clock().timestamp()
+        live = []
         try:
             paths = sorted((self.root / "presence").glob("*.json"))
         except OSError:
             paths = []
         for path in paths:
             try:
+                touched = path.stat().st_mtime
                 blob = path.read_bytes()
             except OSError:
                 continue  # removed meanwhile by another reader
-            until = presence_digest.until_of(blob)
-            if until is not None and until < now - STALE_PRESENCE:
-                path.unlink(missing_ok=True)
-                continue
-            blobs.append(blob)
-        return presence_digest.merge(blobs, now)
+            decoded = presence_digest.decode(blob)
+            ttl = decoded[0] if decoded is not None else 0.0
+            if touched + ttl + STALE_PRESENCE < now:
+                path.unlink(missing_ok=True)  # a digest that is not one goes too, once as old
+            elif decoded is not None and touched + ttl >= now:
+                live.append(decoded[1])
+        return presence_digest.union(live)
 
     @contextmanager
     def _exclusive(self, lock: str, kind: str) -> Iterator[None]:

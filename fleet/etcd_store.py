@@ -8,6 +8,8 @@ Keys under `/<prefix>/v1/`:
     state/controller            the controller's own status (leader, last render, errors of the cluster directory)
     state/leader                the election key (attached to the leader's lease)
     blobs/<name>/<sha256>/<i>   the rendered config's bytes in chunks below etcd's request limit (1.5 MiB default)
+    presence/<process>          which waiting nodes a server process heard from (fleet/presence_digest.py), on the
+                                process's lease: not mirrored, read every few seconds
 
 Rendered configs are written chunks first, manifest last (create-if-absent), so whoever sees the manifest finds
 every chunk; the chunk path carries the bytes' hash, so chunks of two different writes never mix. Readers check
@@ -18,7 +20,7 @@ writes carry its leadership as a compare in the same transaction (`fenced`), so 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aetcd import rpc
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 CHUNK = 1 << 20        # bytes per chunk: below the 1.5 MiB request limit with the transaction around it
 T = TypeVar("T")
 CLAIM_ATTEMPTS = 200   # lost compare-and-swap rounds before a hand-out gives up (answered 503, the node retries)
+MAX_PRESENCE = CHUNK   # bytes of one presence digest (~50,000 names): etcd takes at most 1.5 MiB per request
 
 
 def prefix_end(prefix: bytes) -> bytes:
@@ -58,6 +61,7 @@ class EtcdStore:
         self._fence = fence
         self._claims = ClaimGroups(self, CLAIM_ATTEMPTS)
         self._reports = ReportGroups(self, CLAIM_ATTEMPTS)
+        self._presence: dict[str, tuple[int, bytes]] = {}  # owner -> (its lease, the digest last put)
 
     def fenced(self, leader_key: bytes, won_revision: int) -> EtcdStore:
         """The same store whose every write also checks that `leader_key` is the one created at `won_revision`."""
@@ -290,21 +294,34 @@ class EtcdStore:
         return revision, decide(NodeStatuses(NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs))
 
     # -- the controller's status ---------------------------------------------------------------------------
-    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
-        """`presence/<owner>` under a lease that ends soon after `until`, so etcd removes a dead process's digest."""
+    def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:
+        """`presence/<owner>` on a lease of its own, put when its names change and renewed in between without a
+        write (a revision per renewal would fill etcd's history), so etcd drops a dead process's digest."""
         key = self.key("presence", check_name("presence", owner))
-        data = presence_digest.encode(nodes, until)
-        ttl = min(max(int(until - system_clock().timestamp()) + 1, 2), 3600)
+        last = self._presence.get(owner)
+        data = presence_digest.encode(nodes, ttl) if nodes is not None else last[1] if last else \
+            presence_digest.encode((), ttl)
+        if len(data) > MAX_PRESENCE:
+            raise StoreError(f"presence/{owner}", f"a digest of {len(data)} bytes is more than etcd takes in one value")
         client = self.conn.client
 
-        async def put() -> None:
-            await client.put(key, data, lease=await client.lease(ttl))
-        self.conn.call(put)
+        async def publish() -> int:
+            lease = last[0] if last else None
+            if lease is not None and nodes is None:
+                reply = await client.refresh_lease(lease)
+                if reply is not None and reply.TTL > 0:
+                    return lease  # alive, names unchanged: nothing written
+                lease = None  # expired while this process stalled: a new lease, the names put again
+            if lease is None:
+                lease = (await client.lease(max(int(ttl), 2))).id
+            await client.put(key, data, lease=lease)
+            return lease
+        self._presence[owner] = (self.conn.call(publish), data)
 
-    def read_presence(self, now: float) -> dict[str, float]:
+    def read_presence(self) -> frozenset[str]:
         prefix = self.key("presence", "")
         _, kvs = self._range(prefix, prefix_end(prefix), serializable=True)
-        return presence_digest.merge((kv.value for kv in kvs), now)
+        return presence_digest.union(d[1] for kv in kvs if (d := presence_digest.decode(kv.value)) is not None)
 
     def put_controller_status(self, data: dict[str, Any]) -> None:
         """What the leader last did (shown by replicas under /pools `renderErrors`)."""

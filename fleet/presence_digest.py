@@ -2,54 +2,46 @@
 judges the rollout's turn rule (fleet/rollout_turn.py) on what all of them heard: a node holding its claim at one
 replica is online for the others too, and is not passed over by them.
 
-Each process publishes a digest every few seconds (server/presence.py `exchange`): the nodes it heard from lately
-with when (a claim held there counts as now), and until when the digest holds, so a process that died stops
-counting once its digest has run out. The stores keep one digest per process (`Store.publish_presence`) and give
-back every live one merged (`Store.read_presence`); this module is their one encoding and merge.
+Each process keeps one digest in the store (`Store.publish_presence`): the names of the nodes waiting for a slot
+that it holds a claim of or heard from lately (server/presence.py `exchange`). Only names, so a digest is written
+again only when that set changes (a claim held for hours writes nothing more), and kept alive in between without a
+write: an etcd lease renewed, a file's time touched. A process that stops renewing (it died) stops counting once
+its digest's time to live has run out. `Store.read_presence` gives back the union of the live ones; this module is
+the stores' one encoding.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable
 
 log = logging.getLogger("mco.fleet")
 
 
-def encode(nodes: Mapping[str, float], until: float) -> bytes:
-    """One process's digest: node -> when it was last heard from (seconds since the epoch), valid until `until`."""
-    return json.dumps({"until": until, "nodes": nodes}, separators=(",", ":")).encode()
+def encode(nodes: Collection[str], ttl: float) -> bytes:
+    """One process's digest: the nodes' names, and how long it counts after its last renewal (seconds)."""
+    return json.dumps({"ttl": ttl, "nodes": sorted(nodes)}, separators=(",", ":")).encode()
 
 
-def until_of(blob: bytes) -> float | None:
-    """When the digest runs out (None: not a digest)."""
-    decoded = _decode(blob)
-    return decoded[0] if decoded is not None else None
-
-
-def merge(blobs: Iterable[bytes], now: float) -> dict[str, float]:
-    """The digests still valid at `now`, merged: node -> the latest time any process heard from it."""
-    merged: dict[str, float] = {}
-    for blob in blobs:
-        decoded = _decode(blob)
-        if decoded is None or decoded[0] < now:
-            continue
-        for node, at in decoded[1].items():
-            if at > merged.get(node, 0.0):
-                merged[node] = at
-    return merged
-
-
-def _decode(blob: bytes) -> tuple[float, dict[str, float]] | None:
+def decode(blob: bytes) -> tuple[float, frozenset[str]] | None:
+    """(time to live, names) of a digest; None for what is not one (logged, then ignored by the readers)."""
     try:
         data = json.loads(blob)
     except ValueError:  # json.JSONDecodeError and bad UTF-8 alike
         log.warning("presence digest: not JSON, ignored")
         return None
-    until = data.get("until") if isinstance(data, dict) else None
+    ttl = data.get("ttl") if isinstance(data, dict) else None
     nodes = data.get("nodes") if isinstance(data, dict) else None
-    if not isinstance(until, int | float) or not isinstance(nodes, dict):
-        log.warning("presence digest: no until or nodes, ignored")
+    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not isinstance(nodes, list):
+        log.warning("presence digest: no ttl or nodes, ignored")
         return None
-    return float(until), {str(k): float(v) for k, v in nodes.items() if isinstance(v, int | float)}
+    return float(ttl), frozenset(n for n in nodes if isinstance(n, str))
+
+
+def union(digests: Iterable[frozenset[str]]) -> frozenset[str]:
+    """Every name any live digest holds."""
+    found: set[str] = set()
+    for names in digests:
+        found |= names
+    return frozenset(found)

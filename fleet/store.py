@@ -8,7 +8,7 @@ node (current or desired) still references is never deleted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from fleet import presence_digest
@@ -126,13 +126,13 @@ class Store(Protocol):
         must not keep the NodeStatuses it is given (it may be the store's own, with per-pool counts kept current)."""
         ...
 
-    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
-        """Keep server process `owner`'s presence digest (fleet/presence_digest.py), replacing its last one; it
-        counts until `until` (seconds since the epoch)."""
+    def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:
+        """Keep server process `owner`'s presence digest (fleet/presence_digest.py) alive for `ttl` more seconds, and
+        replace its names with `nodes` (None: keep the last ones, written again only if the store lost them)."""
         ...
 
-    def read_presence(self, now: float) -> dict[str, float]:
-        """Every process's digest still valid at `now`, merged: node -> when one last heard from it."""
+    def read_presence(self) -> frozenset[str]:
+        """The names in every process's digest still alive."""
         ...
 
 
@@ -182,7 +182,7 @@ class MemoryStore:
         self._rendered: dict[str, bytes] = {}
         self._pools: dict[str, PoolRecord] = {}
         self._nodes = NodeStatuses()
-        self._presence: dict[str, bytes] = {}
+        self._presence: dict[str, frozenset[str]] = {}
         self._lock = threading.RLock()
 
     def put_rendered(self, rendered: RenderedConfig) -> None:
@@ -257,11 +257,13 @@ class MemoryStore:
                 self._nodes.put(handed)
             return handed
 
-    def publish_presence(self, owner: str, nodes: Mapping[str, float], until: float) -> None:
-        with self._lock:
-            self._presence[check_name("presence", owner)] = presence_digest.encode(nodes, until)
+    def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:
+        check_name("presence", owner)
+        if nodes is not None:
+            with self._lock:
+                self._presence[owner] = frozenset(nodes)  # (one process: always alive while it runs)
 
-    def read_presence(self, now: float) -> dict[str, float]:
+    def read_presence(self) -> frozenset[str]:
         with self._lock:
-            return presence_digest.merge(list(self._presence.values()), now)
+            return presence_digest.union(self._presence.values())
 

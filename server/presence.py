@@ -24,7 +24,7 @@ from fleet.clock import Clock, timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
-from fleet.rollout_settings import MAX_OFFLINE_GRACE
+from fleet.rollout_settings import OFFLINE_GRACE
 from fleet.rollout_turn import Present, waiting
 from fleet.store import NotFound, Store, StoreError
 
@@ -42,8 +42,8 @@ class Presence:
         self._held: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._checkers: dict[tuple[int, int], Present] = {}
-        self._remote: dict[str, float] = {}  # what the other processes heard (`exchange`): node -> when
-        self.published = False  # this process's last published digest named a node (`exchange_once`)
+        self._remote: frozenset[str] = frozenset()  # what the live processes heard (`exchange`)
+        self.published: frozenset[str] | None = None  # the names this process last published (`exchange_once`)
 
     def saw(self, node: str) -> None:
         """`node` asked now."""
@@ -78,20 +78,20 @@ class Presence:
         now = self.clock()
         return self.checker(grace, now), now
 
-    def heard_elsewhere(self, nodes: dict[str, float]) -> None:
-        """Take in what every process heard (`exchange`); verdicts made before it are dropped."""
+    def heard_elsewhere(self, nodes: frozenset[str]) -> None:
+        """Take in what the live processes heard (`exchange`); verdicts made before it are dropped."""
         self._remote = nodes
         self._checkers = {}
 
-    def digest(self) -> dict[str, float]:
-        """What this process publishes: the nodes heard from within the longest grace a pool may set, with when (a
-        claim held now: now)."""
-        now = self.clock().timestamp()
-        since = now - MAX_OFFLINE_GRACE
-        nodes = {node: at for node, at in list(self._seen.items()) if at >= since}
+    def digest(self) -> frozenset[str]:
+        """What this process publishes: the nodes it holds a claim of or heard from within the default offline grace.
+        Names only, so the digest changes only when that set does: for another process, a node in it is online
+        (for a pool with a shorter grace, up to the default grace and an exchange longer than it would be here)."""
+        since = self.clock().timestamp() - OFFLINE_GRACE
+        nodes = {node for node, at in list(self._seen.items()) if at >= since}
         with self._lock:
-            nodes.update((node, now) for node in self._held)
-        return nodes
+            nodes.update(self._held)
+        return frozenset(nodes)
 
     def _make(self, grace: int, now: datetime) -> Present:
         since = now.timestamp() - grace
@@ -102,15 +102,15 @@ class Presence:
 
         def present(status: NodeStatus) -> bool:
             name = status.name
-            return (name in held or seen.get(name, 0.0) >= since or remote.get(name, 0.0) >= since
+            return (name in held or seen.get(name, 0.0) >= since or name in remote
                     or status.reported_at >= reported_since)
         return present
 
 
-def waiting_only(store: Store, nodes: dict[str, float]) -> dict[str, float]:
+def waiting_only(store: Store, nodes: frozenset[str]) -> frozenset[str]:
     """`nodes` narrowed to those waiting for their pool's target (fleet/rollout_turn.py `waiting`): the only ones
     whose presence the turn rule reads. A fleet between rollouts then publishes nothing, and one mid-rollout only
-    the machines still to go (each publication is a store write; etcd keeps every revision until compaction)."""
+    the machines still to go."""
     records: dict[str, PoolRecord] = {}
     for pool in store.list_pools():
         try:
@@ -118,36 +118,39 @@ def waiting_only(store: Store, nodes: dict[str, float]) -> dict[str, float]:
         except NotFound:
             continue  # removed meanwhile
 
-    def read(statuses: NodeStatuses) -> dict[str, float]:
-        out = {}
-        for node, at in nodes.items():
+    def read(statuses: NodeStatuses) -> frozenset[str]:
+        out = set()
+        for node in nodes:
             status = statuses.get(node)
             record = records.get(status.pool) if status is not None else None
             if record is not None and waiting(status, record):
-                out[node] = at
-        return out
+                out.add(node)
+        return frozenset(out)
     return store.read_statuses(read)
 
 
 async def exchange_once(presence: Presence, store: Store, owner: str, interval: float = EXCHANGE_INTERVAL) -> None:
-    """Publish this process's presence as `owner` (valid for three intervals: a process that died stops counting
-    soon after) and take in every process's. Nothing is written while this process has nothing to tell and told
-    nothing last time. A store that fails is logged: the turn rule then reads this process's own presence and the
-    stored reports, as before the last exchange."""
-    nodes = presence.digest()
-    now = presence.clock().timestamp()
+    """Publish this process's digest as `owner` (written when its names changed, else only kept alive, for three
+    intervals: a process that died stops counting soon after) and take in every live process's. A store that fails
+    is logged: the turn rule then reads this process's own presence and the stored reports."""
     try:
-        nodes = await asyncio.to_thread(waiting_only, store, nodes) if nodes else nodes
-        if nodes or presence.published:
-            await asyncio.to_thread(store.publish_presence, owner, nodes, now + 3 * interval)
-            presence.published = bool(nodes)
-        presence.heard_elsewhere(await asyncio.to_thread(store.read_presence, now))
+        nodes = presence.digest()
+        if nodes:
+            nodes = await asyncio.to_thread(waiting_only, store, nodes)
+        changed = nodes != presence.published
+        await asyncio.to_thread(store.publish_presence, owner, nodes if changed else None, 3 * interval)
+        presence.published = nodes
+        presence.heard_elsewhere(await asyncio.to_thread(store.read_presence))
     except StoreError as exc:
         log.warning("sharing which nodes are online failed: %s", exc)
 
 
 async def exchange(presence: Presence, store: Store, owner: str, interval: float = EXCHANGE_INTERVAL) -> None:
-    """`exchange_once` every `interval` seconds, until cancelled."""
+    """`exchange_once` every `interval` seconds, until cancelled; a fault of ours is logged with its traceback and
+    the exchange goes on (ended, the other processes would pass this one's waiting nodes over)."""
     while True:
-        await exchange_once(presence, store, owner, interval)
+        try:
+            await exchange_once(presence, store, owner, interval)
+        except Exception:
+            log.exception("sharing which nodes are online failed")
         await asyncio.sleep(interval)

@@ -4,6 +4,7 @@ their digests through the store (fleet/presence_digest.py), and only while it st
 from __future__ import annotations
 
 import asyncio
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -60,22 +61,29 @@ def test_a_process_that_stopped_publishing_counts_no_more(tmp_path: Path) -> Non
     clock.advance(GRACE + 60)
     there.hold("n1")
     asyncio.run(exchange_once(there, store, "there"))
-    clock.advance(3 * EXCHANGE_INTERVAL + 1)  # `there` died holding the claim: its digest ran out
+    digest = tmp_path / "store/presence/there.json"
+    then = digest.stat().st_mtime - 3 * EXCHANGE_INTERVAL - 1  # `there` died holding the claim: its digest ran out
+    os.utime(digest, (then, then))
     asyncio.run(exchange_once(here, store, "here"))
     assert not here.checker(GRACE, clock())(_status("n1"))
 
 
-def test_only_nodes_waiting_for_a_slot_are_published_and_nothing_when_none(tmp_path: Path) -> None:
+def test_only_nodes_waiting_for_a_slot_are_published_and_only_when_they_change(tmp_path: Path) -> None:
     store = _fleet(DirectoryStore(tmp_path / "store"))
     clock = ManualClock(START)
     there = Presence(clock)
     there.saw("n2")  # at the target: the turn rule never asks about it
     asyncio.run(exchange_once(there, store, "there"))
-    assert not (tmp_path / "store/presence").exists()  # nothing to tell, nothing told: no write
+    digest = tmp_path / "store/presence/there.json"
+    assert store.read_presence() == frozenset()
     there.hold("n1")
     asyncio.run(exchange_once(there, store, "there"))
-    assert set(store.read_presence(clock().timestamp())) == {"n1"}
+    assert store.read_presence() == {"n1"}
+    written = digest.stat().st_ino
+    clock.advance(60)
+    asyncio.run(exchange_once(there, store, "there"))  # still held: the same names, renewed without a write
+    assert digest.stat().st_ino == written and store.read_presence() == {"n1"}
     there.release("n1")
     store.put_node_status(_status("n1", "new"))  # it took its slot and reached the target
     asyncio.run(exchange_once(there, store, "there"))
-    assert store.read_presence(clock().timestamp()) == {}  # told once that there is nothing any more
+    assert store.read_presence() == frozenset()
