@@ -303,14 +303,16 @@ class PoolRecord:
         return next((c for c in self.conditions if c.type == type_), None)
 
     @cached_property
-    def _machine_targets(self) -> dict[str, str]:
+    def machine_targets(self) -> dict[str, str]:
+        """Each machine document's node and its config: with `current`, all that `target_for` reads (callers
+        must not modify it)."""
         return {m.node: m.rendered for m in self.machines if m.node and m.rendered}
 
     def target_for(self, node: str) -> str | None:
         """The config node `node` is to run: its machine's config (a machine document names it as its
         hostname), else the pool's target."""
         if self.machines:
-            found = self._machine_targets.get(node)
+            found = self.machine_targets.get(node)
             if found is not None:
                 return found
         return self.current

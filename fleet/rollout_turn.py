@@ -18,8 +18,9 @@ it arrives, and wakes a held claim (server/handout_wait.py) only once this rule 
   `GET /pools` and `/metrics` count them.
 
 Cost: the order is sorted once per membership change (`NodeStatuses.in_order`). Which of its nodes are in line
-is kept as a flag per place with a Fenwick tree over the flags, per pool and target, brought up to date from the
-nodes changed since (`NodeStatuses.changed_since`), built again, O(pool), only when the order changes; the
+is kept as a flag per place with a Fenwick tree over the flags, one per pool (and `need`), brought up to date from
+the nodes changed since (`NodeStatuses.changed_since`), built again, O(pool), only when the order, the nodes that
+may move or the pool's targets (`PoolRecord.target_for`: its target and its machine documents' configs) change; the
 `present` verdict (the server's is another object every second) is asked of the nodes up to where the turn ends,
 once per verdict (`_Line`). From a cursor past the nodes already moved or passed over, the last node whose turn
 it is is then found in O(log pool): every claim and every count of the free slots (after each change a
@@ -28,7 +29,7 @@ had not come scanned the whole of a wave's free slots on every change)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
 from fleet.node_status import NodeStatus
@@ -78,12 +79,18 @@ class _Line:
     found offline are in `absent`, asked again each time: a verdict's answers only turn to present), the others
     count as present until the turn reaches them. So a new verdict (every second) costs the nodes up to where the
     turn ends, not the pool. `owner`: the statuses it is kept for (a claim group's overlay, fleet/etcd_claims.py,
-    reads its base's and keeps a copy)."""
+    reads its base's and keeps a copy). `targets` and `scope`: what it was built for (the record's targets,
+    `PoolRecord.target_for`, and the nodes that may move): one is kept per pool and need, built again when they
+    change, so a machine document's edit is seen and a long-lived mirror keeps no line per past target. `cursor`:
+    where the last turn started (`_last_turn`)."""
 
-    __slots__ = ("names", "version", "owner", "line", "flags", "tree", "present", "checked", "absent")
+    __slots__ = ("names", "version", "owner", "targets", "scope", "line", "flags", "tree", "present", "checked",
+                 "absent", "cursor")
 
-    def __init__(self, names: list[str], owner: NodeStatuses, line: bytearray, present: Present) -> None:
+    def __init__(self, names: list[str], owner: NodeStatuses, line: bytearray, present: Present,
+                 targets: tuple[str | None, Mapping[str, str]], scope: frozenset[str] | None, cursor: int) -> None:
         self.names, self.version, self.owner, self.line = names, owner.version, owner, line
+        self.targets, self.scope, self.cursor = targets, scope, cursor
         self.flags = bytearray(line)
         tree = [0] * (len(line) + 1)
         for i, flag in enumerate(line, 1):  # built in O(n): each node adds its sum to its parent
@@ -97,6 +104,7 @@ class _Line:
     def copy(self, owner: NodeStatuses) -> _Line:
         found = _Line.__new__(_Line)
         found.names, found.version, found.owner, found.present = self.names, self.version, owner, self.present
+        found.targets, found.scope, found.cursor = self.targets, self.scope, self.cursor
         found.line, found.flags, found.tree = bytearray(self.line), bytearray(self.flags), list(self.tree)
         found.checked, found.absent = self.checked, set(self.absent)
         return found
@@ -172,11 +180,16 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
     def in_line(name: str) -> bool:
         return (scope is None or name in scope) and wants(statuses.get(name), record)
 
-    key = ("line", record.name, record.current, scope, need)
+    key = ("line", record.name, need, scope is None)
+    targets = (record.current, record.machine_targets)
     found: _Line | None = statuses.memo.get(key)
-    changed = statuses.changed_since(found.version) if found is not None and found.names is names else None
+    if found is not None and not (found.names is names and found.targets == targets and found.scope == scope):
+        found = None  # kept for another order, target (a machine document's included) or scope: built again
+    changed = None if found is None else statuses.changed_since(found.version)
     if found is None or changed is None:
-        found = statuses.memo[key] = _Line(names, statuses, bytearray(map(in_line, names)), present)
+        cursor = 0 if found is None else found.cursor  # (too many changes to follow: the same nodes' line)
+        found = statuses.memo[key] = _Line(names, statuses, bytearray(map(in_line, names)), present, targets, scope,
+                                           cursor)
     else:
         if found.owner is not statuses:
             found = statuses.memo[key] = found.copy(statuses)
@@ -185,18 +198,15 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
             if (where := place.get(name)) is not None:
                 found.changed(where, in_line(name), statuses)
         found.version = statuses.version
-    cursor_key = ("cursor", record.name, record.current, scope, need)
-    cursor = statuses.memo.get(cursor_key)
-    start = cursor[1] if cursor is not None and cursor[0] is names else 0
     # the cursor passes nodes that wait no more, or are offline (one coming back comes before it: its turn)
-    flags = found.flags
+    flags, start = found.flags, found.cursor
     while start < len(names):
         if flags[start] and start >= found.checked:
             found.check_to(start, statuses, start)
         if flags[start]:
             break
         start += 1
-    statuses.memo[cursor_key] = (names, start)
+    found.cursor = start
     while True:  # where the turn ends, once every place up to it was asked the verdict
         last = found.kth(found.before(start) + free)
         if last >= len(names) or last < found.checked:
@@ -208,7 +218,8 @@ def turn_places(record: PoolRecord, statuses: NodeStatuses, free: int, present: 
                 only: Collection[str] | None = None, need: Need | None = None) -> Callable[[str], bool]:
     """Which nodes (waiting, asking now) may take one of the `free` open slots: those no more than `free - 1` present
     waiting nodes come before (`only`: the nodes that may move at all now, the canaries during their wave; `need`:
-    what else than `waiting` a node needs to be in line, a module-level function: it keys the caches). The answer
+    what else than `waiting` a node needs to be in line, a module-level function reading the record only through
+    `target_for`: it keys the caches, kept for the record's targets). The answer
     keeps only what it read (an order's places are never modified), so it may be asked after `statuses` changed:
     held claims are woken by it (server/handout_follow.py)."""
     if free <= 0:

@@ -7,7 +7,10 @@ import random
 from collections.abc import Callable
 from dataclasses import replace
 
+import pytest
+
 from fleet.etcd_claims import Overlay
+from fleet.machine_entry import MachineEntry
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses, desired_for, order_key
@@ -111,3 +114,48 @@ def test_the_turn_follows_each_change_and_a_claim_groups_view_leaves_the_statuse
                 group.put(node(handed, OLD, NEW, "Working"))
                 assert [n for n in _NAMES if turn_comes(n, POOL, group, free, present)] == \
                     _in_turn(group, free, present)
+
+
+def _machine(node: str, rendered: str) -> MachineEntry:
+    return MachineEntry(f"m-{node}", {"hostname": node}, rendered, {}, "h")
+
+
+MACHINE = NEW + "-m1"  # n00's own config, from its machine document
+
+
+@pytest.mark.parametrize(("before", "after", "statuses", "expected"), [
+    # n00 is handed its machine's config; the document is edited back to the config n00 runs: it waits no more
+    ((_machine("n00", MACHINE),), (_machine("n00", OLD),), [_n(0)], ["n00", "n01"]),
+    # n00 runs its machine's config; the document is edited to another: n00 waits again, first in the order
+    ((_machine("n00", MACHINE),), (_machine("n00", MACHINE + "x"),), [_n(0, MACHINE, MACHINE)], ["n00"]),
+    # a machine document comes for n01 naming the config it runs: it waits no more
+    ((), (_machine("n01", OLD),), [_n(0, NEW, NEW)], ["n00", "n01", "n02"]),
+])
+def test_the_turn_follows_a_machine_documents_change_while_the_pools_target_stays(
+        before: tuple[MachineEntry, ...], after: tuple[MachineEntry, ...], statuses: list[NodeStatus],
+        expected: list[str]) -> None:
+    """Whether a node waits reads its own target (`PoolRecord.target_for`): a machine document edited while the
+    pool's target stays moves the turn as a fresh view of the same statuses has it."""
+    view = NodeStatuses(statuses + [_n(i) for i in range(len(statuses), 6)])
+    names = [f"n{i:02d}" for i in range(6)]
+    every = lambda s: True  # noqa: E731
+    for machines in (before, after):
+        record = PoolRecord(name="worker", current=NEW, max_unavailable=1, machines=machines)
+        turn = [n for n in names if turn_comes(n, record, view, 1, every)]
+    fresh = NodeStatuses(view.get(n) for n in names)  # type: ignore[misc]
+    assert turn == [n for n in names if turn_comes(n, record, fresh, 1, every)] == expected
+
+
+def test_the_caches_stay_bounded_as_the_target_and_the_canaries_move() -> None:
+    """One cache of the line per pool and need, whatever the target and the canaries: a long-lived mirror sees
+    a new target per rollout, and each cache holds arrays the size of the pool."""
+    view = NodeStatuses(_n(i) for i in range(20))
+    every = lambda s: True  # noqa: E731
+    sizes = []
+    for t in range(40):
+        record = PoolRecord(name="worker", current=f"rendered-worker-{t}", max_unavailable=2)
+        canaries = {f"n{i:02d}" for i in range(t % 7 + 1)}
+        assert turn_comes("n00", record, view, 2, every, only=canaries)
+        assert turn_comes("n00", record, view, 2, every)
+        sizes.append(len(view.memo))
+    assert sizes == [sizes[0]] * 40
