@@ -29,6 +29,7 @@ had not come scanned the whole of a wave's free slots on every change)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING
 
@@ -76,13 +77,14 @@ class _Line:
     with a Fenwick tree over them, so how many count before a place, and where the k-th one is, cost O(log n).
 
     Presence is asked lazily, of one verdict (`present`) at a time: the places before `checked` were asked (those
-    found offline are in `absent`, asked again each time: a verdict's answers only turn to present), the others
-    count as present until the turn reaches them. So a new verdict (every second) costs the nodes up to where the
-    turn ends, not the pool. `owner`: the statuses it is kept for (a claim group's overlay, fleet/etcd_claims.py,
-    reads its base's and keeps a copy). `targets` and `scope`: what it was built for (the record's targets,
-    `PoolRecord.target_for`, and the nodes that may move): one is kept per pool and need, built again when they
-    change, so a machine document's edit is seen and a long-lived mirror keeps no line per past target. `cursor`:
-    where the last turn started (`_last_turn`)."""
+    found offline from the cursor on are in `absent`, in order, asked again each time: a verdict's answers only
+    turn to present; those before the cursor count for nothing), the others count as present until the turn
+    reaches them. So a new verdict (every second) costs the nodes up to where the turn ends, not the pool.
+    `owner`: the statuses it is kept for (a claim group's overlay, fleet/etcd_claims.py, reads its base's and
+    keeps a copy). `targets` and `scope`: what it was built for (the record's targets, `PoolRecord.target_for`,
+    and the nodes that may move): one is kept per pool and need, built again when they change, so a machine
+    document's edit is seen and a long-lived mirror keeps no line per past target. `cursor`: where the last turn
+    started (`_last_turn`)."""
 
     __slots__ = ("names", "version", "owner", "targets", "scope", "line", "flags", "tree", "present", "checked",
                  "absent", "cursor")
@@ -99,14 +101,14 @@ class _Line:
             if parent < len(tree):
                 tree[parent] += tree[i]
         self.tree = tree
-        self.present, self.checked, self.absent = present, 0, set[int]()
+        self.present, self.checked, self.absent = present, 0, list[int]()
 
     def copy(self, owner: NodeStatuses) -> _Line:
         found = _Line.__new__(_Line)
         found.names, found.version, found.owner, found.present = self.names, self.version, owner, self.present
         found.targets, found.scope, found.cursor = self.targets, self.scope, self.cursor
         found.line, found.flags, found.tree = bytearray(self.line), bytearray(self.flags), list(self.tree)
-        found.checked, found.absent = self.checked, set(self.absent)
+        found.checked, found.absent = self.checked, list(self.absent)
         return found
 
     def set(self, place: int, flag: bool) -> None:
@@ -138,16 +140,23 @@ class _Line:
 
     def ask(self, present: Present, statuses: NodeStatuses) -> None:
         """Take `present` as the verdict (a new one: every place is asked again as the turn reaches it); ask the
-        places found offline again (they may have come back)."""
+        places found offline from the cursor on again (they may have come back). Those before it are dropped: the
+        cursor only moves on and `_last_turn` counts from it, so each decision costs the offline nodes inside the
+        turn, not every offline node of the pool."""
+        absent = self.absent
+        del absent[:bisect_left(absent, self.cursor)]
         if present is not self.present:
-            for place in self.absent:
+            for place in absent:
                 self.set(place, True)
-            self.present, self.checked, self.absent = present, 0, set()
+            self.present, self.checked, self.absent = present, 0, []
             return
-        back = [place for place in self.absent if present(statuses.get(self.names[place]))]  # type: ignore[arg-type]
-        for place in back:
-            self.absent.discard(place)
-            self.set(place, True)
+        names, still = self.names, []
+        for place in absent:
+            if present(statuses.get(names[place])):  # type: ignore[arg-type]
+                self.set(place, True)
+            else:
+                still.append(place)
+        self.absent = still
 
     def check_to(self, end: int, statuses: NodeStatuses, cursor: int) -> None:
         """Ask the verdict of the places in line from the cursor up to `end` (included) not asked yet (those
@@ -156,7 +165,7 @@ class _Line:
         for place in range(max(self.checked, cursor), end + 1):
             if line[place] and not present(statuses.get(names[place])):  # type: ignore[arg-type]
                 self.set(place, False)
-                self.absent.add(place)
+                self.absent.append(place)  # past every place asked before: `absent` stays in order
         self.checked = max(self.checked, end + 1)
 
     def changed(self, place: int, in_line: bool, statuses: NodeStatuses) -> None:
@@ -164,10 +173,13 @@ class _Line:
         self.line[place] = in_line
         here = in_line and (place >= self.checked or self.present(statuses.get(self.names[place])))  # type: ignore[arg-type]
         self.set(place, here)
-        if in_line and not here:
-            self.absent.add(place)
-        else:
-            self.absent.discard(place)
+        absent = self.absent
+        where = bisect_left(absent, place)
+        known, offline = where < len(absent) and absent[where] == place, in_line and not here
+        if offline and not known and place >= self.cursor:
+            absent.insert(where, place)
+        elif known and not offline:
+            del absent[where]
 
 
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,

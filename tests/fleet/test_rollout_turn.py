@@ -146,6 +146,33 @@ def test_the_turn_follows_a_machine_documents_change_while_the_pools_target_stay
     assert turn == [n for n in names if turn_comes(n, record, fresh, 1, every)] == expected
 
 
+@pytest.mark.parametrize(("offline", "asked_again"), [
+    (set(), []),
+    ({f"n{i:02d}" for i in range(30)}, []),  # offline before where the turn starts: never asked again
+    ({f"n{i:02d}" for i in range(30)} | {"n31"}, ["n31"]),  # offline inside the turn: asked again (may be back)
+])
+def test_a_decision_asks_again_only_offline_nodes_from_where_the_turn_starts(offline: set[str],
+                                                                            asked_again: list[str]) -> None:
+    """After a change, with the same presence verdict, a decision asks again only the offline nodes at or after
+    the first one in line: those before it cannot change whose turn it is, and asking them all made each claim's
+    decision cost in proportion to the nodes offline."""
+    names = _NAMES
+    view = NodeStatuses(_n(i) for i in range(len(names)))
+    asked: list[str] = []
+
+    def present(status: NodeStatus) -> bool:
+        asked.append(status.name)
+        return status.name not in offline
+
+    first = [n for n in names if turn_comes(n, POOL, view, 2, present)]
+    for step in range(3):  # changes the mirror applies, each followed by a claim's decision
+        asked.clear()
+        view.put(replace(_n(len(names) - 1), message=f"report {step}"))
+        assert [n for n in names if turn_comes(n, POOL, view, 2, present)] == first
+        assert sorted(set(asked)) == asked_again
+    assert first == _in_turn(view, 2, lambda s: s.name not in offline)
+
+
 def test_the_caches_stay_bounded_as_the_target_and_the_canaries_move() -> None:
     """One cache of the line per pool and need, whatever the target and the canaries: a long-lived mirror sees
     a new target per rollout, and each cache holds arrays the size of the pool."""
