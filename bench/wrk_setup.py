@@ -27,10 +27,11 @@ class WrkBench:
         self.tmp = tmp
         self._cleanup = cleanup
 
-    def serve(self, cluster: Path, *args: str, ca: Path | None = None, timeout: float = 90.0) -> Serve:
-        """`mco serve CLUSTER --store TMP/store ARGS`, its output in TMP/mco.log; stopped when the run ends."""
-        return self._cleanup.enter_context(mco_serve(str(cluster), "--store", str(self.tmp / "store"), *args,
-                                                     ca=ca, log=self.tmp / "mco.log", timeout=timeout))
+    def serve(self, cluster: Path, *args: str, ca: Path | None = None, timeout: float = 90.0, name: str = "") -> Serve:
+        """`mco serve CLUSTER --store TMP/storeNAME ARGS`, its output in TMP/mcoNAME.log; stopped when the run ends
+        (`name` tells apart two servers of one run)."""
+        return self._cleanup.enter_context(mco_serve(str(cluster), "--store", str(self.tmp / f"store{name}"), *args,
+                                                     ca=ca, log=self.tmp / f"mco{name}.log", timeout=timeout))
 
     def start(self, argv: list[str]) -> subprocess.Popen[bytes]:
         """Another server (nginx), its errors dropped; stopped when the run ends."""
