@@ -56,10 +56,10 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
     """The pool's nodes in rollout order (names) and each one's place: nodes going back from the config a revert
     left first, then `order_key` (fleet/rollout.py `rollout_rank`)."""
     base = statuses.in_order(record.name, newest_first=record.rollout.newest_first)
-    key = ("order", record.name, record.rollout.newest_first, record.reverted_from)
+    key = ("order", record.name, record.rollout.newest_first)  # one per pool: the config a revert left inside
     hit = statuses.memo.get(key)
-    if hit is not None and hit[0] is base:
-        return hit[1], hit[2]
+    if hit is not None and hit[0] is base and hit[1] == record.reverted_from:
+        return hit[2], hit[3]
     names = [s.name for s in base]
     if record.reverted_from:
         def back(name: str) -> bool:
@@ -67,7 +67,7 @@ def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dic
             return s is not None and record.reverted_from in (s.current_config, s.desired_config)
         names = [n for n in names if back(n)] + [n for n in names if not back(n)]
     place = {n: i for i, n in enumerate(names)}
-    statuses.memo[key] = (base, names, place)
+    statuses.memo[key] = (base, record.reverted_from, names, place)
     return names, place
 
 

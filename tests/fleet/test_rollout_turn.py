@@ -174,13 +174,15 @@ def test_a_decision_asks_again_only_offline_nodes_from_where_the_turn_starts(off
 
 
 def test_the_caches_stay_bounded_as_the_target_and_the_canaries_move() -> None:
-    """One cache of the line per pool and need, whatever the target and the canaries: a long-lived mirror sees
-    a new target per rollout, and each cache holds arrays the size of the pool."""
+    """One cache of the line per pool and need, and of the order per pool, whatever the target, the canaries and
+    the config a revert left: a long-lived mirror sees a new target per rollout, and each cache holds arrays the
+    size of the pool."""
     view = NodeStatuses(_n(i) for i in range(20))
     every = lambda s: True  # noqa: E731
     sizes = []
     for t in range(40):
-        record = PoolRecord(name="worker", current=f"rendered-worker-{t}", max_unavailable=2)
+        record = PoolRecord(name="worker", current=f"rendered-worker-{t}", max_unavailable=2,
+                            reverted_from=f"rendered-worker-{t + 1}" if t % 2 else "")
         canaries = {f"n{i:02d}" for i in range(t % 7 + 1)}
         assert turn_comes("n00", record, view, 2, every, only=canaries)
         assert turn_comes("n00", record, view, 2, every)
