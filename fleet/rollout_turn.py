@@ -17,7 +17,8 @@ it arrives, and wakes a held claim (server/handout_wait.py) only once this rule 
 - **Skipped** (`skipped`): waiting nodes that come before a node already handed the target, the canaries aside;
   `GET /pools` and `/metrics` count them.
 
-Cost: the order is sorted once per membership change (`NodeStatuses.in_order`). Which of its nodes are in line
+Cost: the order is sorted once per membership change (`NodeStatuses.in_order`) and, during a revert, split again
+when a changed node joins or leaves the nodes going back (`order_of`). Which of its nodes are in line
 is kept as a flag per place with a Fenwick tree over the flags, one per pool (and `need`), brought up to date from
 the nodes changed since (`NodeStatuses.changed_since`), built again, O(pool), only when the order, the nodes that
 may move or the pool's targets (`PoolRecord.target_for`: its target and its machine documents' configs) change; the
@@ -54,20 +55,30 @@ def waiting(status: NodeStatus | None, record: PoolRecord) -> bool:
 
 def order_of(record: PoolRecord, statuses: NodeStatuses) -> tuple[list[str], dict[str, int]]:
     """The pool's nodes in rollout order (names) and each one's place: nodes going back from the config a revert
-    left first, then `order_key` (fleet/rollout.py `rollout_rank`)."""
+    left first, then `order_key` (fleet/rollout.py `rollout_rank`). Kept while the sort order stands and, during a
+    revert, while no changed node joined or left the nodes going back (checked over the nodes changed since)."""
     base = statuses.in_order(record.name, newest_first=record.rollout.newest_first)
     key = ("order", record.name, record.rollout.newest_first)  # one per pool: the config a revert left inside
+    reverted = record.reverted_from
+
+    def back(name: str) -> bool:
+        s = statuses.get(name)
+        return s is not None and reverted in (s.current_config, s.desired_config)
+
     hit = statuses.memo.get(key)
-    if hit is not None and hit[0] is base and hit[1] == record.reverted_from:
-        return hit[2], hit[3]
+    if hit is not None and hit[0] is base and hit[1] == reverted:
+        if not reverted or hit[4] == statuses.version:
+            return hit[2], hit[3]
+        changed = statuses.changed_since(hit[4])
+        if changed is not None and all(back(n) == (n in hit[5]) for n in changed if n in hit[3]):
+            statuses.memo[key] = (*hit[:4], statuses.version, hit[5])
+            return hit[2], hit[3]
     names = [s.name for s in base]
-    if record.reverted_from:
-        def back(name: str) -> bool:
-            s = statuses.get(name)
-            return s is not None and record.reverted_from in (s.current_config, s.desired_config)
-        names = [n for n in names if back(n)] + [n for n in names if not back(n)]
+    going_back = frozenset(n for n in names if back(n)) if reverted else frozenset()
+    if going_back:
+        names = [n for n in names if n in going_back] + [n for n in names if n not in going_back]
     place = {n: i for i, n in enumerate(names)}
-    statuses.memo[key] = (base, record.reverted_from, names, place)
+    statuses.memo[key] = (base, reverted, names, place, statuses.version, going_back)
     return names, place
 
 
@@ -77,9 +88,10 @@ class _Line:
     with a Fenwick tree over them, so how many count before a place, and where the k-th one is, cost O(log n).
 
     Presence is asked lazily, of one verdict (`present`) at a time: the places before `checked` were asked (those
-    found offline from the cursor on are in `absent`, in order, asked again each time: a verdict's answers only
-    turn to present; those before the cursor count for nothing), the others count as present until the turn
-    reaches them. So a new verdict (every second) costs the nodes up to where the turn ends, not the pool.
+    found offline are in `absent`, in order: those from the cursor on are asked again each time, a verdict's
+    answers only turning to present, those before it at the next verdict), the others count as present until the
+    turn reaches them. So a new verdict (every second) costs the offline nodes and the nodes up to where the turn
+    ends, not the pool.
     `owner`: the statuses it is kept for (a claim group's overlay, fleet/etcd_claims.py, reads its base's and
     keeps a copy). `targets` and `scope`: what it was built for (the record's targets, `PoolRecord.target_for`,
     and the nodes that may move): one is kept per pool and need, built again when they change, so a machine
@@ -90,9 +102,9 @@ class _Line:
                  "absent", "cursor")
 
     def __init__(self, names: list[str], owner: NodeStatuses, line: bytearray, present: Present,
-                 targets: tuple[str | None, Mapping[str, str]], scope: frozenset[str] | None, cursor: int) -> None:
+                 targets: tuple[str | None, Mapping[str, str]], scope: frozenset[str] | None) -> None:
         self.names, self.version, self.owner, self.line = names, owner.version, owner, line
-        self.targets, self.scope, self.cursor = targets, scope, cursor
+        self.targets, self.scope, self.cursor = targets, scope, 0
         self.flags = bytearray(line)
         tree = [0] * (len(line) + 1)
         for i, flag in enumerate(line, 1):  # built in O(n): each node adds its sum to its parent
@@ -140,18 +152,20 @@ class _Line:
 
     def ask(self, present: Present, statuses: NodeStatuses) -> None:
         """Take `present` as the verdict (a new one: every place is asked again as the turn reaches it); ask the
-        places found offline from the cursor on again (they may have come back). Those before it are dropped: the
-        cursor only moves on and `_last_turn` counts from it, so each decision costs the offline nodes inside the
-        turn, not every offline node of the pool."""
+        places found offline from the cursor on again (they may have come back). Those before it are asked again
+        only at a new verdict (the cursor goes back to the first of them): each decision costs the offline nodes
+        inside the turn, not every offline node of the pool."""
         absent = self.absent
-        del absent[:bisect_left(absent, self.cursor)]
         if present is not self.present:
             for place in absent:
                 self.set(place, True)
+            if absent:  # those the cursor passed count again: the turn may start before it
+                self.cursor = min(self.cursor, absent[0])
             self.present, self.checked, self.absent = present, 0, []
             return
-        names, still = self.names, []
-        for place in absent:
+        names, first = self.names, bisect_left(absent, self.cursor)
+        still = absent[:first]
+        for place in absent[first:]:
             if present(statuses.get(names[place])):  # type: ignore[arg-type]
                 self.set(place, True)
             else:
@@ -160,7 +174,7 @@ class _Line:
 
     def check_to(self, end: int, statuses: NodeStatuses, cursor: int) -> None:
         """Ask the verdict of the places in line from the cursor up to `end` (included) not asked yet (those
-        before the cursor count for nothing: `_last_turn` counts from it)."""
+        before the cursor count for nothing: none of them counts, `_last_turn` keeps it so)."""
         line, names, present = self.line, self.names, self.present
         for place in range(max(self.checked, cursor), end + 1):
             if line[place] and not present(statuses.get(names[place])):  # type: ignore[arg-type]
@@ -176,10 +190,12 @@ class _Line:
         absent = self.absent
         where = bisect_left(absent, place)
         known, offline = where < len(absent) and absent[where] == place, in_line and not here
-        if offline and not known and place >= self.cursor:
+        if offline and not known:
             absent.insert(where, place)
         elif known and not offline:
             del absent[where]
+        if here and place < self.cursor:  # waits again before where the turn started: it starts there now
+            self.cursor = place
 
 
 def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: Present, only: Collection[str] | None,
@@ -199,9 +215,7 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
         found = None  # kept for another order, target (a machine document's included) or scope: built again
     changed = None if found is None else statuses.changed_since(found.version)
     if found is None or changed is None:
-        cursor = 0 if found is None else found.cursor  # (too many changes to follow: the same nodes' line)
-        found = statuses.memo[key] = _Line(names, statuses, bytearray(map(in_line, names)), present, targets, scope,
-                                           cursor)
+        found = statuses.memo[key] = _Line(names, statuses, bytearray(map(in_line, names)), present, targets, scope)
     else:
         if found.owner is not statuses:
             found = statuses.memo[key] = found.copy(statuses)
@@ -210,14 +224,16 @@ def _last_turn(record: PoolRecord, statuses: NodeStatuses, free: int, present: P
             if (where := place.get(name)) is not None:
                 found.changed(where, in_line(name), statuses)
         found.version = statuses.version
-    # the cursor passes nodes that wait no more, or are offline (one coming back comes before it: its turn)
-    flags, start = found.flags, found.cursor
-    while start < len(names):
-        if flags[start] and start >= found.checked:
-            found.check_to(start, statuses, start)
-        if flags[start]:
+    # the cursor passes nodes that wait no more, or are offline; no place before it counts (one that comes back, or
+    # waits again, takes the cursor back to it: `ask`, `changed`), so counting from it is counting from the start
+    start = found.cursor
+    while True:  # the first place that counts from the cursor on (O(log n) each), asked the verdict
+        start = found.kth(found.before(start) + 1)
+        if start >= len(names) or start < found.checked:
             break
-        start += 1
+        found.check_to(start, statuses, start)
+        if found.flags[start]:
+            break
     found.cursor = start
     while True:  # where the turn ends, once every place up to it was asked the verdict
         last = found.kth(found.before(start) + free)

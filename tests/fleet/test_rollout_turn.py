@@ -188,3 +188,75 @@ def test_the_caches_stay_bounded_as_the_target_and_the_canaries_move() -> None:
         assert turn_comes("n00", record, view, 2, every)
         sizes.append(len(view.memo))
     assert sizes == [sizes[0]] * 40
+
+
+OLDER = "rendered-worker-older"
+
+
+def _turn_on(record: PoolRecord, view: NodeStatuses, free: int, present: Callable[[NodeStatus], bool]) -> list[str]:
+    """The nodes `turn_comes` lets through on `view`, and the same on a fresh view of the same statuses (the
+    rule as documented: no cache carried over from earlier changes)."""
+    names = sorted(s.name for s in view)
+    fresh = NodeStatuses(view.get(n) for n in names)  # type: ignore[misc]
+    cached = [n for n in names if turn_comes(n, record, view, free, present)]
+    assert cached == [n for n in names if turn_comes(n, record, fresh, free, present)]
+    return cached
+
+
+def test_a_node_before_where_the_turn_starts_that_waits_again_pulls_the_turn_back() -> None:
+    """A node the turn had passed (handed the target) that waits again (its desired config set back) is first in
+    the order again: with one slot free, the turn ends at it, as a fresh view has it."""
+    view = NodeStatuses([_n(0, OLD, NEW, "Working")] + [_n(i) for i in range(1, 6)])
+    every = lambda s: True  # noqa: E731
+    assert _turn_on(POOL, view, 1, every) == ["n00", "n01"]
+    view.put(_n(0))
+    assert _turn_on(POOL, view, 1, every) == ["n00"]
+
+
+def test_a_node_passed_over_offline_that_is_back_at_the_next_verdict_pulls_the_turn_back() -> None:
+    """A node passed over while offline, present at the next verdict (the server's changes every second), takes
+    its place back: the turn ends at it, not one node further."""
+    view = NodeStatuses(_n(i) for i in range(6))
+    assert _turn_on(POOL, view, 1, lambda s: s.name != "n00") == ["n00", "n01"]
+    assert _turn_on(POOL, view, 1, lambda s: True) == ["n00"]
+    view.put(replace(_n(5), message="a report"))  # and after a change of another node
+    assert _turn_on(POOL, view, 1, lambda s: s.name != "n01") == ["n00"]
+
+
+def test_a_node_that_starts_going_back_moves_to_the_front_of_a_reverts_order() -> None:
+    """During a revert the nodes going back come first: a waiting node whose desired config becomes the one the
+    revert left joins them, though the sort order of the pool did not change."""
+    record = PoolRecord(name="worker", current=OLD, max_unavailable=1, reverted_from=NEW)
+    view = NodeStatuses([_n(i, OLDER, OLDER) for i in range(4)] + [_n(4, NEW, NEW), _n(5, NEW, NEW)])
+    every = lambda s: True  # noqa: E731
+    assert _turn_on(record, view, 1, every) == ["n04"]
+    view.put(_n(2, OLDER, NEW, "Working"))
+    assert _turn_on(record, view, 1, every) == ["n02"]
+    view.put(_n(2, OLDER, OLDER))  # and back out of the front
+    assert _turn_on(record, view, 1, every) == ["n04"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_cached_turn_answers_as_a_fresh_view_over_random_changes(seed: int) -> None:
+    """Random changes of configs, states and presence (a new verdict now and then), during a rollout or a revert,
+    with or without canaries: the long-lived view's answer is the fresh view's after every change."""
+    rng = random.Random(seed)
+    records = [POOL, PoolRecord(name="worker", current=OLD, max_unavailable=2, reverted_from=NEW),
+               PoolRecord(name="worker", current=NEW, max_unavailable=2, rollout=RolloutSettings(canaries="2"))]
+    names = [f"n{i:02d}" for i in range(12)]
+    configs = [OLDER, OLD, NEW]
+    view = NodeStatuses(_n(i, rng.choice(configs), rng.choice(configs)) for i in range(12))
+    offline: frozenset[str] = frozenset()
+    for step in range(150):
+        i = rng.randrange(12)
+        view.put(replace(_n(i, rng.choice(configs), rng.choice(configs), rng.choice(["Done", "Working"])),
+                         message=f"step {step}"))
+        if rng.random() < 0.3:
+            offline = frozenset(rng.sample(names, rng.randrange(4)))
+        record = records[seed % 3]
+        only = set(names[:4]) if rng.random() < 0.3 else None
+        for free in range(4):
+            present = lambda s, gone=offline: s.name not in gone  # noqa: E731
+            fresh = NodeStatuses(view.get(n) for n in names)  # type: ignore[misc]
+            assert [n for n in names if turn_comes(n, record, view, free, present, only=only)] == \
+                [n for n in names if turn_comes(n, record, fresh, free, present, only=only)], (step, free)
