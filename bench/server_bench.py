@@ -8,7 +8,10 @@ each server gets a 2 s unmeasured warm-up and a measured wrk run (`-t2 -c64 --la
 Accept header), interleaved over `--rounds` rounds. With `--tls` both serve HTTPS with the same
 certificate (`mco certs init`, ECDHE ciphers, TLS 1.2-1.3) and every request comes on a new connection
 (`Connection: close`); wrk does not resume sessions, so every request is a full handshake whether the
-servers issue session tickets or not (both do: OpenSSL's default). Prints requests/s (best and median),
+servers issue session tickets or not (both do: OpenSSL's default). A third server, the aiohttp floor
+(bench/aiohttp_floor.py: aiohttp's low-level `web.Server` returning the same bytes, nothing of mco's, the
+same number of processes and mco's TLS context), is loaded the same way: what aiohttp's public API reaches
+on this machine in this run. Prints requests/s (best and median),
 p99 latency, requests per server CPU-second (independent of how much CPU wrk or other load took), and
 mco/nginx ratios of the best runs against the goals: one worker >= 0.6x (large) and >= 0.35x (small);
 two workers >= 0.75x; TLS with a new connection per request >= 0.6x.
@@ -207,12 +210,18 @@ def measure(bench: WrkBench, args: argparse.Namespace) -> int:
         workers=args.workers, tmp=tmp, port=nginx_port, root=root, tls=" ssl" if args.tls else "",
         cert=certs / "tls.crt", key=certs / "tls.key"))
     nginx = bench.start(["nginx", "-c", str(tmp / "nginx.conf")])
-    bases = {"nginx": f"{scheme}://127.0.0.1:{nginx_port}", "mco": served.urls[scheme]}
-    wait_healthy(f"{bases['nginx']}/config/master")
+    floor_port = free_port()
+    floor = bench.start([sys.executable, str(ROOT / "bench" / "aiohttp_floor.py"), str(floor_port), str(root),
+                         str(args.workers), *([str(certs / "tls.crt"), str(certs / "tls.key")] if args.tls else [])])
+    bases = {"nginx": f"{scheme}://127.0.0.1:{nginx_port}", "mco": served.urls[scheme],
+             "aiohttp": f"{scheme}://127.0.0.1:{floor_port}"}
+    for server in ("nginx", "aiohttp"):
+        wait_healthy(f"{bases[server]}/config/master")
     for pool in ("worker", "master"):
-        if fetch(f"{bases['nginx']}/config/{pool}") != fetch(f"{bases['mco']}/config/{pool}"):
-            raise RuntimeError(f"nginx and mco serve different bytes for {pool}")
-    pids = {"nginx": nginx.pid, "mco": served.proc.pid}
+        if not fetch(f"{bases['nginx']}/config/{pool}") == fetch(f"{bases['mco']}/config/{pool}") \
+                == fetch(f"{bases['aiohttp']}/config/{pool}"):
+            raise RuntimeError(f"nginx, mco and the aiohttp floor serve different bytes for {pool}")
+    pids = {"nginx": nginx.pid, "mco": served.proc.pid, "aiohttp": floor.pid}
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     for _round in range(args.rounds):  # interleaved, so foreign load hits both servers alike
         for name, pool in (("large", "worker"), ("small", "master")):
@@ -245,7 +254,7 @@ def measure(bench: WrkBench, args: argparse.Namespace) -> int:
         verdict = ratio >= goal[name]
         ok &= verdict
         print(f"ratio {name}: req/s {ratio:.2f}x (goal >= {goal[name]}x) -> {'met' if verdict else 'NOT met'}; "
-              f"p99 {p99_ratio:.2f}x")
+              f"p99 {p99_ratio:.2f}x; the aiohttp floor {best[(name, 'aiohttp')]['rps'] / ngx['rps']:.2f}x")
     return 0 if ok else 1
 
 
