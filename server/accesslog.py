@@ -49,26 +49,6 @@ class _Stamp:
         return cls.text
 
 
-def entry_line(*, remote: str | None, method: str, path: str, status: int, nbytes: int, seconds: float,
-               ua: str | None, accept: str | None, noted: dict[str, Any] | None) -> bytes:
-    """One access-log line (the fields of the module docstring, then the handler's note) as JSON."""
-    entry: dict[str, Any] = {
-        "time": _Stamp.now(),
-        "worker": _PID.pid,
-        "remote": remote,
-        "method": method,
-        "path": path[:_LIMIT],
-        "status": status,
-        "bytes": nbytes,
-        "ms": round(seconds * 1000, 3),
-        "ua": ua[:_LIMIT] if ua else "",
-        "accept": accept[:_LIMIT] if accept else "",
-    }
-    if noted:
-        entry.update(noted)
-    return orjson.dumps(entry)
-
-
 class _PID:
     """This process's id (read again in a forked child, whose first line finds it changed)."""
 
@@ -82,11 +62,26 @@ class JsonAccessLogger(AbstractAccessLogger):
     """aiohttp access logger: one JSON line per request to its logger (an `AccessLog` when serving)."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time_taken: float) -> None:
+        """One line: the fields of the module docstring, then the handler's note, as JSON (built here, in one
+        call: a helper taking them as keywords cost 7% of the line)."""
         headers = request.headers
-        self.logger.info(entry_line(
-            remote=request.remote, method=request.method, path=request.path, status=response.status,
-            nbytes=response.body_length, seconds=time_taken, ua=headers.get("User-Agent"),
-            accept=headers.get("Accept"), noted=request.get(LOG_NOTE)))
+        ua, accept = headers.get("User-Agent"), headers.get("Accept")
+        entry: dict[str, Any] = {
+            "time": _Stamp.now(),
+            "worker": _PID.pid,
+            "remote": request.remote,
+            "method": request.method,
+            "path": request.path[:_LIMIT],
+            "status": response.status,
+            "bytes": response.body_length,
+            "ms": round(time_taken * 1000, 3),
+            "ua": ua[:_LIMIT] if ua else "",
+            "accept": accept[:_LIMIT] if accept else "",
+        }
+        noted = request.get(LOG_NOTE)
+        if noted:
+            entry.update(noted)
+        self.logger.info(orjson.dumps(entry))
 
     @property
     def enabled(self) -> bool:
