@@ -107,15 +107,17 @@ class ServerClient:
         self.node_headers = {"Authorization": f"Bearer {node_token}"} if node_token else {}
         self.timeout = timeout
 
-    def request(self, method: str, path: str, *, held: float = 0.0, **kwargs: Any) -> requests.Response:
-        """One request (the server may hold it `held` seconds before answering); maps failures to TemporaryError /
-        PermanentError naming the URL."""
+    def request(self, method: str, path: str, *, held: float = 0.0, timeout: float | None = None,
+                **kwargs: Any) -> requests.Response:
+        """One request (the server may hold it `held` seconds before answering; `timeout`: this request's, not the
+        client's); maps failures to TemporaryError / PermanentError naming the URL."""
         url = f"{self.url}{path}"
-        timeout = (self.timeout, self.timeout + held) if held else self.timeout
+        limit = self.timeout if timeout is None else timeout
+        timeouts = (limit, limit + held) if held else limit
         if self.node_headers and (path.startswith("/nodes/") or path.startswith("/rendered/")):
             kwargs["headers"] = {**kwargs.get("headers", {}), **self.node_headers}
         try:
-            response = self.session.request(method, url, timeout=timeout, verify=self.verify, **kwargs)
+            response = self.session.request(method, url, timeout=timeouts, verify=self.verify, **kwargs)
         except requests.exceptions.SSLError as exc:
             raise PermanentError(url, f"TLS error: {exc}") from exc
         except requests.RequestException as exc:

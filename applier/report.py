@@ -19,6 +19,7 @@ from applier.retry import retrying
 from fleet.drift_events import REPORT_LIMIT, DriftEvent
 
 MAX_MESSAGE = 2000  # the MCD truncates its reason annotation to 2000 characters
+PROMPT_TIMEOUT = 1.0  # seconds a report sent while the node is drained waits for the server (`Reporter.send`)
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,9 @@ class NodeReport:
 class Reporter(Protocol):
     """Delivers reports; returns True when the receiver has it."""
 
-    def send(self, report: NodeReport) -> bool:
-        """Deliver one report."""
+    def send(self, report: NodeReport, *, prompt: bool = False) -> bool:
+        """Deliver one report; `prompt`: sent while the node is drained, so it may not wait on the receiver (one
+        attempt, answered within PROMPT_TIMEOUT or left undelivered: the next report carries the node's state)."""
         ...
 
 
@@ -65,7 +67,7 @@ class StreamReporter:
 
     stream: TextIO = field(default_factory=lambda: sys.stderr)
 
-    def send(self, report: NodeReport) -> bool:
+    def send(self, report: NodeReport, *, prompt: bool = False) -> bool:
         """Print the report."""
         print(json.dumps({"node": report.node, **report.body()}, sort_keys=True), file=self.stream, flush=True)
         return True
@@ -76,10 +78,12 @@ class MemoryReporter:
     """Keeps reports in a list (tests, and the in-process multi-node harness)."""
 
     reports: list[NodeReport] = field(default_factory=list)
+    prompt: list[bool] = field(default_factory=list)  # whether each report was sent not to wait (`Reporter.send`)
 
-    def send(self, report: NodeReport) -> bool:
+    def send(self, report: NodeReport, *, prompt: bool = False) -> bool:
         """Remember the report."""
         self.reports.append(report)
+        self.prompt.append(prompt)
         return True
 
 
@@ -94,15 +98,19 @@ class HttpReporter:
     errors: list[str] = field(default_factory=list)
     labels: Mapping[str, str] = field(default_factory=dict)  # `--node-labels`: the server keeps them only at registration
 
-    def send(self, report: NodeReport) -> bool:
-        """POST; False (and the error remembered) when the server stayed away."""
+    def send(self, report: NodeReport, *, prompt: bool = False) -> bool:
+        """POST; False (and the error remembered) when the server stayed away. A `prompt` report is one attempt
+        that waits PROMPT_TIMEOUT at most: the node is drained, and a slow or absent server must not keep its
+        workloads off it."""
         body: dict[str, Any] = {**report.body(), "labels": dict(self.labels)} if self.labels else report.body()
 
         def post() -> Any:
-            return self.client.request("POST", f"/nodes/{report.node}/status", json=body)
+            return self.client.request("POST", f"/nodes/{report.node}/status", json=body,
+                                       timeout=PROMPT_TIMEOUT if prompt else None)
 
         try:
-            retrying(post, attempts=self.attempts, base_delay=self.base_delay, max_delay=self.max_delay)
+            retrying(post, attempts=1 if prompt else self.attempts, base_delay=self.base_delay,
+                     max_delay=self.max_delay)
         except TemporaryError as exc:
             self.errors.append(str(exc))
             return False

@@ -4,7 +4,9 @@ is in (fleet/phases.py), as the MCO's MachineConfigNode shows it.
 It remembers, within one process, the phase last entered, the phase the current step is to reach (what a failure
 names) and the update's Working message (repeated by each phase report). A report the server did not take stays
 in the state directory and goes out again; the same acknowledged report is not sent twice, except one carrying
-drift events (the same path drifting again is news).
+drift events (the same path drifting again is news). While the node is drained (`drained`), its Working reports
+(the phases drained, written, image-staged, the reboot request) wait for no server: the drained window holds the
+writes and the reboot, not a slow server's answers; Done and Degraded still wait and retry.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Reporting:
     phase: str = ""  # the update phase last entered in this process ("" outside an update)
     aim: str = ""  # the phase the update's current step is to reach: what a failure names
     doing: str = ""  # the message of the update's Working report, repeated by each phase report
+    drained: bool = False  # the node is drained: its Working reports wait for no server (`Reporter.send` prompt)
 
     def pool(self, current: RenderedConfig | None, desired: RenderedConfig | None = None) -> str:
         """The node's pool: configured, else the configs', else the one the server annotated."""
@@ -103,5 +106,5 @@ class Reporting:
         body = {"node": report.node, **report.body()}
         if last and last.get("report") == body and last.get("acked") and not report.drift:
             return  # a report with drift events goes out every time: the same path drifting again is news
-        acked = self.reporter.send(report)
+        acked = self.reporter.send(report, prompt=self.drained and report.state == "Working")
         self.state.set_last_report({"report": body, "acked": bool(acked)})

@@ -75,7 +75,7 @@ class Updater:
                 (self.writer.root / IGNITION_PRESET.lstrip("/")).unlink(missing_ok=True)
             if plan.disruption.drain:
                 report.aim = "drained"
-                drained = hooks.run_drain(node)
+                drained = report.drained = hooks.run_drain(node)
                 if drained:
                     report.enter("drained", current, desired)
             report.aim = "written"
@@ -88,6 +88,7 @@ class Updater:
         except ApplyError as exc:
             self.writer.undo(plan)
             self.state.clear_pending()
+            report.drained = False  # (the node stays cordoned; its Degraded report waits and retries as any)
             return report.result("Degraded", f"failed to apply {desired.name}: {exc}", current, desired.name)
         self.writer.files.flush()
         if plan.disruption.reboot:
@@ -102,6 +103,7 @@ class Updater:
         report.aim = "uncordoned"
         try:
             if drained and hooks.run_uncordon(node):
+                report.drained = False
                 report.enter("uncordoned", desired, desired)
         except ApplyError as exc:
             return report.result("Degraded", str(exc), desired, desired.name)

@@ -90,6 +90,7 @@ class AfterReboot:
         report.aim = "uncordoned"
         try:
             if self.settings.hooks.run_uncordon(self.settings.node):
+                report.drained = False
                 report.enter("uncordoned", target, target)
         except ApplyError as exc:
             return report.result("Degraded", str(exc), target, target.name)

@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server_bench import cpu_seconds  # noqa: E402
 
+from applier.report import PROMPT_TIMEOUT  # noqa: E402
 from fleet.etcd_client import Connection  # noqa: E402
 from fleet.etcd_url import parse_url  # noqa: E402
 from fleet.rendered import PoolRecord  # noqa: E402
@@ -96,6 +97,8 @@ class Counts:
         self.drained: list[float] = []  # each node's drained window (seconds)
         self.staged_before = 0          # nodes that staged the OS image before their slot
         self.pulled_in_slot = 0         # nodes handed the target before staging it: pulled in their slot
+        self.undelivered = 0            # Working reports sent while drained that no replica took within the deadline
+        self.late: list[float] = []     # how much longer than --update each update's sleep took: this loop's own lag
 
 
 async def call(session: aiohttp.ClientSession, replicas: list[str], method: str, path: str,
@@ -111,6 +114,21 @@ async def call(session: aiohttp.ClientSession, replicas: list[str], method: str,
         except (TimeoutError, aiohttp.ClientError):
             pass
         await asyncio.sleep(0.2)
+
+
+async def prompt(session: aiohttp.ClientSession, replicas: list[str], path: str, body: dict[str, Any],
+                 counts: Counts) -> None:
+    """A report sent while the node is drained, as the agent sends it (applier/report.py PROMPT_TIMEOUT): one attempt
+    that waits PROMPT_TIMEOUT at most; one not taken in time is counted, and the next report carries the state."""
+    try:
+        async with session.post(random.choice(replicas) + path, json=body,
+                                timeout=aiohttp.ClientTimeout(total=PROMPT_TIMEOUT)) as response:
+            await response.read()
+            if response.status == 200:
+                return
+    except (TimeoutError, aiohttp.ClientError):
+        pass
+    counts.undelivered += 1
 
 
 async def node(session: aiohttp.ClientSession, replicas: list[str], args: argparse.Namespace, name: str,
@@ -142,10 +160,13 @@ async def node(session: aiohttp.ClientSession, replicas: list[str], args: argpar
             counts.pulled_in_slot += 1
             await asyncio.sleep(args.pull)
         drained = time.monotonic()
-        await call(session, replicas, "POST", f"/nodes/{name}/status",
-                   {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"})
+        await prompt(session, replicas, f"/nodes/{name}/status",
+                     {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": "Working"}, counts)
+        slept = time.monotonic()
         await asyncio.sleep(args.update)
-        counts.drained.append(time.monotonic() - drained)
+        done = time.monotonic()
+        counts.drained.append(done - drained)
+        counts.late.append(done - slept - args.update)
         await asyncio.sleep((answer.get("rollout") or {}).get("soakSeconds", 0))  # the health gate's soak
         current = desired
         await call(session, replicas, "POST", f"/nodes/{name}/status",
@@ -220,6 +241,11 @@ async def run(args: argparse.Namespace, etcd: EtcdCluster, fleet: Fleet, cluster
     drained = sorted(counts.drained)
     print(f"| drained window (Working report sent -> update done), p50 / max | "
           f"{drained[len(drained) // 2]:.2f} s / {drained[-1]:.2f} s |")
+    print(f"| Working reports sent while drained that no replica took within {PROMPT_TIMEOUT:g} s | "
+          f"{counts.undelivered} |")
+    late = sorted(counts.late)
+    print(f"| the simulator's own lag inside that window (an update's sleep overrun), p50 / max | "
+          f"{late[len(late) // 2]:.2f} s / {late[-1]:.2f} s |")
     if args.soak or args.canaries:
         bound = 1.5 * WAVES * args.update
         print(f"| beyond the bound ({bound:g} s), against the soak time ({args.soak:g} s) | {wall - bound:.1f} s |")

@@ -47,6 +47,19 @@ def test_a_rebooting_update_goes_through_every_phase_in_order(tmp_path: Path) ->
     assert requested and rebooted and requested != rebooted  # the boot that asked, and the new one
 
 
+def test_reports_sent_while_drained_wait_for_no_server(tmp_path: Path) -> None:
+    """From the drain to the reboot, Working reports are sent not to wait (one attempt, a short deadline: the
+    drained window holds the writes and the reboot, not a slow server); the others wait and retry as always."""
+    agent, source, reporter = _agent(tmp_path)
+    source.config = rendered_config("v1", [file_entry("/etc/a.conf", "a\n")])
+    assert agent.sync().rebooting
+    assert [(r.phase, p) for r, p in zip(reporter.reports, reporter.prompt, strict=True)] == [
+        ("prepared", False), ("drained", True), ("written", True), ("reboot-requested", True)]
+    assert agent.sync().state == "Done"
+    sent = list(zip(reporter.reports, reporter.prompt, strict=True))
+    assert [(r.phase, p) for r, p in sent[-2:]] == [("uncordoned", False), ("done", False)]
+
+
 def test_a_rebootless_update(tmp_path: Path) -> None:
     agent, source, reporter = _agent(tmp_path)
     source.config = rendered_config("v1", [file_entry("/etc/app.conf", "a\n")], annotations=ANN)

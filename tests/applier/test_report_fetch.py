@@ -4,6 +4,7 @@ until the server has it. Against a small real HTTP server (stdlib) that can be t
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -237,3 +238,40 @@ def test_the_claim_asks_to_be_held_up_to_the_interval(server: tuple[str, Fake], 
     got = ServerSource(ServerClient(url), attempts=1, wait=wait).desired("n1", "worker", None)
     assert got is not None and got.name == V1.name
     assert ("POST", query) in [(m, p) for m, p, _ in fake.requests]
+
+
+class Silent:
+    """A server that takes connections and never answers (one whose loop is stuck), counting them."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize(("prompt", "tries"), [(True, 1), (False, 3)], ids=["drained", "not-drained"])
+def test_a_report_sent_while_drained_is_one_attempt(prompt: bool, tries: int) -> None:
+    """Sent while the node is drained, a report tries once and gives up at its deadline (PROMPT_TIMEOUT) on a server
+    that does not answer, left for the next report; any other report retries."""
+    silent = Silent()
+    try:
+        reporter = HttpReporter(ServerClient(silent.url, timeout=0.5), attempts=3, base_delay=0.01, max_delay=0.01)
+        assert not reporter.send(NodeReport("n1", "worker", V1.name, V1.name, "Working", "drained"), prompt=prompt)
+        assert len(silent.held) == tries
+        assert "server unreachable" in reporter.errors[-1]
+    finally:
+        silent.close()
