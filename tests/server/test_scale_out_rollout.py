@@ -76,7 +76,9 @@ def _most_unavailable(url: str, start: int) -> tuple[int, int]:
 
     async def replay() -> tuple[int, int]:
         client = conn.client
-        end = (await client.get_prefix(conn.key("state", ""), keys_only=True)).header.revision
+        # the last node write: etcd's own revision may be past it, moved by keys no node watch sees (the replicas'
+        # presence digests), and waiting for an event at that revision would wait for ever
+        end = max(kv.mod_revision for kv in await client.get_prefix(nodes_at, keys_only=True))
         statuses: dict[bytes, NodeStatus] = {}
         worst, revision = 0, start
         watch = await client.watch(nodes_at, range_end=prefix_end(nodes_at), start_revision=start + 1)
