@@ -16,6 +16,8 @@ import json
 import logging
 from collections.abc import Collection, Iterable
 
+from fleet.store import StoreError, stored_object
+
 log = logging.getLogger("mco.fleet")
 
 
@@ -27,12 +29,11 @@ def encode(nodes: Collection[str], ttl: float) -> bytes:
 def decode(blob: bytes) -> tuple[float, frozenset[str]] | None:
     """(time to live, names) of a digest; None for what is not one (logged, then ignored by the readers)."""
     try:
-        data = json.loads(blob)
-    except ValueError:  # json.JSONDecodeError and bad UTF-8 alike
-        log.warning("presence digest: not JSON, ignored")
+        data = stored_object(blob, "presence")  # the one reader of stored bytes: corrupt JSON of any kind refused
+    except StoreError as exc:
+        log.warning("presence digest ignored: %s", exc.message)
         return None
-    ttl = data.get("ttl") if isinstance(data, dict) else None
-    nodes = data.get("nodes") if isinstance(data, dict) else None
+    ttl, nodes = data.get("ttl"), data.get("nodes")
     if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not isinstance(nodes, list):
         log.warning("presence digest: no ttl or nodes, ignored")
         return None

@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from fleet import presence_digest
 from fleet.errors import PathError
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_status import NodeStatus
@@ -265,5 +264,5 @@ class MemoryStore:
 
     def read_presence(self) -> frozenset[str]:
         with self._lock:
-            return presence_digest.union(self._presence.values())
+            return frozenset().union(*self._presence.values())
 
