@@ -87,7 +87,7 @@ def test_a_more_specific_match_breaks_a_lower_tie() -> None:
 
 BAD_FACTS = [
     ("mac", "52:54:00:89:d8"), ("mac", "52:54:00:89:d8:1g"), ("mac", "52:54-00:89:d8:10"), ("mac", "5254.0089.d8100"),
-    ("mac", "52:54:00:89:d8:10:aa:bb"), ("mac", ""), ("mac", "+2:54:00:89:d8:10"), ("uuid", "not-a-uuid"),
+    ("mac", ""), ("mac", "+2:54:00:89:d8:10"), ("uuid", "not-a-uuid"),
     ("uuid", "x" * 4000), ("hostname", "Bad_Host"), ("hostname", "a" * 300), ("serial", ""), ("serial", "a\nb"),
     ("rack", "r1"),
 ]
@@ -98,6 +98,54 @@ def test_unreadable_values_name_their_key(key: str, value: str) -> None:
     with pytest.raises(FactError) as caught:
         normalise(key, value)
     assert caught.value.key == key
+
+
+# Go's net.ParseMAC, which matchbox normalises `mac` with (matchbox/storage/storagepb/group.go Normalize,
+# matchbox/http/parse.go labelsFromRequest): EUI-48, EUI-64 and 20-octet IP-over-InfiniBand addresses, in the
+# colon, hyphen or dotted form, printed lowercase with colons (HardwareAddr.String). The expected values are
+# what go1.19 `net.ParseMAC(s)` returns for each input (cases from Go's net/mac_test.go parseMACTests, and
+# matchbox's TestNormalize / TestLabelsFromRequest); None: ParseMAC returns an error.
+PARSE_MAC_CASES: list[tuple[str, str | None]] = [
+    ("52:54:00:89:d8:10", "52:54:00:89:d8:10"),
+    ("52-54-00-89-D8-10", "52:54:00:89:d8:10"),
+    ("52:DA:00:89:d8:10", "52:da:00:89:d8:10"),
+    ("5254.0089.d810", "52:54:00:89:d8:10"),
+    ("02:00:5e:10:00:00:00:01", "02:00:5e:10:00:00:00:01"),
+    ("02-00-5E-10-00-00-00-01", "02:00:5e:10:00:00:00:01"),
+    ("0200.5e10.0000.0001", "02:00:5e:10:00:00:00:01"),
+    ("00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01",
+     "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"),
+    ("00-00-00-00-fe-80-00-00-00-00-00-00-02-00-5e-10-00-00-00-01",
+     "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"),
+    ("0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001",
+     "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"),
+    ("0200.5e10.0000", "02:00:5e:10:00:00"),
+    ("52:54:00:89:d8", None), ("52:54:00:89:d8:1g", None), ("52:54-00:89:d8:10", None), ("5254.0089.d8100", None),
+    ("", None), ("+2:54:00:89:d8:10", None), ("x:x:x:x:x:x", None), ("52:54:00:89:d8:10:aa", None),
+    ("52:54:00:89:d8:10:aa:bb:cc", None), ("5254:0089:d810", None), ("52.54.00.89.d8.10", None),
+    ("5254-0089-d810", None), ("52:54:00:89:d8:10 ", None), (" 52:54:00:89:d8:10", None), ("52:54:00:89:d8:1", None),
+    ("052:54:00:89:d8:10", None), ("0200.5e10.0000.0001.0002", None), ("52545-0089-d810", None),
+    ("52:54:00:89:d8:10:00:00:00:00:00:00:00:00:00:00:00:00:00", None),
+    ("\uff15\uff12:54:00:89:d8:10", None), ("52:54:00:89:d8:1\uff10", None), ("52:54:00:89:d8:10" * 1000, None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PARSE_MAC_CASES, ids=[c[0][:40] or "empty" for c in PARSE_MAC_CASES])
+def test_a_mac_is_read_as_go_net_parsemac_reads_it(text: str, expected: str | None) -> None:
+    if expected is None:
+        with pytest.raises(FactError) as caught:
+            normalise("mac", text)
+        assert caught.value.key == "mac"
+    else:
+        assert normalise("mac", text) == expected
+        assert query_facts([("mac", text)]) == {"mac": expected}
+
+
+def test_an_infiniband_mac_selects_its_machine() -> None:
+    ib = "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"
+    docs = [entry("default"), entry("ib-node", mac=ib)]
+    chosen = MachineIndex(docs).select(query_facts([("mac", "0000.0000.FE80.0000.0000.0000.0200.5E10.0000.0001")]))
+    assert chosen is not None and chosen.name == "ib-node"
 
 
 def test_day_two_identity_is_the_hostname_selector() -> None:
