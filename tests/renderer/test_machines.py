@@ -166,3 +166,39 @@ def test_a_machine_config_over_the_size_limit_is_refused(cluster: Path) -> None:
     result = render_cluster(cluster, store=MemoryStore())
     assert any("machine node-a" in e and "more than the limit" in e for e in result.errors), result.errors
     assert "node-a" not in result.machines and "node-b" in result.machines
+
+
+# A machine's labels are its node's labels, so they follow Kubernetes' syntax (apimachinery
+# pkg/util/validation/validation.go IsQualifiedName and IsValidLabelValue, cases after its validation_test.go
+# TestIsQualifiedName / TestIsValidLabelValue): an invalid one is an error of the document, as the API server
+# refuses such a Node.
+LABELS = [
+    ("prefixed, mixed-case name", "example.com/Rack_1.a", "A-1_b.c", ""),
+    ("empty value", "example.com/gpu", '""', ""),
+    ("63-character name and value", "a" * 63, "b" * 63, ""),
+    ("space in the key", '"rack one"', "r1", "a label key's name must be letters"),
+    ("key beginning with a dash", '"-rack"', "r1", "a label key's name must be letters"),
+    ("uppercase prefix", "Example.com/rack", "r1", "prefix must be a lowercase DNS subdomain"),
+    ("two slashes", "a/b/c", "r1", "prefix must be a lowercase DNS subdomain"),
+    ("empty name", "example.com/", "r1", "a label key's name must be 1-63 characters"),
+    ("64-character name", "a" * 64, "r1", "a label key's name must be 1-63 characters"),
+    ("64-character value", "rack", "b" * 64, "a label value must be 1-63 characters"),
+    ("value ending with a dot", "rack", "r1.", "a label value must be letters"),
+    ("value with a slash", "rack", "r/1", "a label value must be letters"),
+    ("non-ASCII value", "rack", "r\u00fc", "a label value must be letters"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [c[1:] for c in LABELS], ids=[c[0] for c in LABELS])
+def test_a_machines_labels_are_kubernetes_labels(cluster: Path, key: str, value: str, expected: str) -> None:
+    path = cluster / "manifests/machines.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("topology.kubernetes.io/zone: rack-1", f"{key}: {value}", 1))
+    result = render_cluster(cluster, store=MemoryStore())
+    if not expected:
+        assert result.ok, result.errors
+        assert "node-a" in result.machines
+        return
+    assert any(expected in e and "$.spec.labels" in e and "machines.yaml:11" in e for e in result.errors), \
+        result.errors
+    assert "node-a" not in result.machines and "node-b" in result.machines
