@@ -18,7 +18,8 @@ What it decides:
 - Problems of machine documents degrade no pool; they are listed with the render's errors. A machine whose
   document cannot be rendered keeps its previous overlay (merged over the new pool config), so a broken
   edit never takes a machine's hostname or address away. Two documents of the same name, with the same
-  selector (they would always tie) or with the same `hostname` (the day-2 identity) are errors naming both.
+  selector in one pool (they would always tie) or with the same `hostname` (the day-2 identity) are errors naming
+  both.
 """
 
 from __future__ import annotations
@@ -164,11 +165,13 @@ def machine_config(pool: RenderedConfig, entry: MachineEntry) -> RenderedConfig:
                           annotations=annotations, provenance=provenance)
 
 
-def _unique(machines: Sequence[Machine], out: MachineRenders) -> list[Machine]:
-    """The documents without a clash of name, selector or hostname (each clash an error naming both)."""
-    kept: list[Machine] = []
+def _unique(machines: Sequence[Machine], out: MachineRenders, pool_of: PoolOf) -> list[tuple[Machine, str]]:
+    """The documents with their pool, without a clash of name, of selector within one pool (a request chooses among
+    its pool's documents only) or of hostname (the node's name, unique in the cluster); each clash an error naming
+    both, and a document in no pool an error naming it."""
+    kept: list[tuple[Machine, str]] = []
     names: dict[str, Machine] = {}
-    selectors: dict[frozenset[tuple[str, str]], Machine] = {}
+    selectors: dict[tuple[str, frozenset[tuple[str, str]]], Machine] = {}
     hosts: dict[str, Machine] = {}
     for machine in machines:
         clash = names.get(machine.name)
@@ -176,7 +179,11 @@ def _unique(machines: Sequence[Machine], out: MachineRenders) -> list[Machine]:
             out.problems.append(_problem(machine, "duplicate", f"also defined in {clash.origin}", ("metadata", "name")))
             continue
         names[machine.name] = machine
-        key = frozenset(machine.selector.items())
+        pool, why = pool_of(machine)
+        if not pool:
+            out.problems.append(_problem(machine, "machine-pool", why, ("spec", "labels")))
+            continue
+        key = (pool, frozenset(machine.selector.items()))
         clash = selectors.get(key)
         if clash is not None:
             out.problems.append(_problem(machine, "machine-tie", f"machine documents {clash.name} and "
@@ -193,7 +200,7 @@ def _unique(machines: Sequence[Machine], out: MachineRenders) -> list[Machine]:
             continue
         if host:
             hosts[host] = machine
-        kept.append(machine)
+        kept.append((machine, pool))
     return kept
 
 
@@ -206,11 +213,7 @@ def render_machines(cluster_dir: Path, cluster: Cluster, machines: Sequence[Mach
     sizes = _Sizes()
     before = {e.name: e for entries in previous.values() for e in entries}
     placed: set[str] = set()
-    for machine in _unique(machines, out):
-        pool, why = pool_of(machine)
-        if not pool:
-            out.problems.append(_problem(machine, "machine-pool", why, ("spec", "labels")))
-            continue
+    for machine, pool in _unique(machines, out, pool_of):
         target = targets.get(pool)
         if target is None:
             continue  # the pool has no config yet: its own errors say why

@@ -202,3 +202,22 @@ def test_a_machines_labels_are_kubernetes_labels(cluster: Path, key: str, value:
     assert any(expected in e and "$.spec.labels" in e and "machines.yaml:11" in e for e in result.errors), \
         result.errors
     assert "node-a" not in result.machines and "node-b" in result.machines
+
+
+def test_each_pool_may_have_its_own_default(cluster: Path) -> None:
+    """A selector chooses among the machines of one pool (`/config/POOL`), as a matchbox group does among all
+    groups (matchbox/server/server.go SelectGroup): the same selector in two pools never ties, so every pool may
+    have its default (an empty selector)."""
+    path = cluster / "manifests/machines.yaml"
+    defaults = "".join(
+        f"\n---\napiVersion: machine-config.io/v1\nkind: Machine\nmetadata:\n  name: {pool}-default\nspec:\n"
+        f"  selector: {{}}\n  labels:\n    node-role.kubernetes.io/{pool}: \"\"\n  templates: [hostname]\n"
+        f"  variables:\n    hostname: {pool}-node\n" for pool in ("worker", "master"))
+    path.write_text(path.read_text() + defaults)
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    assert result.machines["worker-default"].pool == "worker" and result.machines["master-default"].pool == "master"
+    path.write_text(path.read_text() + defaults.replace("name: master-default", "name: master-default2"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any("machine documents master-default and master-default2 have the same selector" in e
+               for e in result.errors), result.errors
