@@ -31,12 +31,12 @@ from typing import Any
 
 from fleet.machine_entry import MachineEntry
 from fleet.membership import pools_for_labels
-from fleet.rendered import MachineConfigSpec, RenderedConfig, machine_config_name
+from fleet.rendered import MachineConfigSpec, PoolRecord, RenderedConfig, machine_config_name
 from ignition.canonical import canonical_json
 from renderer.cluster import Cluster
 from renderer.machines_model import Machine
 from renderer.merge_machineconfigs import MachineConfigMergeError, merge_machine_configs
-from renderer.model import GENERATED_BY, MachineConfig, MachineConfigPool, Origin
+from renderer.model import GENERATED_BY, MachineConfig, Origin
 from renderer.naming import spec_hash
 from renderer.problems import Problem
 from renderer.provenance import compute_provenance
@@ -272,10 +272,11 @@ def _place(out: MachineRenders, pool: str, target: RenderedConfig, entry: Machin
     placed.add(entry.name)
 
 
-def pool_of_machine(pools: Sequence[MachineConfigPool]) -> PoolOf:
-    """A machine's pool from its labels against the pools' node selectors, as the MCO decides a node's pool
-    (fleet/membership.py: GetPoolsForNode)."""
-    selectors = [(p.name, p.node_selector) for p in pools if not p.broken]
+def pool_of_machine(records: Sequence[PoolRecord]) -> PoolOf:
+    """A machine's pool from its labels against the pools' node selectors as their records hold them after this
+    render, as the MCO decides a node's pool (fleet/membership.py: GetPoolsForNode). A pool whose manifest did not
+    parse keeps its previous selector there, so its machines stay in it, as its nodes do."""
+    selectors = [(r.name, r.selector) for r in records]
 
     def pool_of(machine: Machine) -> tuple[str, str]:
         membership = pools_for_labels(machine.labels, selectors)

@@ -196,7 +196,7 @@ def render_cluster(cluster_dir: Path, *, store: Store,
                                    _cluster_policy(inputs)))
         known = {c.name: c for o, _, current in outcomes for c in (o.rendered, current) if c is not None}
         machines = render_machines(  # over each pool's target as its record now has it (a revert pins the old)
-            Path(cluster_dir), inputs.cluster, inputs.machines, pool_of=pool_of_machine(inputs.pools),
+            Path(cluster_dir), inputs.cluster, inputs.machines, pool_of=pool_of_machine([r for r, _ in records]),
             targets={r.name: known.get(r.current) if r.current else None for r, _ in records},
             previous={o.pool.name: previous.machines for o, previous, _ in outcomes if previous is not None},
             broken=frozenset(inputs.broken_machines))

@@ -221,3 +221,40 @@ def test_each_pool_may_have_its_own_default(cluster: Path) -> None:
     result = render_cluster(cluster, store=MemoryStore())
     assert any("machine documents master-default and master-default2 have the same selector" in e
                for e in result.errors), result.errors
+
+
+INFRA_POOL = """apiVersion: machineconfiguration.openshift.io/v1
+kind: MachineConfigPool
+metadata:
+  name: infra
+spec:
+  machineConfigSelector:
+    matchExpressions:
+      - {key: machineconfiguration.openshift.io/role, operator: In, values: [worker, infra]}
+  nodeSelector:
+    matchLabels:
+      node-role.kubernetes.io/infra: ""
+  maxUnavailable: 1
+"""
+
+
+def test_a_machine_stays_in_its_pool_while_the_pools_manifest_is_broken(cluster: Path) -> None:
+    """A pool whose manifest does not parse keeps the node selector it had, so its nodes stay in it (the MCO keeps
+    the last pool object the API server admitted); the machine of such a node stays there too, with its overlay,
+    rather than moving to `worker` and back."""
+    machines = cluster / "manifests/machines.yaml"
+    machines.write_text(machines.read_text().replace('node-role.kubernetes.io/worker: ""',
+                                                     'node-role.kubernetes.io/worker: ""\n'
+                                                     '    node-role.kubernetes.io/infra: ""', 1))
+    pool = cluster / "manifests/20-infra-pool.yaml"
+    pool.write_text(INFRA_POOL)
+    store = MemoryStore()
+    first = render_cluster(cluster, store=store)
+    assert first.ok, first.errors
+    assert first.machines["node-a"].pool == "infra" and first.machines["node-b"].pool == "worker"
+    pool.write_text(INFRA_POOL.replace("maxUnavailable: 1", "maxUnavailable: lots"))
+    second = render_cluster(cluster, store=store)
+    assert second.pools["infra"].errors and not second.pools["worker"].errors
+    assert second.machines["node-a"].name == first.machines["node-a"].name
+    assert [m.name for m in store.get_pool("infra").machines] == ["node-a"]
+    assert [m.name for m in store.get_pool("worker").machines] == ["node-b"]
