@@ -24,7 +24,7 @@ from fleet.clock import Clock, timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
-from fleet.rollout_settings import OFFLINE_GRACE
+from fleet.rollout_settings import MAX_OFFLINE_GRACE, OFFLINE_GRACE
 from fleet.rollout_turn import Present, waiting
 from fleet.store import NotFound, Store, StoreError
 
@@ -47,7 +47,9 @@ class Presence:
 
     def saw(self, node: str) -> None:
         """`node` asked now."""
-        self._seen[node] = self.clock().timestamp()
+        at = self.clock().timestamp()
+        with self._lock:
+            self._seen[node] = at
 
     def hold(self, node: str) -> None:
         """A claim of `node` is held now."""
@@ -87,11 +89,26 @@ class Presence:
         """What this process publishes: the nodes it holds a claim of or heard from within the default offline grace.
         Names only, so the digest changes only when that set does: for another process, a node in it is online
         (for a pool with a shorter grace, up to the default grace and an exchange longer than it would be here)."""
-        since = self.clock().timestamp() - OFFLINE_GRACE
-        nodes = {node for node, at in list(self._seen.items()) if at >= since}
+        now = self.clock().timestamp()
+        self._forget(now - MAX_OFFLINE_GRACE)
+        since = now - OFFLINE_GRACE
         with self._lock:
+            nodes = {node for node, at in self._seen.items() if at >= since}
             nodes.update(self._held)
         return frozenset(nodes)
+
+    def remembered(self) -> int:
+        """How many nodes this process remembers hearing from (bounded by `digest`'s pruning)."""
+        return len(self._seen)
+
+    def _forget(self, before: float) -> None:
+        """Drop the nodes last heard before `before`: no pool's grace reaches back that far (`offline-grace` is at
+        most MAX_OFFLINE_GRACE), so no verdict reads them, and a fleet's churn, or names a client made up, would
+        otherwise be kept for the process's life."""
+        with self._lock:
+            stale = [node for node, at in self._seen.items() if at < before]
+            for node in stale:
+                del self._seen[node]
 
     def _make(self, grace: int, now: datetime) -> Present:
         since = now.timestamp() - grace

@@ -14,6 +14,7 @@ from fleet.clock import ManualClock, timestamp
 from fleet.directory_store import DirectoryStore
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
+from fleet.rollout_settings import MAX_OFFLINE_GRACE
 from fleet.store import MemoryStore, Store
 from server.presence import EXCHANGE_INTERVAL, Presence, exchange_once
 
@@ -87,3 +88,20 @@ def test_only_nodes_waiting_for_a_slot_are_published_and_only_when_they_change(t
     store.put_node_status(_status("n1", "new"))  # it took its slot and reached the target
     asyncio.run(exchange_once(there, store, "there"))
     assert store.read_presence() == frozenset()
+
+
+def test_nodes_unheard_for_longer_than_any_grace_are_forgotten() -> None:
+    clock = ManualClock(START)
+    presence = Presence(clock)
+    for i in range(1000):  # a fleet's churn, or names a client made up: none of them asks again
+        presence.saw(f"gone-{i}")
+    clock.advance(MAX_OFFLINE_GRACE - 1)
+    presence.saw("n1")
+    presence.digest()
+    assert presence.remembered() == 1001  # still within the longest grace a pool may set
+    assert presence.checker(MAX_OFFLINE_GRACE, clock())(_status("gone-0"))
+    clock.advance(2)
+    presence.digest()  # the exchange's every round
+    assert presence.remembered() == 1
+    assert presence.checker(GRACE, clock())(_status("n1"))
+    assert not presence.checker(MAX_OFFLINE_GRACE, clock())(_status("gone-0"))
