@@ -163,14 +163,13 @@ def _matching_prefix(ref: str, prefix: str) -> int:
 
 
 def pull_sources(conf: RegistriesConf, name: str, reference: str, digested: bool) -> list[str]:
-    """The repository names a pull of `reference` (repository `name`) tries, mirrors first."""
-    best, best_len = None, -1
-    for reg in conf.registries:
-        length = _matching_prefix(name, reg.scope)
-        if length > best_len:
-            best, best_len = reg, length
-    if best is None:
+    """The repository names a pull of `reference` (repository `name`) tries, mirrors first. The entry is
+    `FindRegistry`'s: of those matching `name`, the one with the longest scope (not the longest match: a wildcard
+    matches more than it spells), the first in byte order on a tie, as the loaded config is sorted by prefix."""
+    matching = [reg for reg in conf.registries if _matching_prefix(name, reg.scope) != -1]
+    if not matching:
         return [name]
+    best = min(matching, key=lambda reg: (-len(reg.scope), reg.scope.encode()))
     endpoints: list[Endpoint | Registry] = []
     for mirror in best.mirrors:
         if best.mirror_by_digest_only and not digested:

@@ -203,3 +203,18 @@ def test_registries_validation(name: str, blocked: list[str], insecure: list[str
     assert (list(got.registries_blocked), list(got.policy_blocked), list(got.allowed)) == \
         (reg_blocked, pol_blocked, allowed)
     assert bool(check.warnings) is refused, check.warnings
+
+
+def test_payload_pull_picks_the_longest_prefix_as_find_registry_does() -> None:
+    # containers/image sysregistriesv2 FindRegistry: the entry with the longest prefix wins (entries sorted by
+    # prefix, first on a tie), not the longest match: `ab.example.com` (14) beats `*.example.com` (13) although
+    # both match 14 characters of the payload; its only mirror is blocked, so the payload registry is not blocked
+    check = _Check()
+    got = plan(image(blocked=["ab.example.com", "blocked-mirror.io"]),
+               [idms(("*.example.com", ["good.io"]), ("ab.example.com", ["blocked-mirror.io"]))],
+               f"ab.example.com/ocp/release@{DIGEST}", check)
+    assert (list(got.registries_blocked), list(got.policy_blocked), list(got.allowed)) == \
+        (["blocked-mirror.io"], ["blocked-mirror.io"], [])
+    assert [w.message for w in check.warnings] == ['error adding ["ab.example.com"] to blocked registries, cannot '
+                                                   "block the repository being used by the payload"]
+
