@@ -156,7 +156,10 @@ class Plan:
 
 def _blocked_and_allowed(image: ImageConfig, sets: Sequence[MirrorSet], payload: tuple[str, str, bool] | None,
                          check: _Check) -> tuple[list[str], list[str], list[str]]:
-    """`getValidBlockedAndAllowedRegistries`: (registries.conf blocked, policy.json blocked, allowed)."""
+    """`getValidBlockedAndAllowedRegistries`: (registries.conf blocked, policy.json blocked, allowed). When the
+    payload check itself fails (`payloadRepoHasUnblockedMirror`: its scratch registries.conf is refused by
+    `EditRegistriesConfig`) the MCO returns no list at all and `syncImageConfig` goes on without them, with a
+    warning here."""
     registries_blocked: list[str] = []
     policy_blocked: list[str] = []
     allowed: list[str] = []
@@ -169,7 +172,13 @@ def _blocked_and_allowed(image: ImageConfig, sets: Sequence[MirrorSet], payload:
             continue
         name, reference, digested = payload
         conf = RegistriesConf()
-        edit(conf, image.insecure or (), blocked, [s for s in sets if s.by_digest], [])
+        try:
+            edit(conf, image.insecure or (), blocked, [s for s in sets if s.by_digest], [])
+        except MirrorSetError as exc:
+            check.warnings.append(_problem(
+                image, ("spec", "registrySources", "blockedRegistries"), f"{exc.message}, skipping.... (the MCO "
+                "then writes no blocked and no allowed registry)", "registries-payload", severity="warning"))
+            return [], [], []
         if not any(not any(nested(src, b) for b in blocked) for src in pull_sources(conf, name, reference, digested)):
             refused.append(reg)
             continue

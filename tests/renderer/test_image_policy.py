@@ -218,3 +218,16 @@ def test_payload_pull_picks_the_longest_prefix_as_find_registry_does() -> None:
     assert [w.message for w in check.warnings] == ['error adding ["ab.example.com"] to blocked registries, cannot '
                                                    "block the repository being used by the payload"]
 
+
+def test_payload_check_that_fails_drops_every_blocked_and_allowed_registry() -> None:
+    # helpers.go getValidBlockedAndAllowedRegistries returns (nil, nil, nil, err) when payloadRepoHasUnblockedMirror
+    # fails (here EditRegistriesConfig's wildcard internal error in its scratch registries.conf) and syncImageConfig
+    # logs it and goes on with no blocked and no allowed registries: the MCO writes no blocked entry and no policy.json
+    check = _Check()
+    got = plan(image(blocked=["quay.example.com", "other.io"], allowed=["allow.io"]),
+               [idms(("*.example.com", ["m.io"]))], f"quay.example.com/ocp/release@{DIGEST}", check)
+    assert (got.registries_blocked, got.policy_blocked, got.allowed) == ((), (), ())
+    assert check.refusals == []
+    assert [w.message for w in check.warnings] == [
+        'internal error: mirrorsAdjustedForNestedScope for a wildcard scope "*.example.com", skipping.... '
+        "(the MCO then writes no blocked and no allowed registry)"]
