@@ -57,3 +57,15 @@ def machine_config_manifest(name: str, role: str, *, files: Mapping[str, str] | 
     return yaml.safe_dump({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
                            "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
                            "spec": spec}, sort_keys=False)
+
+
+def custom_pool_manifest(name: str, *, max_unavailable: object = 1) -> str:
+    """A custom MachineConfigPool document (YAML) as the MCO's custom-pools convention has it: MachineConfigs of
+    roles `worker` and `name`, nodes labelled `node-role.kubernetes.io/<name>`."""
+    return yaml.safe_dump({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+                           "metadata": {"name": name},
+                           "spec": {"machineConfigSelector": {"matchExpressions": [
+                               {"key": "machineconfiguration.openshift.io/role", "operator": "In",
+                                "values": ["worker", name]}]},
+                               "nodeSelector": {"matchLabels": {f"node-role.kubernetes.io/{name}": ""}},
+                               "maxUnavailable": max_unavailable}}, sort_keys=False)

@@ -16,6 +16,7 @@ from fleet.store import MemoryStore
 from ignition.dataurl import decode_data_url
 from renderer.machine_render import MACHINE_ANNOTATION, OVERLAY_ANNOTATION, POOL_CONFIG_ANNOTATION
 from renderer.render import render_cluster
+from tests.builders import custom_pool_manifest
 
 MACHINES = Path(__file__).resolve().parent / "machines_cluster"
 KEYFILE = "/etc/NetworkManager/system-connections/enp1s0.nmconnection"
@@ -223,19 +224,6 @@ def test_each_pool_may_have_its_own_default(cluster: Path) -> None:
                for e in result.errors), result.errors
 
 
-INFRA_POOL = """apiVersion: machineconfiguration.openshift.io/v1
-kind: MachineConfigPool
-metadata:
-  name: infra
-spec:
-  machineConfigSelector:
-    matchExpressions:
-      - {key: machineconfiguration.openshift.io/role, operator: In, values: [worker, infra]}
-  nodeSelector:
-    matchLabels:
-      node-role.kubernetes.io/infra: ""
-  maxUnavailable: 1
-"""
 
 
 def test_a_machine_stays_in_its_pool_while_the_pools_manifest_is_broken(cluster: Path) -> None:
@@ -247,12 +235,12 @@ def test_a_machine_stays_in_its_pool_while_the_pools_manifest_is_broken(cluster:
                                                      'node-role.kubernetes.io/worker: ""\n'
                                                      '    node-role.kubernetes.io/infra: ""', 1))
     pool = cluster / "manifests/20-infra-pool.yaml"
-    pool.write_text(INFRA_POOL)
+    pool.write_text(custom_pool_manifest("infra"))
     store = MemoryStore()
     first = render_cluster(cluster, store=store)
     assert first.ok, first.errors
     assert first.machines["node-a"].pool == "infra" and first.machines["node-b"].pool == "worker"
-    pool.write_text(INFRA_POOL.replace("maxUnavailable: 1", "maxUnavailable: lots"))
+    pool.write_text(custom_pool_manifest("infra", max_unavailable="lots"))
     second = render_cluster(cluster, store=store)
     assert second.pools["infra"].errors and not second.pools["worker"].errors
     assert second.machines["node-a"].name == first.machines["node-a"].name
