@@ -11,7 +11,8 @@ What it decides:
   rendered with jinja2 over the cluster.yaml values, the machine's selector values (`mac`, `uuid`, `serial`,
   `hostname`), its variables, and `machine` (name, labels, selector, variables). Templates are merged in the
   order named, then the overlay over the pool's config, by the MCO's rules (merge_machine_configs.py): an
-  overlay file replaces the pool's file of the same path, kernel arguments are appended.
+  overlay file is merged over the pool's file of the same path field by field (Ignition's merge), a unit
+  over its unit, kernel arguments are appended.
 - The machine's config is named from the pool's rendered name and the overlay's hash (content-addressed:
   the two determine the merge), annotated with both, and its provenance names the machine document and the
   template file of every overlay entry (`mco render --explain POOL --machine NAME`).

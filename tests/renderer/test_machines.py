@@ -11,10 +11,15 @@ import pytest
 
 from cli.main import main
 from fleet.directory_store import DirectoryStore
-from fleet.rendered import pool_config_of
+from fleet.rendered import MachineConfigSpec, RenderedConfig, pool_config_of
 from fleet.store import MemoryStore
 from ignition.dataurl import decode_data_url
-from renderer.machine_render import MACHINE_ANNOTATION, OVERLAY_ANNOTATION, POOL_CONFIG_ANNOTATION
+from renderer.machine_render import (
+    MACHINE_ANNOTATION,
+    OVERLAY_ANNOTATION,
+    POOL_CONFIG_ANNOTATION,
+    merge_overlay,
+)
 from renderer.render import render_cluster
 from tests.builders import custom_pool_manifest
 
@@ -246,3 +251,43 @@ def test_a_machine_stays_in_its_pool_while_the_pools_manifest_is_broken(cluster:
     assert second.machines["node-a"].name == first.machines["node-a"].name
     assert [m.name for m in store.get_pool("infra").machines] == ["node-a"]
     assert [m.name for m in store.get_pool("worker").machines] == ["node-b"]
+
+
+def _pool_config(spec: MachineConfigSpec) -> RenderedConfig:
+    return RenderedConfig(name="rendered-worker-" + "a" * 32, pool="worker", spec=spec)
+
+
+POOL_SPEC = MachineConfigSpec(
+    config={"ignition": {"version": "3.5.0"},
+            "storage": {"files": [{"path": "/etc/motd", "mode": 0o600, "overwrite": True, "user": {"name": "core"},
+                                   "contents": {"source": "data:;base64,H4sIAAAAAAAA/w==", "compression": "gzip"}}]},
+            "systemd": {"units": [{"name": "foo.service", "enabled": True, "contents": "[Unit]\n",
+                                   "dropins": [{"name": "a.conf", "contents": "[Service]\n"}]}]}},
+    kernel_arguments=("a=1", "b"), fips=True, kernel_type="realtime", extensions=("usbguard",),
+    os_image_url="quay.io/os@sha256:" + "1" * 64)
+OVERLAY_SPEC = MachineConfigSpec(
+    config={"ignition": {"version": "3.5.0"},
+            "storage": {"files": [{"path": "/etc/motd", "contents": {"source": "data:,hi"}},
+                                  {"path": "/etc/hostname", "contents": {"source": "data:,n"}}]},
+            "systemd": {"units": [{"name": "foo.service", "enabled": False,
+                                   "dropins": [{"name": "b.conf", "contents": "[Unit]\n"}]}]}},
+    kernel_arguments=("a=1", "c"))
+
+
+def test_the_overlay_merges_as_the_last_machine_config_would() -> None:
+    """The overlay over the pool's rendered config by MCO MergeMachineConfigs (pkg/controller/common/helpers.go):
+    Ignition's merge (ignition config/merge: a file is merged by path and a unit by name, field by field, so what
+    the overlay leaves out, a mode, an owner, a unit's contents, stays the pool's; drop-ins merge by name),
+    `compression` reset when the overlay's file does not set it, `overwrite: true` for every file; kernel arguments
+    concatenated (no de-duplication in current MCO); FIPS, kernel type, extensions and the OS image the pool's."""
+    merged = merge_overlay(_pool_config(POOL_SPEC), OVERLAY_SPEC)
+    files = {f["path"]: f for f in merged.config["storage"]["files"]}
+    assert files["/etc/motd"] == {"path": "/etc/motd", "mode": 0o600, "overwrite": True, "user": {"name": "core"},
+                                  "contents": {"source": "data:,hi"}}
+    assert files["/etc/hostname"]["overwrite"] is True
+    assert merged.config["systemd"]["units"] == [
+        {"name": "foo.service", "enabled": False, "contents": "[Unit]\n",
+         "dropins": [{"name": "a.conf", "contents": "[Service]\n"}, {"name": "b.conf", "contents": "[Unit]\n"}]}]
+    assert merged.kernel_arguments == ("a=1", "b", "a=1", "c")
+    assert (merged.fips, merged.kernel_type, merged.extensions, merged.os_image_url) == \
+        (True, "realtime", ("usbguard",), POOL_SPEC.os_image_url)
