@@ -8,13 +8,14 @@ _SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f":
 
 
 def toml_string(text: str) -> str:
-    """`text` quoted: the short escapes, other control characters as `\\uXXXX`, everything else as it is."""
+    """`text` quoted: the short escapes, other control characters as `\\u00xx` (lower-case hex, as the encoder's
+    dblQuotedReplacer), everything else as it is."""
     out = ['"']
     for c in text:
         if c in _SHORT:
             out.append(_SHORT[c])
         elif ord(c) < 0x20 or ord(c) == 0x7F:
-            out.append(f"\\u{ord(c):04X}")
+            out.append(f"\\u{ord(c):04x}")
         else:
             out.append(c)
     out.append('"')

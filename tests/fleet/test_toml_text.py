@@ -20,4 +20,5 @@ def test_read_back_exactly(text: str) -> None:
 
 def test_the_encoders_escapes() -> None:
     assert toml_string('a"b\\c\td') == '"a\\"b\\\\c\\td"'
-    assert toml_string("\x01\x7f") == '"\\u0001\\u007F"'
+    # BurntSushi/toml encode.go dblQuotedReplacer: lower-case hex digits (`\u001b`, `\u007f`)
+    assert toml_string("\x01\x0b\x1b\x7f") == '"\\u0001\\u000b\\u001b\\u007f"'

@@ -175,3 +175,14 @@ def test_template_fields_the_mco_keeps_and_drops() -> None:
         'unqualified-search-registries = ["a.io"]\nshort-name-mode = "enforcing"\n'
         'additional-layer-store-auth-helper = ""\n\n[[registry]]\n'
         '  prefix = "q.io/x"\n  location = "q.io/x"\n\n[aliases]\n  "my app" = "q.io/x/app"\n')
+
+
+def test_odd_scope_strings_are_escaped_as_the_mcos_encoder_escapes_them() -> None:
+    # runtime-utils IsValidRegistriesConfScope lets any scope without `*` through, so a control character or a quote
+    # in an insecure registry reaches registries.conf; BurntSushi/toml encode.go dblQuotedReplacer writes it
+    plan = Plan(("reg\x1b.io", 'q"uote\\.io', "ünï.io"), (), (), (), None, None)
+    data = pool_files(plan, [], {})[0][0][1]
+    assert '  location = "reg\\u001b.io"\n  insecure = true\n' in data.decode()
+    assert '  location = "q\\"uote\\\\.io"\n' in data.decode()
+    assert '  location = "ünï.io"\n' in data.decode()
+    assert [r["location"] for r in tomllib.loads(data.decode())["registry"]] == list(plan.insecure or ())
