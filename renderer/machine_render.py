@@ -8,8 +8,9 @@ What it decides:
   in no pool is an error naming it.
 - Its overlay is made by the machine templates its document names, `machine-templates/<name>/` (`files/`
   and `units/` snippets exactly as role templates, renderer/templates.py, and `kernel-arguments.yaml`, a list),
-  rendered with jinja2 over the cluster.yaml values, the machine's selector values (`mac`, `uuid`, `serial`,
-  `hostname`), its variables, and `machine` (name, labels, selector, variables). Templates are merged in the
+  rendered with jinja2 over the cluster.yaml values, the machine's variables, its selector values (`mac`,
+  `uuid`, `serial`, `hostname`; they win over a variable of the same name, as matchbox's selectors over its
+  metadata), and `machine` (name, labels, selector, variables). Templates are merged in the
   order named, then the overlay over the pool's config, by the MCO's rules (merge_machine_configs.py): an
   overlay file is merged over the pool's file of the same path field by field (Ignition's merge), a unit
   over its unit, kernel arguments are appended.
@@ -84,7 +85,8 @@ def _problem(machine: Machine, code: str, message: str, path: tuple[str | int, .
 def _context(cluster: Cluster, machine: Machine) -> dict[str, Any]:
     about = {"name": machine.name, "labels": dict(machine.labels), "selector": dict(machine.selector),
              "variables": dict(machine.variables)}
-    return {**cluster.values, "cluster": cluster.values, **machine.selector, **machine.variables, "machine": about}
+    # the selector values over the variables, as matchbox's collectVariables writes selectors over metadata
+    return {**cluster.values, "cluster": cluster.values, **machine.variables, **machine.selector, "machine": about}
 
 
 def _kernel_arguments(cluster_dir: Path, rel: str, context: Mapping[str, Any],

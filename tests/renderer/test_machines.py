@@ -291,3 +291,16 @@ def test_the_overlay_merges_as_the_last_machine_config_would() -> None:
     assert merged.kernel_arguments == ("a=1", "b", "a=1", "c")
     assert (merged.fips, merged.kernel_type, merged.extensions, merged.os_image_url) == \
         (True, "realtime", ("usbguard",), POOL_SPEC.os_image_url)
+
+
+def test_a_selector_value_wins_over_a_variable_of_the_same_name(cluster: Path) -> None:
+    """A template sees the machine's selector values over its variables, as matchbox's templates see a group's
+    selectors over its metadata (matchbox/http/parse.go collectVariables: metadata first, then each selector key,
+    lowercased, written over it): the value the machine was matched by is the one its config carries."""
+    path = cluster / "manifests/machines.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("    interface: enp1s0\n    address: 192.168.122.10/24",
+                                 "    hostname: other-name\n    interface: enp1s0\n    address: 192.168.122.10/24", 1))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    assert _file(result.machines["node-a"], "/etc/hostname")[1] == b"node-a\n"
