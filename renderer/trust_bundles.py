@@ -49,9 +49,10 @@ _BEGIN, _END = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
 
 
 def _value(text: str) -> bytes:
-    """A ConfigMap value as the MCO reads it: base64-decoded when it is base64, else the text."""
+    """A ConfigMap value as the MCO reads it: base64-decoded when it is base64 (Go's `StdEncoding.DecodeString`,
+    which skips '\r' and '\n', so a value wrapped in lines is base64 too), else the text."""
     try:
-        return base64.b64decode(text, validate=True)
+        return base64.b64decode(text.replace("\r", "").replace("\n", ""), validate=True)
     except (binascii.Error, ValueError):
         return text.encode()
 

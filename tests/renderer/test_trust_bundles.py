@@ -158,3 +158,22 @@ def test_a_trusted_ca_naming_no_configmap_is_refused_and_the_last_bundle_kept(cl
     assert _files(second.pools["worker"].rendered)[USER_BUNDLE] == proxy.encode()
     condition = store.get_pool("worker").condition("ImageConfigFailure")
     assert condition is not None and condition.status == "True" and condition.reason == "cluster"
+
+
+def test_base64_values_wrapped_in_lines_are_decoded_as_go_decodes_them(cluster: Path, tmp_path: Path) -> None:
+    # sync.go getCAsFromConfigMap and the registry CAs decode a value with base64.StdEncoding.DecodeString, which
+    # ignores '\r' and '\n': `base64`'s 76-column output (a YAML block) is the certificate, not text to refuse
+    pem = _pem(tmp_path)
+    wrapped = base64.encodebytes(pem.encode()).decode()
+    assert "\n" in wrapped.strip()
+    manifests = cluster / "manifests"
+    (manifests / "95-user-ca.yaml").write_text(CONFIGMAP.format(name="user-ca-bundle", namespace="openshift-config",
+                                                                 data=_data(**{"ca-bundle.crt": wrapped})))
+    (manifests / "95-registry-ca.yaml").write_text(CONFIGMAP.format(name="registry-config", namespace="openshift-config",
+                                                                     data=_data(**{"registry.example.com": wrapped})))
+    (manifests / "95-image.yaml").write_text(IMAGE)
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    files = _files(result.pools["worker"].rendered)
+    assert files["/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"] == pem.encode()
+    assert files["/etc/docker/certs.d/registry.example.com/ca.crt"] == pem.encode()
