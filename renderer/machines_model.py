@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fleet.machines import FactError, normalise
+from fleet.machines import SELECTOR_KEYS, FactError, normalise
 from fleet.names import is_dns_label
 from fleet.node_labels import MAX_LABELS, key_problem, value_problem
 from renderer.load import Document
@@ -57,6 +57,9 @@ def _machine(check: Checker, data: Mapping[str, Any]) -> Machine:
             check.add("unused-key", ("spec", key), f"unused key {key}", severity="warning")
     selector: dict[str, str] = {}
     for key, value in check.mapping(spec, "selector", ("spec",)).items():
+        if key in SELECTOR_KEYS and not isinstance(value, str):  # (says what YAML 1.1 read: a MAC as a number)
+            check.type_error(("spec", "selector", str(key)), "a string", value)
+            continue
         try:
             selector[str(key)] = normalise(str(key), value)
         except FactError as exc:

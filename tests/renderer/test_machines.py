@@ -304,3 +304,12 @@ def test_a_selector_value_wins_over_a_variable_of_the_same_name(cluster: Path) -
     result = render_cluster(cluster, store=MemoryStore())
     assert result.ok, result.errors
     assert _file(result.machines["node-a"], "/etc/hostname")[1] == b"node-a\n"
+
+
+def test_an_unquoted_mac_read_as_a_number_says_so(cluster: Path) -> None:
+    """YAML 1.1 reads `52:54:00:00:00:10` as a base-60 number, as Kubernetes does: the error says what the text
+    was read as, like every other type error of a document."""
+    path = cluster / "manifests/machines.yaml"
+    path.write_text(path.read_text().replace('mac: "52:54:00:00:00:0a"', "mac: 52:54:00:00:00:10", 1))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert any("$.spec.selector.mac" in e and "base-60" in e for e in result.errors), result.errors
