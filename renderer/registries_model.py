@@ -4,7 +4,8 @@ the cluster `Proxy` config (config.openshift.io/v1: its `trustedCA` only) and Co
 namespace (the CA bundles the MCO reads from there).
 
 Only the shape is checked here, as the API server's schema would (types, required fields, the
-`mirrorSourcePolicy` enum); what the MCO refuses in the values is renderer/registries_generated.py's business.
+`mirrorSourcePolicy` enum, a mirror repeated in the set-typed `mirrors` of an IDMS or ITMS); what the MCO
+refuses in the values is renderer/registries_generated.py's business.
 Types follow `openshift/api` config/v1 `types_image_digest_mirror_set.go`, `types_image_tag_mirror_set.go`,
 `types_image.go`, `types_proxy.go` and operator/v1alpha1 `types_image_content_source_policy.go`.
 """
@@ -131,7 +132,13 @@ def _mirror_set(kind: str, check: Checker, data: Mapping[str, Any]) -> MirrorSet
         if policy not in ("", ALLOW_CONTACTING_SOURCE, NEVER_CONTACT_SOURCE):
             check.add("enum", (*path, "mirrorSourcePolicy"), f'Unsupported value: "{policy}": supported values: '
                       f'"{NEVER_CONTACT_SOURCE}", "{ALLOW_CONTACTING_SOURCE}"')
-        rules.append(MirrorRule(source, check.strings(item, "mirrors", path), policy, path))
+        mirrors = check.strings(item, "mirrors", path)
+        seen: set[str] = set()
+        for j, mirror in enumerate(mirrors):
+            if kind != ICSP and mirror in seen:  # `+listType=set` in openshift/api (not the ICSP's)
+                check.add("duplicate", (*path, "mirrors", j), f'Duplicate value: "{mirror}"')
+            seen.add(mirror)
+        rules.append(MirrorRule(source, mirrors, policy, path))
     for extra in spec:
         if extra != key:
             check.add("unknown-field", ("spec", str(extra)), f'unknown field "spec.{extra}": the {kind} API has no '

@@ -115,6 +115,9 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
      "specified"),
     ("invalid scope", _image("    insecureRegistries: ['*.a.io/x']"),
      "manifests/95-doc.yaml:7:", 'invalid entry for insecure registries "*.a.io/x"'),
+    # openshift/api ImageDigestMirrors.mirrors is `+listType=set`: the API server refuses a repeated mirror
+    ("repeated mirror", IDMS.format(mirror="m.example.com/ubi\n    - m.example.com/ubi", policy="AllowContactingSource"),
+     "manifests/95-doc.yaml:9:", 'Duplicate value: "m.example.com/ubi"'),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "")
 def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, where: str, message: str) -> None:
     (cluster / "manifests/95-doc.yaml").write_text(text)
