@@ -80,13 +80,21 @@ def _mac(value: str) -> str:
     return ":".join(text[i:i + 2] for i in range(0, len(text), 2))
 
 
+_UUID_HYPHENS = (8, 13, 18, 23)  # 8-4-4-4-12
+
+
 def _uuid(value: str) -> str:
-    if len(value) > 45:
-        raise FactError("uuid", "not a UUID")
-    try:
-        return str(uuidlib.UUID(value))
-    except ValueError:
-        raise FactError("uuid", "not a UUID") from None
+    """The canonical lowercase 8-4-4-4-12 form of a UUID written that way in any case, or as its 32 hex digits
+    (RFC 4122 section 3); not uuid.UUID's laxer reading (braces, `urn:uuid:`, hyphens anywhere, a `+`)."""
+    if len(value) == 36 and all(value[i] == "-" for i in _UUID_HYPHENS):
+        digits = value.replace("-", "")
+    elif len(value) == 32:
+        digits = value
+    else:
+        raise FactError("uuid", "not a UUID (8-4-4-4-12 hex digits)")
+    if len(digits) != 32 or not set(digits) <= _HEX:
+        raise FactError("uuid", "not a UUID (8-4-4-4-12 hex digits)")
+    return str(uuidlib.UUID(hex=digits))
 
 
 def _hostname(value: str) -> str:

@@ -130,22 +130,45 @@ PARSE_MAC_CASES: list[tuple[str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), PARSE_MAC_CASES, ids=[c[0][:40] or "empty" for c in PARSE_MAC_CASES])
-def test_a_mac_is_read_as_go_net_parsemac_reads_it(text: str, expected: str | None) -> None:
-    if expected is None:
-        with pytest.raises(FactError) as caught:
-            normalise("mac", text)
-        assert caught.value.key == "mac"
-    else:
-        assert normalise("mac", text) == expected
-        assert query_facts([("mac", text)]) == {"mac": expected}
-
-
 def test_an_infiniband_mac_selects_its_machine() -> None:
     ib = "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01"
     docs = [entry("default"), entry("ib-node", mac=ib)]
     chosen = MachineIndex(docs).select(query_facts([("mac", "0000.0000.FE80.0000.0000.0000.0200.5E10.0000.0001")]))
     assert chosen is not None and chosen.name == "ib-node"
+
+
+# A UUID is compared in its canonical text form (RFC 4122 section 3: 8-4-4-4-12 hex digits, case-insensitive
+# on input), or as its 32 hex digits. Python's uuid.UUID is laxer than that (braces, `urn:uuid:`, hyphens
+# anywhere, a `+` read as a digit), so text that is not a UUID must not be read as one, least of all as another.
+UUID_CASES: list[tuple[str, str | None]] = [
+    ("a1b2c3d4-0000-4000-8000-000000000001", "a1b2c3d4-0000-4000-8000-000000000001"),
+    ("A1B2C3D4-0000-4000-8000-00000000000F", "a1b2c3d4-0000-4000-8000-00000000000f"),
+    ("a1b2c3d4000040008000000000000001", "a1b2c3d4-0000-4000-8000-000000000001"),
+    ("{a1b2c3d4-0000-4000-8000-000000000001}", None),
+    ("urn:uuid:a1b2c3d4-0000-4000-8000-000000000001", None),
+    ("a-1-b-2c3d4000040008000000000000001", None),
+    ("+1b2c3d4000040008000000000000001", None),
+    ("a1b2c3d4-0000-4000-8000_000000000001", None),
+    ("a1b2c3d4-0000-4000-8000-00000000000g", None),
+    ("a1b2c3d40-000-4000-8000-000000000001", None),
+    ("a1b2c3d4-0000-4000-8000-000000000001 ", None),
+    ("\uff41" + "1b2c3d4-0000-4000-8000-000000000001", None),
+]
+
+
+READ_CASES = [("mac", *c) for c in PARSE_MAC_CASES] + [("uuid", *c) for c in UUID_CASES]
+
+
+@pytest.mark.parametrize(("key", "text", "expected"), READ_CASES,
+                         ids=[f"{k}={t[:40] or 'empty'}" for k, t, _ in READ_CASES])
+def test_a_fact_is_read_as_upstream_reads_it(key: str, text: str, expected: str | None) -> None:
+    if expected is None:
+        with pytest.raises(FactError) as caught:
+            normalise(key, text)
+        assert caught.value.key == key
+    else:
+        assert normalise(key, text) == expected
+        assert query_facts([(key, text)]) == {key: expected}
 
 
 def test_day_two_identity_is_the_hostname_selector() -> None:
