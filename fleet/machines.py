@@ -98,7 +98,7 @@ def _uuid(value: str) -> str:
 
 
 def _hostname(value: str) -> str:
-    lowered = value.lower()
+    lowered = value.lower() if value.isascii() else ""  # (str.lower maps some non-ASCII letters to ASCII ones)
     if not valid_name(lowered):
         raise FactError("hostname", "not a hostname (a DNS name of at most 236 characters)")
     return lowered

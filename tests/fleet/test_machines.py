@@ -89,6 +89,8 @@ BAD_FACTS = [
     ("mac", "52:54:00:89:d8"), ("mac", "52:54:00:89:d8:1g"), ("mac", "52:54-00:89:d8:10"), ("mac", "5254.0089.d8100"),
     ("mac", ""), ("mac", "+2:54:00:89:d8:10"), ("uuid", "not-a-uuid"),
     ("uuid", "x" * 4000), ("hostname", "Bad_Host"), ("hostname", "a" * 300), ("serial", ""), ("serial", "a\nb"),
+    ("hostname", "node-\u212a"),  # KELVIN SIGN, which str.lower() turns into an ASCII 'k'
+    ("hostname", "\u0130stanbul"),  # LATIN CAPITAL I WITH DOT ABOVE
     ("rack", "r1"),
 ]
 
