@@ -99,8 +99,9 @@ def template_files(template_configs: Sequence[MachineConfig]) -> dict[str, bytes
 
 
 def is_built_in(pool: MachineConfigPool) -> bool:
-    """A pool the MCO writes a registries MachineConfig for."""
-    return pool.name in BUILT_IN_POOLS or BUILT_IN_LABEL in pool.labels
+    """A pool the MCO writes a registries MachineConfig for: `master`, `worker`, and the pools its selector
+    `machineconfiguration.openshift.io/mco-built-in=""` lists (the empty value only)."""
+    return pool.name in BUILT_IN_POOLS or pool.labels.get(BUILT_IN_LABEL) == ""
 
 
 def _q(text: str) -> str:

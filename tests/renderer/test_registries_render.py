@@ -73,6 +73,23 @@ def test_built_in_pools_get_the_registries_machine_config_and_custom_pools_the_w
     assert explained.startswith("99-worker-generated-registries (manifests/95-idms.yaml:1)"), explained
 
 
+
+@pytest.mark.parametrize(("value", "own"), [('""', True), ('"true"', False)])
+def test_built_in_is_the_label_with_an_empty_value(cluster: Path, value: str, own: bool) -> None:
+    # container_runtime_config_controller.go syncImageConfig lists the pools with the label selector
+    # `machineconfiguration.openshift.io/mco-built-in=""` (AddLabelToSelector(..., builtInLabelKey, "")): another
+    # value is not a built-in pool, which then takes the worker's registries MachineConfig through its selector
+    pools = cluster / "manifests/00-pools.yaml"
+    pools.write_text(pools.read_text().replace(
+        '    pools.operator.machineconfiguration.openshift.io/infra: ""',
+        '    pools.operator.machineconfiguration.openshift.io/infra: ""\n'
+        f"    machineconfiguration.openshift.io/mco-built-in: {value}"))
+    (cluster / "manifests/95-idms.yaml").write_text(IDMS.format(mirror="mirror.example.com/ubi", policy="NeverContactSource"))
+    result = render_cluster(cluster, store=MemoryStore())
+    assert result.ok, result.errors
+    assert ("99-infra-generated-registries" in result.pools["infra"].sources) is own
+    assert _mirrors(result, "infra")["registry.access.redhat.com/ubi9/ubi-minimal"] == ["mirror.example.com/ubi"]
+
 def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path) -> None:
     store = MemoryStore()
     idms = cluster / "manifests/95-idms.yaml"
