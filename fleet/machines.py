@@ -124,13 +124,17 @@ def normalise(key: str, value: object) -> str:
 
 def query_facts(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     """A booting machine's facts from a parsed query string's (key, value) pairs: the selector keys, each at most
-    once, normalised (other keys are ignored); FactError names the key."""
+    once, normalised (other keys are ignored); FactError names the key. An empty value is a fact not given, as
+    matchbox reads one: its own iPXE URL sends `hostname=${hostname}&serial=${serial}`, empty on many machines."""
     facts: dict[str, str] = {}
+    given: set[str] = set()
     for key, value in pairs:
         if key in _NORMALISE:
-            if key in facts:
+            if key in given:
                 raise FactError(key, "given more than once")
-            facts[key] = _NORMALISE[key](value)
+            given.add(key)
+            if value:
+                facts[key] = _NORMALISE[key](value)
     return facts
 
 

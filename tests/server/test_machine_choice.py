@@ -37,13 +37,10 @@ def _served(response_headers: object, store: MemoryStore) -> str:
 
 
 HOSTILE = [
-    ("empty mac", "?mac=", "query mac"),
-    ("empty hostname", "?hostname=", "query hostname"),
-    ("empty uuid", "?uuid=", "query uuid"),
-    ("empty serial", "?serial=", "query serial"),
     ("mac twice, different values", f"?mac={MAC_A}&mac=52:54:00:00:00:0b&hostname=node-a", "query mac"),
     ("hostname twice, same name in two cases", "?hostname=node-a&hostname=NODE-A", "query hostname"),
     ("serial twice, one empty", "?serial=SN-1&serial=", "query serial"),
+    ("mac twice, the first empty", f"?mac=&mac={MAC_A}&hostname=node-a", "query mac"),
     ("huge mac", f"?mac={HUGE}", "query mac"),
     ("huge uuid", f"?uuid={HUGE}", "query uuid"),
     ("huge hostname", f"?hostname={HUGE}", "query hostname"),
@@ -67,6 +64,28 @@ async def test_a_hostile_fact_is_a_400_naming_it_and_not_echoed(make_client: Mak
     assert response.status == 400, body
     assert (await response.json())["path"] == path
     assert HUGE.encode() not in body and b"storage" not in body and len(body) < 1024
+
+
+# An empty value is a fact not given: matchbox's own iPXE chain URL sends `hostname=${hostname}&serial=${serial}`
+# (matchbox/http/ipxe.go ipxeBootstrap), empty on a machine DHCP gave no name or without a serial, and matchbox
+# reads an empty value as a label no selector matches (storagepb/group.go Matches compares with the missing
+# label's ""), an empty `mac` as none (parse.go labelsFromRequest drops a MAC that does not parse).
+EMPTY = [
+    ("matchbox's iPXE URL, hostname and serial empty",
+     "?uuid=&mac=52-54-00-00-00-0a&domain=&hostname=&serial=", "pool"),
+    ("empty serial beside the facts of node-a", f"{NODE_A}&serial=", "node-a"),
+    ("empty uuid beside the facts of node-a", f"{NODE_A}&uuid=", "node-a"),
+    ("every fact empty", "?mac=&uuid=&serial=&hostname=", "pool"),
+]
+
+
+@pytest.mark.parametrize(("query", "machine"), [c[1:] for c in EMPTY], ids=[c[0] for c in EMPTY])
+async def test_an_empty_fact_is_a_fact_not_given(make_client: MakeClient, store: MemoryStore, query: str,
+                                                 machine: str) -> None:
+    client = await make_client(store)
+    response = await client.get(f"/config/worker{query}")
+    assert response.status == 200, await response.read()
+    assert _served(response.headers, store) == machine
 
 
 # matchbox matches query parameters as labels: keys exactly as written (matchbox/http/parse.go labelsFromRequest
