@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from renderer.errors import RendererError
 from renderer.registries_model import NEVER_CONTACT_SOURCE, MirrorSet
 from renderer.registries_toml import Endpoint, RegistriesConf, Registry
-from renderer.registry_scopes import nested
+from renderer.registry_scopes import nested, repository
 
 DIGEST_ONLY, TAG_ONLY = "digest-only", "tag-only"
 
@@ -162,10 +162,25 @@ def _matching_prefix(ref: str, prefix: str) -> int:
     return -1
 
 
+def _load_error(conf: RegistriesConf) -> str | None:
+    """What sysregistriesv2's `postProcessRegistries` (`parseLocation`) refuses in a config it loads: a location
+    with a URI scheme."""
+    for reg in conf.registries:
+        for location in (reg.prefix, reg.location, *(m.location for m in reg.mirrors)):
+            if location.rstrip("/").startswith(("http://", "https://")):
+                return f"invalid location '{location}': URI schemes are not supported"
+    return None
+
+
 def pull_sources(conf: RegistriesConf, name: str, reference: str, digested: bool) -> list[str]:
     """The repository names a pull of `reference` (repository `name`) tries, mirrors first. The entry is
     `FindRegistry`'s: of those matching `name`, the one with the longest scope (not the longest match: a wildcard
-    matches more than it spells), the first in byte order on a tie, as the loaded config is sorted by prefix."""
+    matches more than it spells), the first in byte order on a tie, as the loaded config is sorted by prefix.
+    Raises MirrorSetError where containers/image fails: a config it refuses to load, a reference rewritten onto
+    a mirror that `reference.ParseNamed` refuses (`PullSourcesFromReference`)."""
+    error = _load_error(conf)
+    if error is not None:
+        raise MirrorSetError(error)
     matching = [reg for reg in conf.registries if _matching_prefix(name, reg.scope) != -1]
     if not matching:
         return [name]
@@ -180,11 +195,10 @@ def pull_sources(conf: RegistriesConf, name: str, reference: str, digested: bool
         endpoints.append(mirror)
     endpoints.append(best)
     cut = _matching_prefix(reference, best.scope)
-    return [_name_of(reference if not ep.location else ep.location + reference[cut:]) for ep in endpoints]
-
-
-def _name_of(reference: str) -> str:
-    """The repository of a reference: without its digest and tag."""
-    name = reference.split("@", 1)[0]
-    colon = name.rfind(":")
-    return name[:colon] if colon > name.rfind("/") else name
+    names: list[str] = []
+    for ep in endpoints:
+        parsed = repository(reference if not ep.location else ep.location + reference[cut:])
+        if parsed is None:  # the digest and tag were parsed with the payload: the name is what fails
+            raise MirrorSetError("rewriting reference: repository name must be canonical")
+        names.append(parsed[0])
+    return names

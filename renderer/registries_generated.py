@@ -159,8 +159,8 @@ def _blocked_and_allowed(image: ImageConfig, sets: Sequence[MirrorSet], payload:
                          check: _Check) -> tuple[list[str], list[str], list[str]]:
     """`getValidBlockedAndAllowedRegistries`: (registries.conf blocked, policy.json blocked, allowed). When the
     payload check itself fails (`payloadRepoHasUnblockedMirror`: its scratch registries.conf is refused by
-    `EditRegistriesConfig`) the MCO returns no list at all and `syncImageConfig` goes on without them, with a
-    warning here."""
+    `EditRegistriesConfig` or by containers/image, or the payload cannot be rewritten onto a mirror) the MCO
+    returns no list at all and `syncImageConfig` goes on without them, with a warning here."""
     registries_blocked: list[str] = []
     policy_blocked: list[str] = []
     allowed: list[str] = []
@@ -175,12 +175,13 @@ def _blocked_and_allowed(image: ImageConfig, sets: Sequence[MirrorSet], payload:
         conf = RegistriesConf()
         try:
             edit(conf, image.insecure or (), blocked, [s for s in sets if s.by_digest], [])
+            sources = pull_sources(conf, name, reference, digested)
         except MirrorSetError as exc:
             check.warnings.append(_problem(
                 image, ("spec", "registrySources", "blockedRegistries"), f"{exc.message}, skipping.... (the MCO "
                 "then writes no blocked and no allowed registry)", "registries-payload", severity="warning"))
             return [], [], []
-        if not any(not any(nested(src, b) for b in blocked) for src in pull_sources(conf, name, reference, digested)):
+        if not any(not any(nested(src, b) for b in blocked) for src in sources):
             refused.append(reg)
             continue
         registries_blocked.append(reg)

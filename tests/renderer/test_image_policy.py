@@ -231,3 +231,20 @@ def test_payload_check_that_fails_drops_every_blocked_and_allowed_registry() -> 
     assert [w.message for w in check.warnings] == [
         'internal error: mirrorsAdjustedForNestedScope for a wildcard scope "*.example.com", skipping.... '
         "(the MCO then writes no blocked and no allowed registry)"]
+
+
+@pytest.mark.parametrize(("insecure", "mirror", "error"), [
+    # sysregistriesv2 loads the scratch registries.conf with postProcessRegistries: parseLocation refuses a scheme
+    (["http://insecure.io"], "m.io/ocp", "invalid location 'http://insecure.io': URI schemes are not supported"),
+    # PullSourcesFromReference rewrites the payload onto each mirror and parses it with reference.ParseNamed, which
+    # refuses a name that is not canonical (docker.io/release is docker.io/library/release)
+    ([], "docker.io", "rewriting reference: repository name must be canonical"),
+], ids=["scheme", "not canonical"])
+def test_payload_check_that_cannot_load_or_rewrite_drops_every_blocked_registry(insecure: list[str], mirror: str,
+                                                                                error: str) -> None:
+    check = _Check()
+    got = plan(image(blocked=["quay.io", "other.io"], insecure=insecure), [idms(("quay.io/ocp", [mirror]))],
+               f"quay.io/ocp/release@{DIGEST}", check)
+    assert (got.registries_blocked, got.policy_blocked, got.allowed) == ((), (), ())
+    assert [w.message for w in check.warnings] == [f"{error}, skipping.... (the MCO then writes no blocked and no "
+                                                   "allowed registry)"]
