@@ -6,9 +6,10 @@ presents, as matchbox groups do (`poseidon/matchbox` `matchbox/storage/storagepb
 
 - The selector keys are `mac`, `uuid`, `serial` and `hostname`. Every key a selector gives must equal the
   request's fact (an empty selector matches every machine of the pool: a default).
-- The most specific selector wins: the one with the most keys. matchbox breaks a tie by group name;
-  here two matching selectors with the same number of keys are an error naming both (`MachineTie`), so
-  adding a document can never silently move a machine to another one.
+- The most specific selector wins: the one with the most keys. matchbox breaks a tie by the order of
+  the selectors' `key=value` text (storagepb group_test.go TestGroupSort, server.go SelectGroup); here two
+  matching selectors with the same number of keys are an error naming both (`MachineTie`), so adding a
+  document can never silently move a machine to another one.
 - Values are normalised before they are compared: a MAC as Go's `net.ParseMAC` reads it and
   `HardwareAddr.String` prints it (6, 8 or 20 octets, lowercase, colon-separated; written `52:54:00:ab:cd:ef`,
   `52-54-00-AB-CD-EF` or `5254.00ab.cdef`), a UUID in its
