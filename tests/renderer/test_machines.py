@@ -313,3 +313,40 @@ def test_an_unquoted_mac_read_as_a_number_says_so(cluster: Path) -> None:
     path.write_text(path.read_text().replace('mac: "52:54:00:00:00:0a"', "mac: 52:54:00:00:00:10", 1))
     result = render_cluster(cluster, store=MemoryStore())
     assert any("$.spec.selector.mac" in e and "base-60" in e for e in result.errors), result.errors
+
+
+# A machine's pool from its labels as MCO pkg/helpers/helpers.go GetPoolsForNode decides a node's (pools[0]):
+# the pools whose nodeSelector matches; one custom pool over worker; master over a custom pool and over worker;
+# two custom pools refused in the MCO's words; a windows node unmanaged.
+POOL_CASES = [
+    ("worker", {"node-role.kubernetes.io/worker": ""}, "worker"),
+    ("custom over worker", {"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/infra": ""}, "infra"),
+    ("custom alone", {"node-role.kubernetes.io/infra": ""}, "infra"),
+    ("master over custom", {"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/infra": ""}, "master"),
+    ("master over worker", {"node-role.kubernetes.io/master": "", "node-role.kubernetes.io/worker": ""}, "master"),
+    ("two custom pools", {"node-role.kubernetes.io/infra": "", "node-role.kubernetes.io/gpu": ""},
+     "node node-b belongs to 2 custom roles, cannot proceed with this Node"),
+    ("windows", {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "windows"},
+     "node node-b is a windows node so won't be managed by MCO"),
+    ("no pool's selector", {"rack": "r1"}, "node node-b matches no pool's nodeSelector"),
+]
+
+
+@pytest.mark.parametrize(("labels", "expected"), [c[1:] for c in POOL_CASES], ids=[c[0] for c in POOL_CASES])
+def test_a_machines_pool_follows_from_its_labels_as_the_mcos(cluster: Path, labels: dict[str, str],
+                                                             expected: str) -> None:
+    for pool in ("infra", "gpu"):
+        (cluster / f"manifests/20-{pool}-pool.yaml").write_text(custom_pool_manifest(pool))
+    path = cluster / "manifests/machines.yaml"
+    text = path.read_text()
+    head, tail = text.split("---", 1)
+    written = "".join(f"\n    {k}: \"{v}\"" for k, v in labels.items())
+    path.write_text(head + "---" + tail.replace('  labels:\n    node-role.kubernetes.io/worker: ""',
+                                                "  labels:" + written, 1))
+    result = render_cluster(cluster, store=MemoryStore())
+    if " " not in expected:
+        assert result.ok, result.errors
+        assert result.machines["node-b"].pool == expected
+    else:
+        assert any(expected in e and "$.spec.labels" in e for e in result.errors), result.errors
+        assert "node-b" not in result.machines and "node-a" in result.machines
