@@ -94,10 +94,15 @@ def _tag(text: str) -> bool:
         all(c in _ALNUM or c in "_.-" for c in text)
 
 
+_DIGEST_LENGTHS = {"sha256": 64, "sha384": 96, "sha512": 128}  # go-digest's algorithms
+_HEX = frozenset("0123456789abcdef")
+
+
 def _digest(text: str) -> bool:
+    """go-digest `digest.Parse` (which docker/reference `Parse` calls): a known algorithm and exactly its length of
+    lower-case hex."""
     algorithm, colon, encoded = text.partition(":")
-    return bool(colon) and _component(algorithm.replace("+", ".")) and len(encoded) >= 32 and \
-        all(c in _ALNUM or c in "=_-" for c in encoded)
+    return bool(colon) and len(encoded) == _DIGEST_LENGTHS.get(algorithm, -1) and set(encoded) <= _HEX
 
 
 def repository(reference: str) -> tuple[str, bool] | None:

@@ -248,3 +248,23 @@ def test_payload_check_that_cannot_load_or_rewrite_drops_every_blocked_registry(
     assert (got.registries_blocked, got.policy_blocked, got.allowed) == ((), (), ())
     assert [w.message for w in check.warnings] == [f"{error}, skipping.... (the MCO then writes no blocked and no "
                                                    "allowed registry)"]
+
+
+@pytest.mark.parametrize(("release", "parsed"), [
+    (f"quay.io/openshift-release-dev/ocp-release@{DIGEST}", True),
+    ("quay.io/openshift-release-dev/ocp-release:4.16.0-x86_64", True),
+    ("registry.local:5000/ocp/release:4.16@" + DIGEST, True),
+    ("quay.io/ocp/release@sha512:" + "ab" * 64, True),
+    # containers/image docker/reference Parse hands the digest to go-digest digest.Parse: a known algorithm and
+    # its exact length of lower-case hex, nothing else
+    ("quay.io/ocp/release@sha256:" + "A" * 64, False),
+    ("quay.io/ocp/release@sha256:" + "a" * 63, False),
+    ("quay.io/ocp/release@md5:" + "a" * 32, False),
+    ("quay.io/ocp/release@sha256:" + "g" * 64, False),
+    ("busybox:latest", False),
+    ("docker.io/busybox", False),
+])
+def test_the_release_image_is_parsed_as_reference_parse_named_parses_it(release: str, parsed: bool) -> None:
+    check = _Check()
+    plan(image(blocked=["block.io"]), [], release, check)
+    assert (check.refusals == []) is parsed, check.refusals
