@@ -41,6 +41,14 @@ def _digest_only(mirror: Mapping[str, Any]) -> bool:
     return mirror.get("pull-from-mirror") == "digest-only"
 
 
+# what toml.Decode into sysregistriesv2.Registry leaves in a key the file does not write: its zero value
+_ZERO: dict[str, Any] = {"prefix": "", "location": "", "blocked": False, "insecure": False, "pull-from-mirror": ""}
+
+
+def _field(table: Mapping[str, Any], key: str) -> Any:
+    return table.get(key, _ZERO[key])
+
+
 def registries_change_is_safe(old_entry: Mapping[str, Any] | None, new_entry: Mapping[str, Any] | None) -> bool:
     """True when a registries.conf change can be applied with a crio reload and no drain."""
     old, new = _registries(old_entry), _registries(new_entry)
@@ -64,15 +72,15 @@ def registries_change_is_safe(old_entry: Mapping[str, Any] | None, new_entry: Ma
             continue
         before = old_regs[key]
         for field_name in ("prefix", "location", "blocked", "insecure"):
-            if before.get(field_name) != reg.get(field_name):
+            if _field(before, field_name) != _field(reg, field_name):
                 return False
         old_mirrors = _mirrors(before)
         if set(old_mirrors) - set(mirrors):
             return False
         for loc, mirror in mirrors.items():
             if loc in old_mirrors:
-                was = old_mirrors[loc].get("pull-from-mirror")
-                if mirror.get("pull-from-mirror") != was and not _digest_only(mirror):
+                was = _field(old_mirrors[loc], "pull-from-mirror")
+                if _field(mirror, "pull-from-mirror") != was and not _digest_only(mirror):
                     return False
             elif not _digest_only(mirror) and reg.get("mirror-by-digest-only") is not True:
                 return False
