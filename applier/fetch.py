@@ -216,14 +216,3 @@ def with_cluster_policy(config: RenderedConfig, answer: Mapping[str, Any]) -> Re
     if isinstance(gate, Mapping):  # the pool's health gate (applier/health.py)
         annotations.update(gate_annotation(gate))
     return replace(config, annotations=annotations)
-
-
-@dataclass
-class MemorySource:
-    """The desired config held in memory (tests, and embedding the agent): set `config` to move the target."""
-
-    config: RenderedConfig | None = None
-
-    def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
-        """The config last set."""
-        return self.config

@@ -73,19 +73,6 @@ class StreamReporter:
         return True
 
 
-@dataclass
-class MemoryReporter:
-    """Keeps reports in a list (tests, and the in-process multi-node harness)."""
-
-    reports: list[NodeReport] = field(default_factory=list)
-    prompt: list[bool] = field(default_factory=list)  # whether each report was sent not to wait (`Reporter.send`)
-
-    def send(self, report: NodeReport, *, prompt: bool = False) -> bool:
-        """Remember the report."""
-        self.reports.append(report)
-        self.prompt.append(prompt)
-        return True
-
 
 @dataclass
 class HttpReporter:

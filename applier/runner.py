@@ -1,15 +1,14 @@
 """The command-runner seam: every external command (systemctl, ostree, rpm-ostree, bootc, hooks) goes through it.
 
-`SubprocessRunner` runs for real; `RecordingRunner` is the in-memory implementation for tests: it
-records each command and answers from a table of canned results (e.g. documented `rpm-ostree status
---json` samples).
+`SubprocessRunner` runs for real; the tests' recording runner (tests/applier/doubles.py) stands in for it where
+the real command cannot run here.
 """
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from applier.errors import PermanentError, TemporaryError
@@ -54,25 +53,6 @@ class SubprocessRunner:
             raise TemporaryError(args[0], f"timed out after {timeout} s: {' '.join(args)}") from exc
         return Result(tuple(args), proc.returncode, proc.stdout, proc.stderr)
 
-
-@dataclass
-class RecordingRunner:
-    """In-memory runner: records every command; `answers` maps a command prefix (tuple) to a Result or callable."""
-
-    answers: dict[tuple[str, ...], Result | Callable[[tuple[str, ...]], Result]] = field(default_factory=dict)
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-
-    def run(self, args: Sequence[str], *, timeout: float | None = None, input: str | None = None) -> Result:
-        cmd = tuple(args)
-        self.calls.append(cmd)
-        best: tuple[str, ...] | None = None
-        for prefix in self.answers:
-            if cmd[:len(prefix)] == prefix and (best is None or len(prefix) > len(best)):
-                best = prefix
-        if best is None:
-            return Result(cmd, 0)
-        answer = self.answers[best]
-        return answer(cmd) if callable(answer) else Result(cmd, answer.returncode, answer.stdout, answer.stderr)
 
 
 def check(result: Result, what: str) -> Result:

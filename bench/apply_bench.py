@@ -27,8 +27,8 @@ from timing import best_of  # noqa: E402
 from applier.agent import Agent, AgentSettings  # noqa: E402
 from applier.backends.none import NoBackend  # noqa: E402
 from applier.fetch import FileSource  # noqa: E402
-from applier.report import MemoryReporter  # noqa: E402
 from applier.runner import SubprocessRunner  # noqa: E402
+from tests.applier.doubles import MemoryReporter  # noqa: E402
 
 POLICY = json.dumps({"files": [{"path": "/etc/bench", "actions": [{"type": "None"}]}]})
 

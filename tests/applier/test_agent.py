@@ -11,11 +11,10 @@ import pytest
 
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
-from applier.fetch import MemorySource
 from applier.hooks import Hooks
-from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
 from fleet.disruption_policy import DisruptionPolicy
+from tests.applier.doubles import MemoryReporter, MemorySource
 from tests.applier.helpers import SERVICE, file_entry, make_root, reboot_command, unit
 from tests.builders import rendered_config
 from tests.tools import real_tool

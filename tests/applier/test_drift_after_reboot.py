@@ -12,9 +12,7 @@ import pytest
 
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
-from applier.fetch import MemorySource
-from applier.report import MemoryReporter
-from applier.runner import RecordingRunner
+from tests.applier.doubles import MemoryReporter, MemorySource, RecordingRunner
 from tests.applier.helpers import file_entry, make_root, reboot_command
 from tests.builders import rendered_config
 

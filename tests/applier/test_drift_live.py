@@ -16,10 +16,9 @@ import pytest
 from applier.agent import Agent, AgentSettings, reboot_command_for_ostree
 from applier.backends.none import NoBackend
 from applier.backends.ostree import OstreeBackend
-from applier.fetch import MemorySource
 from applier.live_repair import RESTART_BUDGET
-from applier.report import MemoryReporter
-from applier.runner import RecordingRunner, Result, SubprocessRunner
+from applier.runner import Result, SubprocessRunner
+from tests.applier.doubles import MemoryReporter, MemorySource, RecordingRunner
 from tests.applier.helpers import SERVICE, file_entry, fips_root, make_root, reboot_command, unit
 from tests.applier.sysroot import boot_entries, stage_by_hand_without_fips
 from tests.builders import rendered_config

@@ -16,10 +16,9 @@ import pytest
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
 from applier.drift import DriftChecker, watch_map
-from applier.fetch import MemorySource
-from applier.report import MemoryReporter
-from applier.runner import RecordingRunner, SubprocessRunner
+from applier.runner import SubprocessRunner
 from applier.watch import Watcher
+from tests.applier.doubles import MemoryReporter, MemorySource, RecordingRunner
 from tests.applier.helpers import SERVICE, file_entry, make_root, unit
 from tests.builders import rendered_config
 from tests.tools import real_tool

@@ -75,11 +75,10 @@ def test_gate_results_are_phases(tmp_path: Path, command: list[str], phases: lis
     while failed it reports the config it came from as current."""
     from applier.agent import Agent, AgentSettings
     from applier.backends.none import NoBackend
-    from applier.fetch import MemorySource
     from applier.hooks import Hooks
-    from applier.report import MemoryReporter
     from applier.runner import SubprocessRunner
     from fleet.rollout_settings import gate_annotation
+    from tests.applier.doubles import MemoryReporter, MemorySource
     from tests.applier.helpers import file_entry, make_root, reboot_command
     from tests.builders import rendered_config
     from tests.tools import real_tool
@@ -108,12 +107,11 @@ def test_the_soak_reads_the_agents_clock(tmp_path: Path) -> None:
     when a gated update is done: soaking until start + soakSeconds, done once the clock has passed it."""
     from applier.agent import Agent, AgentSettings
     from applier.backends.none import NoBackend
-    from applier.fetch import MemorySource
     from applier.hooks import Hooks
-    from applier.report import MemoryReporter
     from applier.runner import SubprocessRunner
     from fleet.clock import ManualClock, timestamp
     from fleet.rollout_settings import gate_annotation
+    from tests.applier.doubles import MemoryReporter, MemorySource
     from tests.applier.helpers import file_entry, make_root, reboot_command
     from tests.builders import rendered_config
     from tests.tools import real_tool

@@ -10,9 +10,8 @@ import pytest
 
 from applier.agent import MAX_REBOOT_ATTEMPTS, Agent, AgentSettings, reboot_command_for_ostree
 from applier.backends.ostree import OstreeBackend
-from applier.fetch import MemorySource
-from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
+from tests.applier.doubles import MemoryReporter, MemorySource
 from tests.applier.helpers import file_entry, make_root, reboot_command
 from tests.applier.sysroot import boot_entries, make_oci_image
 from tests.builders import rendered_config

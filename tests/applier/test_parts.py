@@ -13,15 +13,15 @@ from applier.live_repair import RESTART_BUDGET, LiveRepair
 from applier.planning import Planner
 from applier.rebooting import MAX_REBOOT_ATTEMPTS, Rebooter
 from applier.repairing import Repairer
-from applier.report import MemoryReporter
 from applier.reporting import Reporting
-from applier.runner import RecordingRunner, Result
+from applier.runner import Result
 from applier.settings import AgentSettings
 from applier.state import Pending, StateDir
 from applier.units import Systemctl
 from applier.writing import Writer
 from fleet.clock import ManualClock
 from fleet.drift_events import DriftEvent
+from tests.applier.doubles import MemoryReporter, RecordingRunner
 from tests.applier.helpers import SERVICE, file_entry, make_root, new_boot, reboot_command, unit
 from tests.builders import rendered_config
 

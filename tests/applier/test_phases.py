@@ -9,10 +9,9 @@ import pytest
 
 from applier.agent import Agent, AgentSettings
 from applier.backends.none import NoBackend
-from applier.fetch import MemorySource
 from applier.hooks import Hooks
-from applier.report import MemoryReporter
 from applier.runner import SubprocessRunner
+from tests.applier.doubles import MemoryReporter, MemorySource
 from tests.applier.helpers import file_entry, make_root, reboot_command
 from tests.builders import rendered_config
 from tests.tools import real_tool

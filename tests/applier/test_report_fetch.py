@@ -19,7 +19,7 @@ from applier.fetch import ServerClient, ServerSource, retry_after
 from applier.hooks import Hooks
 from applier.report import HttpReporter, NodeReport
 from applier.retry import retrying
-from applier.runner import RecordingRunner
+from tests.applier.doubles import RecordingRunner
 from tests.applier.helpers import file_entry, make_root
 from tests.builders import rendered_config
 

@@ -14,9 +14,10 @@ from applier.backends.bootc import parse_status as bootc_status
 from applier.backends.rpmostree import RpmOstreeBackend
 from applier.backends.rpmostree import parse_status as rpm_status
 from applier.errors import PermanentError
-from applier.runner import RecordingRunner, Result
+from applier.runner import Result
 from fleet.diff import diff_rendered
 from fleet.rendered import SUPPORTED_EXTENSIONS, MachineConfigSpec
+from tests.applier.doubles import RecordingRunner
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -68,7 +68,8 @@ def test_unmask(units: UnitWriter) -> None:
 
 
 def test_live_root_uses_plain_systemctl_and_runs_actions() -> None:
-    from applier.runner import RecordingRunner, Result
+    from applier.runner import Result
+    from tests.applier.doubles import RecordingRunner
 
     runner = RecordingRunner({("systemctl", "is-enabled"): Result((), 0, "enabled\n")})
     live = Systemctl(runner, Path("/"))
@@ -80,7 +81,7 @@ def test_live_root_uses_plain_systemctl_and_runs_actions() -> None:
 
 
 def test_directory_root_runs_no_live_actions(tmp_path: Path) -> None:
-    from applier.runner import RecordingRunner
+    from tests.applier.doubles import RecordingRunner
 
     runner = RecordingRunner()
     offline = Systemctl(runner, tmp_path)
