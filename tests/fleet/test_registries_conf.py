@@ -12,54 +12,37 @@ import pytest
 from fleet.registries_conf import REGISTRIES_CONF, registries_change_is_safe
 from renderer.generated import file_entry
 
-SEARCH = 'unqualified-search-registries = ["example.com", "foo.com"]\n'
-MC1 = SEARCH + """
-[[registry]]
-  prefix = ""
-  location = "example.com/repo/test-img"
-  mirror-by-digest-only = true
-  [[registry.mirror]]
-    location = "mirror.com/repo/test-img"
-[[registry]]
-  prefix = ""
-  location = "example.com/repo1/test-img1"
-  mirror-by-digest-only = true
-  [[registry.mirror]]
-    location = "mirror.com/repo1/test-img1"
-"""
-MC2 = MC1 + """  [[registry.mirror]]
-    location = "mirror1.com/repo1/test-img1"
-"""
-MC3 = SEARCH + """
-[[registry]]
-  prefix = ""
-  location = "example.com/repo/test-img"
-  mirror-by-digest-only = true
-  [[registry.mirror]]
-    location = "mirror.com/repo/test-img"
-"""
-MC4 = MC3.replace('"foo.com"]', '"foo.com", "bar.com"]')
-MC6 = MC3 + """
-[[registry]]
-  prefix = ""
-  location = "example.com/repo1/test-img1"
-  mirror-by-digest-only = false
-"""
-MC7 = SEARCH + """
-[[registry]]
-  prefix = ""
-  location = "example.com/repo/test-img"
-  mirror-by-digest-only = true
-[[registry]]
-  prefix = ""
-  location = "example.com/repo1/test-img1"
-  mirror-by-digest-only = false
-  [[registry.mirror]]
-    location = "mirror.com/repo/test-img"
-"""
-MC8 = SEARCH + '[[registry]]\nprefix = "bar.com"\nlocation = "example.com/repo/test-img"\n'
-MC9 = MC8 + "blocked = true\n"
-MC10 = SEARCH + '[[registry]]\nprefix = ""\nlocation = "example.com/repo/test-img"\n'
+REPO, REPO1 = "example.com/repo/test-img", "example.com/repo1/test-img1"
+MIRROR, MIRROR1 = "mirror.com/repo/test-img", "mirror.com/repo1/test-img1"
+
+
+def conf(*registries: str, search: tuple[str, ...] = ("example.com", "foo.com")) -> str:
+    """A registries.conf with these `[[registry]]` tables."""
+    return "unqualified-search-registries = [" + ", ".join(f'"{s}"' for s in search) + "]\n" + "".join(registries)
+
+
+def reg(location: str, *mirrors: str, by_digest: bool | None = None, prefix: str = "", blocked: bool = False,
+        pull: str = "") -> str:
+    """A `[[registry]]` table as drain_test.go writes them; `pull` is every mirror's pull-from-mirror."""
+    lines = ["[[registry]]", f'  prefix = "{prefix}"', f'  location = "{location}"']
+    lines += [f"  mirror-by-digest-only = {str(by_digest).lower()}"] if by_digest is not None else []
+    lines += ["  blocked = true"] if blocked else []
+    for mirror in mirrors:
+        lines += ["  [[registry.mirror]]", f'    location = "{mirror}"']
+        lines += [f'    pull-from-mirror = "{pull}"'] if pull else []
+    return "\n".join(lines) + "\n"
+
+
+MC1 = conf(reg(REPO, MIRROR, by_digest=True), reg(REPO1, MIRROR1, by_digest=True))
+MC2 = conf(reg(REPO, MIRROR, by_digest=True), reg(REPO1, MIRROR1, "mirror1.com/repo1/test-img1", by_digest=True))
+MC3 = conf(reg(REPO, MIRROR, by_digest=True))
+MC4 = conf(reg(REPO, MIRROR, by_digest=True), search=("example.com", "foo.com", "bar.com"))
+MC6 = conf(reg(REPO, MIRROR, by_digest=True), reg(REPO1, by_digest=False))
+MC7 = conf(reg(REPO, by_digest=True), reg(REPO1, MIRROR, by_digest=False))
+MC8 = conf(reg(REPO, prefix="bar.com"))
+MC9 = conf(reg(REPO, prefix="bar.com", blocked=True))
+MC10 = conf(reg(REPO))
+SEARCH = conf()
 # a template's entry written without the keys the MCO's encoder writes, then the same entry as it writes it
 BARE = SEARCH + '[[registry]]\nlocation = "quay.io/team"\n'
 WRITTEN = SEARCH + """
@@ -84,9 +67,8 @@ def _entry(text: str) -> dict[str, Any]:
     # drain when drain.go read mirror-by-digest-only; its allDigestOnlyMirror now asks every mirror of a new entry
     # for pull-from-mirror = "digest-only" (mirror-by-digest-only counts only for an entry without mirrors)
     (MC3, MC1, False),
-    (MC3, MC1.replace('    location = "mirror.com/repo1/test-img1"\n',
-                      '    location = "mirror.com/repo1/test-img1"\n    pull-from-mirror = "digest-only"\n'), True),
-    (MC3, MC3 + '[[registry]]\n  location = "example.com/other"\n  mirror-by-digest-only = true\n', True),
+    (MC3, conf(reg(REPO, MIRROR, by_digest=True), reg(REPO1, MIRROR1, pull="digest-only")), True),
+    (MC3, conf(reg(REPO, MIRROR, by_digest=True), reg("example.com/other", by_digest=True)), True),
     (MC3, MC6, False),    # a new registry with mirror-by-digest-only set to false
     (MC1, MC3, False),    # a registry removed
     (MC1, MC2, True),     # a mirror added to a registry with mirror-by-digest-only
