@@ -9,7 +9,9 @@ MCO `pkg/controller/container-runtime-config/helpers.go`:
   refused as the API server refuses it.
 - `createCRIODropinFiles`: `/etc/crio/crio.conf.d/01-ctrcfg-<field>` for `logLevel` (when set),
   `pidsLimit` (when given, 0 included), `logSizeMax` (when its value is not 0), `defaultRuntime` (when not
-  empty); `overlaySize` goes into `/etc/containers/storage.conf`. Each drop-in is the BurntSushi/toml
+  empty); `overlaySize`, when not 0, goes into `/etc/containers/storage.conf` as `[storage.options] size`
+  (`updateStorageConfig` sets `Storage.Options.Size`; the rest of that file is the MCO's template re-encoded,
+  here its driver and paths only). Each drop-in is the BurntSushi/toml
   encoding of a struct `Crio { Runtime { <field> } }` (`tomlConfigCRIOLogLevel` and its siblings,
   `addTOMLgeneratedConfigFile`): the nested tables each get a header, indented two spaces a level
   (`crio_runtime_dropin`).
@@ -110,9 +112,9 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
             error("overlaySize", NOT_A_QUANTITY, "crio-overlay-size")
         elif size < 0:
             error("overlaySize", f'invalid overlaySize "{text}", cannot be less than 0', "crio-overlay-size")
-        else:
+        elif size != 0:
             files.append((STORAGE_CONF, (
                 '[storage]\ndriver = "overlay"\nrunroot = "/run/containers/storage"\n'
-                'graphroot = "/var/lib/containers/storage"\n\n[storage.options.overlay]\n'
+                'graphroot = "/var/lib/containers/storage"\n\n[storage.options]\n'
                 f'size = "{text}"\n').encode()))
     return ([] if any(p.severity == "error" for p in problems) else files), problems

@@ -206,3 +206,18 @@ def test_crio_dropins_are_the_mcos_bytes(cluster: Path) -> None:
     assert written == CRIO_GOLDEN
     for body in written.values():  # and CRI-O reads them as [crio.runtime] settings
         assert set(tomllib.loads((body or b"").decode())["crio"]) == {"runtime"}
+
+
+@pytest.mark.parametrize(("size", "want"), [("8G", "8G"), ("10Gi", "10Gi"), ("0", None)])
+def test_overlay_size_is_storage_options_size(cluster: Path, size: str, want: str | None) -> None:
+    # helpers.go updateStorageConfig sets tomlConfigStorage.Storage.Options.Size (`[storage.options] size`), and
+    # syncContainerRuntimeConfig writes storage.conf only when overlaySize is set and not zero
+    result = _render(cluster, "81-crc.yaml", CRC.format(pool="worker", settings=f'    overlaySize: "{size}"\n'))
+    data = _file(result, "worker", "/etc/containers/storage.conf")
+    if want is None:
+        assert data is None
+        return
+    assert data is not None
+    storage = tomllib.loads(data.decode())["storage"]
+    assert storage["options"] == {"size": want}
+    assert storage["driver"] == "overlay"
