@@ -21,6 +21,7 @@ from typing import Any
 
 from renderer.load import Document
 from renderer.problems import Path
+from renderer.registry_scopes import api_hostname
 from renderer.shape import Checker, Origin, origin_of, read_metadata
 
 CONFIG_API = "config.openshift.io/v1"
@@ -156,6 +157,23 @@ def _cluster_singleton(check: Checker, data: Mapping[str, Any], kind: str) -> st
     return name
 
 
+def _check_search(check: Checker, search: tuple[str, ...], raw: Any) -> None:
+    """`containerRuntimeSearchRegistries` as the API server checks it (openshift/api `types_image.go`: MinItems=1,
+    Format=hostname, listType=set), in its words."""
+    field = "spec.registrySources.containerRuntimeSearchRegistries"
+    path: Path = ("spec", "registrySources", "containerRuntimeSearchRegistries")
+    if raw == []:
+        check.add("min-items", path, f"Invalid value: 0: {field} in body should have at least 1 items")
+    seen: set[str] = set()
+    for i, registry in enumerate(search):
+        if not api_hostname(registry):
+            check.add("hostname", (*path, i), f'Invalid value: "{registry}": {field}[{i}] in body must be of type '
+                      f'hostname: "{registry}"')
+        elif registry in seen:
+            check.add("duplicate", (*path, i), f'Duplicate value: "{registry}"')
+        seen.add(registry)
+
+
 def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
     """The `Image` config; the MCO reads only the one named `cluster`."""
     name = _cluster_singleton(check, data, "Image")
@@ -171,10 +189,12 @@ def image_config(check: Checker, data: Mapping[str, Any]) -> ImageConfig:
             check.add("unknown-field", (*base, str(extra)), f'unknown field "{extra}": not a registrySources field, '
                       "it is ignored", severity="warning")
     ca = check.mapping(spec, "additionalTrustedCA", ("spec",))
+    search = _list_or_none(check, sources, "containerRuntimeSearchRegistries", base)
+    _check_search(check, search or (), sources.get("containerRuntimeSearchRegistries"))
     return ImageConfig(name, _list_or_none(check, sources, "allowedRegistries", base),
                        _list_or_none(check, sources, "blockedRegistries", base),
                        _list_or_none(check, sources, "insecureRegistries", base),
-                       _list_or_none(check, sources, "containerRuntimeSearchRegistries", base),
+                       search,
                        check.string(ca, "name", ("spec", "additionalTrustedCA")), origin_of(check.doc), check.doc)
 
 

@@ -15,6 +15,8 @@ Python's engine backtracks, and these strings come from manifests.
 
 from __future__ import annotations
 
+import unicodedata
+
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _DIGITS = frozenset("0123456789")
@@ -87,6 +89,26 @@ def nested(sub: str, sup: str) -> bool:
         host = sub.split(":", 1)[0]
         return host.endswith(sup[1:]) and "/" not in host
     return sub.split("/", 1)[0].endswith(sup[1:])
+
+
+def _hostname_char(c: str, dash: bool = False) -> bool:
+    return c in _ALNUM or unicodedata.category(c)[0] in "LS" or (dash and c == "-")
+
+
+def api_hostname(text: str) -> bool:
+    """The API server's `format: hostname` (go-openapi strfmt `IsHostname`, RFC 1123 as its HostnamePattern reads
+    it): one label (a character, then an optional `-` and up to 62 more), or labels ending in a top-level label
+    of 2 to 63 letters; letters, digits and Unicode letters and symbols; at most 255 characters, labels of 63."""
+    labels = text.split(".")
+    if not text or len(text) > 255 or any(len(label) > 63 for label in labels):
+        return False
+    if len(labels) == 1:
+        rest = text[2:] if text[1:2] == "-" else text[1:]
+        return _hostname_char(text[0]) and len(rest) <= 62 and all(_hostname_char(c) for c in rest)
+    *names, top = labels
+    return 2 <= len(top) and all(unicodedata.category(c)[0] == "L" for c in top) and \
+        all(name and _hostname_char(name[0]) and _hostname_char(name[-1]) and
+            all(_hostname_char(c, dash=True) for c in name[1:-1]) for name in names)
 
 
 def _tag(text: str) -> bool:

@@ -135,6 +135,13 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
     # openshift/api ImageDigestMirrors.mirrors is `+listType=set`: the API server refuses a repeated mirror
     ("repeated mirror", IDMS.format(mirror="m.example.com/ubi\n    - m.example.com/ubi", policy="AllowContactingSource"),
      "manifests/95-doc.yaml:9:", 'Duplicate value: "m.example.com/ubi"'),
+    # openshift/api types_image.go containerRuntimeSearchRegistries: MinItems=1, Format=hostname, listType=set
+    ("no search registry", _image("    containerRuntimeSearchRegistries: []"), "manifests/95-doc.yaml:7:",
+     "spec.registrySources.containerRuntimeSearchRegistries in body should have at least 1 items"),
+    ("search registry with a port", _image("    containerRuntimeSearchRegistries: [reg.io, 'reg.io:5000']"),
+     "manifests/95-doc.yaml:7:", 'in body must be of type hostname: "reg.io:5000"'),
+    ("repeated search registry", _image("    containerRuntimeSearchRegistries: [reg.io, reg.io]"),
+     "manifests/95-doc.yaml:7:", 'Duplicate value: "reg.io"'),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "")
 def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, where: str, message: str) -> None:
     (cluster / "manifests/95-doc.yaml").write_text(text)
