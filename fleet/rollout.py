@@ -82,15 +82,16 @@ ZONE_LABEL = "topology.kubernetes.io/zone"
 
 def order_key(status: NodeStatus, newest_first: bool) -> tuple[bool, str, bool, str, str]:
     """Where a node comes in its pool's rollout (MCO `pkg/controller/node/node_controller.go` `sortNodeList`): by
-    zone label alphabetically, nodes without a zone last, then oldest registration first (newest first when the
-    pool asks; a node whose registration is unknown after those whose is known), then by name. Nodes whose records
-    carry no labels have no zone."""
+    zone label alphabetically, nodes without the zone label last, then oldest registration first (newest first when
+    the pool asks; a node whose registration is unknown after those whose is known), then by name. As in
+    `sortNodeList` the label's presence counts, not its value: a node labelled with the empty zone has a zone, which
+    sorts first. Nodes whose records carry no labels have no zone."""
     labels = getattr(status, "labels", None) or {}
-    zone = labels.get(ZONE_LABEL, "")
+    zone = labels.get(ZONE_LABEL)
     registered = status.registered_at or status.reported_at
     if newest_first:  # RFC 3339 UTC times: the character-wise complement sorts them newest first
         registered = "".join(chr(0x10FFFF - ord(c)) for c in registered)
-    return (not zone, zone, not registered, registered, status.name)
+    return (zone is None, zone or "", not registered, registered, status.name)
 
 
 def unavailable(state: str, current_config: str, desired_config: str) -> bool:

@@ -115,6 +115,29 @@ def test_order_zone_then_oldest() -> None:
     assert [s.name for s in sorted(nodes, key=lambda s: order_key(s, True))] == ["c", "a", "b"]
 
 
+def _zoned(name: str, zone: str | None, registered: str) -> NodeStatus:
+    labels = {"node-role.kubernetes.io/worker": ""} | ({"topology.kubernetes.io/zone": zone} if zone is not None else {})
+    return replace(_n(name, registered=registered), labels=labels)
+
+
+# MCO `pkg/controller/node/node_controller.go` sortNodeList: nodes carrying the zone label by zone, then by creation
+# time oldest first; nodes without the label last, oldest first. The label's presence counts, not its value: a
+# node labelled with the empty zone has a zone (""), which sorts before every other.
+ZONE_ORDER = [
+    ("zone-then-oldest", [("x", "b", "01"), ("y", "a", "03"), ("z", "a", "02")], False, ["z", "y", "x"]),
+    ("no-zone-last-oldest-first", [("x", None, "02"), ("y", "b", "05"), ("z", None, "01")], False, ["y", "z", "x"]),
+    ("empty-zone-is-a-zone", [("x", None, "01"), ("y", "", "04"), ("z", "a", "02")], False, ["y", "z", "x"]),
+    ("newest-first-within-zone", [("x", "a", "01"), ("y", "a", "02"), ("z", None, "03"), ("w", None, "04")], True,
+     ["y", "x", "w", "z"]),
+]
+
+
+@pytest.mark.parametrize(("nodes", "newest", "order"), [c[1:] for c in ZONE_ORDER], ids=[c[0] for c in ZONE_ORDER])
+def test_order_by_zone(nodes: list[tuple[str, str | None, str]], newest: bool, order: list[str]) -> None:
+    statuses = [_zoned(name, zone, f"2026-01-{day}T00:00:00Z") for name, zone, day in nodes]
+    assert [s.name for s in sorted(statuses, key=lambda s: order_key(s, newest))] == order
+
+
 def _registered(i: int) -> str:
     return f"2026-01-{i + 1:02d}T00:00:00Z"
 
