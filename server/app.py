@@ -364,6 +364,6 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     add_reboot_slot(app, nodes)
     AdminRoutes(store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                 selectors=nodes.selectors).add_to(app)
-    RolloutRoutes(store=store, policy=settings.policy, clock=h.clock).add_to(app)
+    RolloutRoutes(store=store, policy=settings.policy, clock=h.clock, state=state).add_to(app)
     app.router.add_get("/rendered/{name}", h.rendered)
     return app

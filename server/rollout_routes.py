@@ -8,6 +8,9 @@ Every route needs an administrator token (`mco serve --admin-token-file`, server
 administration routes do (server/admin_routes.py); a pool's or a node's token is refused (403). The answers are
 fleet/rollout_control.py's and fleet/rollout_plan.py's, the same `mco rollout --store` prints. An unknown pool is a
 404, a refused revert (no config every node reached) a 409 naming why; nothing is written then.
+
+A revert answers once this process serves the config reverted to (its snapshot rebuilt at once, at most
+SERVED_WAIT seconds), so `/config/POOL` follows the revert from the answer on, as the revert promises.
 """
 
 from __future__ import annotations
@@ -27,15 +30,20 @@ from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy
 from server.node_routes import admin_refusal, json_error, store_failed
 from server.respond import JSON
+from server.state import ServerState
+
+SERVED_WAIT = 5.0  # seconds a revert's answer waits for this process to serve the config reverted to
 
 
 class RolloutRoutes:
     """The rollout steering handlers (dependencies through the constructor; server/app.py wires them)."""
 
-    def __init__(self, *, store: Store, policy: AccessPolicy, clock: Callable[[], datetime]) -> None:
+    def __init__(self, *, store: Store, policy: AccessPolicy, clock: Callable[[], datetime],
+                 state: ServerState | None = None) -> None:
         self.store = store
         self.policy = policy
         self.clock = clock
+        self.state = state
 
     def add_to(self, app: web.Application) -> None:
         """Register the routes."""
@@ -73,9 +81,28 @@ class RolloutRoutes:
             self.store, resume(self.store, pool, now=self.clock())))
 
     async def revert(self, request: web.Request) -> web.Response:
-        """The pool back to the last config every node reached, pinned."""
-        return await self._answer(request, lambda pool: rollout_state(
+        """The pool back to the last config every node reached, pinned; answered once this process serves it."""
+        answer = await self._answer(request, lambda pool: rollout_state(
             self.store, revert(self.store, pool, now=self.clock())))
+        if answer.status == 200:
+            await self._serving(request.match_info["pool"], self.store.get_pool)
+        return answer
+
+    async def _serving(self, pool: str, record: Callable[[str], Any]) -> None:
+        """Wake the reloader and wait (SERVED_WAIT at most) until the snapshot serves the pool's new target."""
+        if self.state is None:
+            return
+        target = (await asyncio.to_thread(record, pool)).current
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SERVED_WAIT
+        while loop.time() < deadline:
+            snapshot = self.state.snapshot
+            entry = snapshot.pools.get(pool) if snapshot is not None else None
+            if entry is not None and entry.record.current == target and entry.payload is not None \
+                    and entry.payload.name == target:
+                return
+            self.state.wake.set()
+            await asyncio.sleep(0.01)
 
     async def plan(self, request: web.Request) -> web.Response:
         """The preview of the rollout to the pool's target."""

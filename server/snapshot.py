@@ -169,12 +169,14 @@ def served_config(record: PoolRecord, statuses: NodeStatuses) -> str | None:
     config the pool's nodes are at, so a new machine never boots into a config no node has survived.
     Here: the target when no node of the pool has reported, or when one reports Done at the target;
     otherwise the newest earlier target (pool history) that some node of the pool currently runs;
-    the target if none does. Read from the pool's report counts (`NodeStatuses.reports`): it costs the distinct
+    the target if none does. A pool `mco rollout revert` pinned serves its target at once (the revert chose a config
+    every node of the pool reached, fleet/rollout_gates.py `revert_target`): a booting machine never gets the config
+    the revert left. Read from the pool's report counts (`NodeStatuses.reports`): it costs the distinct
     reports of the pool, not a pass over its nodes (a replica decides it again on every change while held back).
     """
     target = record.current
     reports = statuses.reports(record.name)
-    if not target or not reports:
+    if not target or not reports or record.reverted_from:
         return target
     if any(state == "Done" and pool_config_of(current) == target for state, current, _ in reports):
         return target

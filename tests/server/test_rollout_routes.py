@@ -112,3 +112,49 @@ def test_mco_rollout_through_a_server(tmp_path: Path) -> None:
         usage = subprocess.run(mco("rollout", "plan", "worker", str(cluster), "--server", url, "--token-file",
                                    str(tmp_path / "admin")), env=env(), capture_output=True, text=True)
         assert usage.returncode == 2 and "--store" in usage.stderr
+
+
+
+def test_config_follows_a_revert_at_once(tmp_path: Path) -> None:
+    """Every node runs the bad config (Done there, after the good one), so the real `mco serve` serves it at
+    `/config/worker`; once `mco rollout revert --server` has answered, `/config/worker` serves the config reverted
+    to (the next booting machine gets it), though no node has gone back yet."""
+    import shutil
+    import time
+
+    import requests
+
+    from fleet.directory_store import DirectoryStore
+    from fleet.node_status import with_report
+    from tests.builders import machine_config_manifest
+    from tests.serving import env, mco, serving
+
+    cluster = tmp_path / "cluster"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "applier" / "cluster_small", cluster)
+    (tmp_path / "admin").write_text("admin-token\n")
+    boot = {"Accept": "application/vnd.coreos.ignition+json;version=3.4.0"}
+    with serving(cluster, tmp_path / "store", extra=("--admin-token-file", str(tmp_path / "admin"))) as url:
+        store = DirectoryStore(tmp_path / "store")
+        good = store.get_pool("worker").current
+        assert good
+        ran = with_report(None, NodeStatus("a", "worker", good, good, "Done", "", "2026-12-04T08:00:00Z"))
+        store.put_node_status(ran)
+        (cluster / "manifests" / "71-bad.yaml").write_text(machine_config_manifest(
+            "71-bad", "worker", files={"/etc/bad.conf": "data:,bad"}))
+
+        def served() -> str:
+            return requests.get(f"{url}/config/worker", headers=boot, timeout=10).headers["X-Rendered-Config"]
+
+        deadline = time.monotonic() + 30
+        while store.get_pool("worker").current == good and time.monotonic() < deadline:
+            time.sleep(0.1)
+        bad = store.get_pool("worker").current
+        assert bad != good
+        store.put_node_status(with_report(ran, NodeStatus("a", "worker", bad, bad, "Done", "", "2026-12-04T09:00:00Z")))
+        while served() != bad and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert served() == bad
+        revert = subprocess.run(mco("rollout", "revert", "worker", "--server", url, "--token-file",
+                                    str(tmp_path / "admin")), env=env(), capture_output=True, text=True)
+        assert revert.returncode == 0, revert.stderr
+        assert served() == good

@@ -35,3 +35,14 @@ def test_served_config(nodes: list[NodeStatus], served: str) -> None:
 
 def test_no_target_serves_nothing() -> None:
     assert served_config(PoolRecord(name="worker"), NodeStatuses([node("a", "r-2")])) is None
+
+
+def test_a_reverted_pool_serves_its_target_at_once() -> None:
+    """`mco rollout revert` sets the target back to a config every node reached: booting machines get it at once,
+    not the config the revert left, even while every node still runs that one (the MCS rule would hold the target
+    back until one node is Done at it)."""
+    reverted = PoolRecord(name="worker", current="r-2", reverted_from="r-3", history=(
+        *POOL.history, HistoryEntry("r-2", "t4")))
+    at_bad = [node("a", "r-3"), node("b", "r-3", "Working")]
+    assert served_config(reverted, NodeStatuses(at_bad)) == "r-2"
+    assert served_config(POOL, NodeStatuses([node("a", "r-2")])) == "r-2"  # (no revert: the MCS rule)
