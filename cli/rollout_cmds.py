@@ -3,15 +3,16 @@
     mco rollout resume POOL (--store DIR|etcd://... | --server URL --token-file F [--ca F])
                                                           continue after an automatic pause
     mco rollout revert POOL (...)                         back to the last config every machine reached; pinned
-    mco rollout plan POOL [CLUSTER_DIR] (...) [-o text|json] [--fail-on drain|reboot]
+    mco rollout plan POOL [CLUSTER_DIR] (...) [-o text|json] [--fail-on drain|reboot]...
                                                           what the rollout to the pool's (or a fresh render's)
                                                           target would do to each machine; writes nothing
 
 `--server` goes through a running server's rollout routes (server/rollout_routes.py) with the administrator
 token of `mco serve --admin-token-file`; a plan of CLUSTER_DIR needs `--store`.
 
-Exit codes: 0 done; 1 refused (nothing to revert to, an unknown pool, a plan that would drain or reboot with
-`--fail-on`, a cluster directory that does not render); 2 usage or an unusable store.
+Exit codes: 0 done; 1 refused (nothing to revert to, a resume of a pool its rollout has not paused, an unknown pool,
+a plan that would drain or reboot with `--fail-on`, a cluster directory that does not render); 2 usage (an unknown
+`--fail-on` or `-o` value too), an unusable store or an unreachable server.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def register(subparsers: Any) -> None:
                            help="render this directory afresh and plan the move to its target (default: the "
                                 "pool's target in the store)")
             p.add_argument("-o", "--output", choices=("text", "json"), default="text")
-            p.add_argument("--fail-on", choices=("drain", "reboot"),
-                           help="exit 1 when any machine would drain (or reboot)")
+            p.add_argument("--fail-on", choices=("drain", "reboot"), action="append", default=[],
+                           help="exit 1 when any machine would drain (or reboot); repeatable: any one met fails")
         add_target_flags(p)
         p.set_defaults(func={"resume": run_resume, "revert": run_revert, "plan": run_plan}[verb])
 
@@ -152,9 +153,10 @@ def run_plan(args: argparse.Namespace) -> int:
         print(pretty_json(plan), end="")
     else:
         print(_text(plan))
-    flagged = [m["node"] for m in plan["machines"] if m["wave"] is not None and args.fail_on
-               and m["reboot" if args.fail_on == "reboot" else "drain"]]
-    if flagged:
-        print(f"mco: {len(flagged)} machine(s) would {args.fail_on}: {', '.join(flagged)}", file=sys.stderr)
-        return 1
-    return 0
+    failed = 0
+    for condition in dict.fromkeys(args.fail_on):
+        flagged = [m["node"] for m in plan["machines"] if m["wave"] is not None and m[condition]]
+        if flagged:
+            print(f"mco: {len(flagged)} machine(s) would {condition}: {', '.join(flagged)}", file=sys.stderr)
+            failed = 1
+    return failed

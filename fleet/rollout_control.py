@@ -7,7 +7,7 @@ the state they leave (`resumed_at`, `reverted_from`, `pause`) into every later r
 - `record_pause`: the first failing report records the automatic pause in the pool's record (one
   `update_pool`, so of two nodes failing at once exactly one is recorded); it holds until resume or revert.
 - `resume`: failures reported before now no longer pause the pool (fleet/rollout_gates.py), and the recorded pause
-  is cleared; a node that fails after it pauses the pool again.
+  is cleared; a node that fails after it pauses the pool again. Refused when the pool is not paused.
 - `rollout_state` and `plan_of`: what the commands answer (`mco rollout` on a store, and the server's rollout
   routes for `mco rollout --server`).
 - `auto_revert`: `revert` for each pool that asks for it instead of the automatic pause.
@@ -119,7 +119,15 @@ def auto_revert(store: Store, *, now: datetime) -> dict[str, str]:
 
 
 def resume(store: Store, pool: str, *, now: datetime) -> PoolRecord:
-    """Continue the pool's rollout past every failure reported so far; returns the new record."""
+    """Continue the pool's rollout past every failure reported so far; returns the new record. RolloutRefused, and
+    nothing written, when no automatic pause is in force (as `kubectl rollout resume` refuses a rollout that "is not
+    paused"); `spec.paused` of the manifest is not the rollout's to lift."""
+    seen = store.get_pool(pool)
+    if paused_by(store, seen) is None:
+        raise RolloutRefused(f"pool {pool} is not paused by its rollout" + (
+            " (spec.paused is set in its MachineConfigPool manifest: edit the manifest to unpause it)"
+            if seen.paused else ""))
+
     def change(record: PoolRecord | None) -> PoolRecord:
         if record is None:
             raise NotFound(f"pools/{pool}", "no such pool")

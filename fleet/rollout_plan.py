@@ -82,13 +82,16 @@ class RolloutPlan:
 
 def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy | None) -> tuple[str, tuple[str, ...],
                                                                                                 bool, bool]:
-    """(action, units, drain, reboot) for moving a machine from `old` to `new`, as the applier decides it."""
+    """(action, units, drain, reboot) for moving a machine from `old` to `new`, as the applier decides it and
+    carries it out: `units` names every service it restarts, then every one it reloads (a registries.conf change,
+    MCO's Special action, reloads crio.service); `action` is the strongest of them."""
     changes = diff_rendered(old.spec, new.spec)
     verdict = disruption(changes, policy)
     if verdict.reboot:
         action = "os-image" if "osImageURL" in changes.os_changes else "reboot"
         return action, (), verdict.drain, True
-    units = verdict.restart_units or verdict.reload_units
+    special = ("crio.service",) if any(a.type == "Special" for a in verdict.actions) else ()  # applier/writing.py
+    units = tuple(dict.fromkeys((*verdict.restart_units, *verdict.reload_units, *special)))
     if verdict.verdict in ("restart", "reload"):
         return verdict.verdict, units, verdict.drain, False
     return ("files" if changes.files or changes.units or changes.passwd else "none"), (), verdict.drain, False

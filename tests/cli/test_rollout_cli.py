@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -143,3 +144,54 @@ def test_revert_refused_without_a_config_every_machine_reached(fleet: tuple[Path
     assert code == 1 and "no earlier config" in err
     code, _, err = _mco("rollout", "resume", "nosuch", "--store", str(store.root), capsys=capsys)
     assert code == 1 and "no pool 'nosuch'" in err
+
+
+def _policy_change(cluster: Path, generation: str) -> None:
+    """A change the default disruption policies reload crio for (MCO pkg/apihelpers: policy.json), no drain."""
+    (cluster / "manifests" / "71-worker-extra.yaml").write_text(machine_config_manifest(
+        "71-worker-extra", "worker", files={"/etc/containers/policy.json": f"data:,%7B%7D{generation}"}))
+
+
+# (change, --fail-on flags, exit code): non-zero exactly when some machine would do what one flag names
+FAIL_ON = [
+    ("reboot-change", _change, ("drain",), 1),
+    ("reboot-change", _change, ("reboot",), 1),
+    ("reload-change", _policy_change, ("drain",), 0),
+    ("reload-change", _policy_change, ("reboot",), 0),
+    ("reload-change", _policy_change, (), 0),
+    ("twice-either-met", _change, ("reboot", "drain"), 1),
+    ("twice-none-met", _policy_change, ("drain", "reboot"), 0),
+]
+
+
+@pytest.mark.parametrize(("change", "flags", "code"), [c[1:] for c in FAIL_ON],
+                         ids=[f"{c[0]}-{'-'.join(c[2]) or 'none'}" for c in FAIL_ON])
+def test_fail_on(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str],
+                 change: Callable[[Path, str], None], flags: tuple[str, ...], code: int) -> None:
+    cluster, store = fleet
+    change(cluster, "one")
+    argv = ["rollout", "plan", "worker", str(cluster), "--store", str(store.root), "-o", "json"]
+    for flag in flags:
+        argv += ["--fail-on", flag]
+    got, out, err = _mco(*argv, capsys=capsys)
+    assert got == code, err
+    moving = [m for m in json.loads(out)["machines"] if m["wave"] is not None]
+    assert len(moving) == 8
+    for flag in flags:
+        assert (f"would {flag}:" in err) is any(m[flag] for m in moving)
+
+
+def test_fail_on_unknown_value_is_a_usage_error(fleet: tuple[Path, DirectoryStore]) -> None:
+    cluster, store = fleet
+    with pytest.raises(SystemExit) as exit_:
+        main(["rollout", "plan", "worker", str(cluster), "--store", str(store.root), "--fail-on", "restart"])
+    assert exit_.value.code == 2
+
+
+def test_resume_refused_when_not_paused(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str]) -> None:
+    """As `kubectl rollout resume` of a rollout that is not paused: exit 1, nothing written."""
+    _, store = fleet
+    before = store.get_pool("worker")
+    code, _, err = _mco("rollout", "resume", "worker", "--store", str(store.root), capsys=capsys)
+    assert code == 1 and "not paused" in err
+    assert store.get_pool("worker") == before

@@ -64,6 +64,18 @@ def test_resume_forgets_earlier_failures_only() -> None:
     assert pause is not None and pause.node == "b"
 
 
+@pytest.mark.parametrize("nodes", [[], FAILING], ids=["nothing-failed", "failed-on-the-old-target"])
+def test_resume_refused_when_not_paused(nodes: list[NodeStatus]) -> None:
+    """As `kubectl rollout resume` refuses a rollout that is not paused ("is not paused", exit 1): nothing written."""
+    store = _store(auto=False, nodes=nodes)
+    if nodes:
+        store.put_pool(replace(store.get_pool("worker"), current=GOOD))  # the failure was on another target
+    before = store.get_pool("worker")
+    with pytest.raises(RolloutRefused, match="not paused"):
+        resume(store, "worker", now=NOW)
+    assert store.get_pool("worker") == before
+
+
 def test_revert_refused_when_a_node_never_ran_an_earlier_config() -> None:
     store = _store(auto=True, nodes=[*FAILING, NodeStatus("c", "worker", BAD, BAD, "Done", "", "t3")])
     with pytest.raises(RolloutRefused):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
+from fleet.disruption_policy import DisruptionPolicy
 from fleet.maintenance_windows import parse_window
 from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
 from fleet.rendered import MachineConfigSpec, PoolRecord, RenderedConfig
-from fleet.rollout_plan import DEFAULT_DURATIONS, plan_rollout, recorded_durations
+from fleet.rollout_plan import DEFAULT_DURATIONS, action_of, plan_rollout, recorded_durations
 from fleet.rollout_settings import RolloutSettings
 
 
@@ -43,6 +46,40 @@ def test_waves_canaries_and_actions() -> None:
     assert moving[1].start == pull + 60  # after the canary ended: its update, then its soak (the health gate)
     assert plan.total == 3 * (pull + 60)  # two waves of two after it, each machine soaking too
     assert next(m for m in plan.machines if m.node == "at").action == "none"
+
+
+def _files(name: str, files: dict[str, str], **spec: object) -> RenderedConfig:
+    entries = [{"path": p, "contents": {"source": f"data:,{c}"}} for p, c in files.items()]
+    config = {"ignition": {"version": "3.4.0"}, "storage": {"files": entries}}
+    return RenderedConfig(name, "worker", MachineConfigSpec(config, **spec))  # type: ignore[arg-type]
+
+
+REGISTRIES = "/etc/containers/registries.conf"
+CA = "/etc/pki/ca-trust/source/anchors/openshift-config-user-ca-bundle.crt"
+SERVICES = {"nodeDisruptionPolicy": {"files": [
+    {"path": "/etc/a.conf", "actions": [{"type": "Reload", "reload": {"serviceName": "a.service"}}]},
+    {"path": "/etc/b.conf", "actions": [{"type": "Restart", "restart": {"serviceName": "b.service"}}]}]}}
+# (change, new files, policy, expected (action, units, drain, reboot)): MCO pkg/daemon/update.go
+# calculatePostConfigChangeNodeDisruptionAction under the default policies of pkg/apihelpers (and a user's), as
+# the applier carries them out (applier/writing.py: a Special action reloads crio.service)
+ACTIONS = [
+    ("kubelet-auth-none", {"/var/lib/kubelet/config.json": "b"}, None, ("files", (), False, False)),
+    ("policy-json-reload-crio", {"/etc/containers/policy.json": "b"}, None, ("reload", ("crio.service",), False, False)),
+    ("registries-special-reloads-crio", {REGISTRIES: "b"}, None, ("reload", ("crio.service",), True, False)),
+    ("user-ca-restarts", {CA: "b"}, None,
+     ("restart", ("coreos-update-ca-trust.service", "crio.service"), False, False)),
+    ("other-anchor-reboots", {"/etc/pki/ca-trust/source/anchors/x.crt": "b"}, None, ("reboot", (), True, True)),
+    ("no-policy-reboots", {"/etc/motd": "b"}, None, ("reboot", (), True, True)),
+    ("reload-and-restart-name-both", {"/etc/a.conf": "b", "/etc/b.conf": "b"}, SERVICES,
+     ("restart", ("b.service", "a.service"), False, False)),
+]
+
+
+@pytest.mark.parametrize(("new", "policy", "expected"), [c[1:] for c in ACTIONS], ids=[c[0] for c in ACTIONS])
+def test_action_of(new: dict[str, str], policy: dict[str, object] | None,
+                   expected: tuple[str, tuple[str, ...], bool, bool]) -> None:
+    old = _files("rendered-worker-old", {p: "a" for p in new})
+    assert action_of(old, _files("rendered-worker-new", new), DisruptionPolicy.from_dict(policy)) == expected
 
 
 def test_starts_wait_for_the_window() -> None:

@@ -103,6 +103,10 @@ def test_mco_rollout_through_a_server(tmp_path: Path) -> None:
         plan = rollout("plan", "worker", "-o", "json")
         assert plan.returncode == 0, plan.stderr
         assert '"target": "' + first in plan.stdout
+        not_paused = rollout("resume", "worker")  # as kubectl rollout resume: "is not paused", exit 1, nothing written
+        assert not_paused.returncode == 1 and "not paused" in not_paused.stderr and "409" in not_paused.stderr
+        assert not store.get_pool("worker").resumed_at
+        store.put_node_status(NodeStatus("b", "worker", "", first, "Degraded", "broke", "t1"))  # failed on its way
         assert rollout("resume", "worker").returncode == 0
         assert store.get_pool("worker").resumed_at
         refused = rollout("revert", "worker")
