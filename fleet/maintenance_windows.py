@@ -3,7 +3,9 @@
 A window is days of the week, a local start time, a duration (up to 7 days) and an IANA time zone:
 `{"days": ["Sat", "Sun"], "start": "01:00", "duration": "4h", "timeZone": "Europe/Berlin"}`. It opens on each
 named day at `start` in that zone's local time (the wall clock: a window keeps its local hour across a daylight
-saving change) and stays open for `duration`. A pool without windows is always open. Outside every window no
+saving change) and stays open for `duration` (elapsed time). A start the clocks skip that day (02:30 when they
+spring from 02:00 to 03:00) opens at the same moment, 03:30 on the new wall clock, as Go's time.Date normalises it;
+a start the clocks repeat (autumn) opens at its first occurrence, once. A pool without windows is always open. Outside every window no
 new slot is handed out; a node already moving finishes (fleet/rollout.py).
 """
 

@@ -4,7 +4,7 @@ wave, the rollout order (MCO `sortNodeList`) and the revert target."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -93,6 +93,30 @@ def test_maintenance_window(day: str, clock: str, open_: bool) -> None:
         opens = next_opening([window], now)
         assert opens is not None and opens > now and opens.astimezone(ZoneInfo("Europe/Berlin")).hour == 22
         assert "next opens" in (hold_reason("a", record, NodeStatuses([_n("a")]), now) or "")
+
+
+# Daylight saving changes, in UTC (fleet/maintenance_windows.py): a start the clocks skip opens at the same moment
+# an hour later on the wall clock (02:30 on a spring-forward day is 03:30 summer time, as Go's time.Date and
+# Python's zoneinfo normalise it), a start the clocks repeat opens at its first occurrence and only once; the
+# duration is elapsed time.
+DST = [
+    ("berlin-spring-gap", "Europe/Berlin", "Sun", "02:30", "2026-03-29T01:00:00", "2026-03-29T01:30:00", "2026-03-29T02:30:00"),
+    ("new-york-spring-gap", "America/New_York", "Sun", "02:30", "2026-03-08T06:00:00", "2026-03-08T07:30:00", "2026-03-08T08:30:00"),
+    ("berlin-fall-repeat", "Europe/Berlin", "Sun", "02:30", "2026-10-25T00:00:00", "2026-10-25T00:30:00", "2026-10-25T01:30:00"),
+    ("across-midnight", "Europe/Berlin", "Sat", "23:30", "2026-03-28T22:00:00", "2026-03-28T22:30:00", "2026-03-28T23:30:00"),
+]
+
+
+@pytest.mark.parametrize(("zone", "day", "start", "before", "opens", "closes"), [c[1:] for c in DST],
+                         ids=[c[0] for c in DST])
+def test_window_across_daylight_saving(zone: str, day: str, start: str, before: str, opens: str, closes: str) -> None:
+    window = parse_window({"days": [day], "start": start, "duration": "1h", "timeZone": zone})
+    at = {k: datetime.fromisoformat(v).replace(tzinfo=UTC) for k, v in (("before", before), ("opens", opens),
+                                                                         ("closes", closes))}
+    assert next_opening([window], at["before"]) == at["opens"]
+    assert not is_open([window], at["opens"] - timedelta(seconds=1))
+    assert is_open([window], at["opens"]) and is_open([window], at["closes"] - timedelta(seconds=1))
+    assert not is_open([window], at["closes"]) and not is_open([window], at["closes"] + timedelta(hours=1))
 
 
 @pytest.mark.parametrize("bad", [{"days": [], "start": "01:00", "duration": "1h"},
