@@ -12,17 +12,20 @@ whose slot comes first pull first).
 - A node **is pulling** from the claim that let it (`pull_config`, `pull_at`: written under the claim's lock, so
   two claims are counted against each other) until it reports the image staged, is handed the target, or
   PULL_LEASE has passed (a node that died mid-pull does not hold the registry's share for ever).
+- `pull_rule` says which nodes may start pulling now: what a claim's permission is read with (`may_pull`) and what
+  wakes the held claims of nodes that may pull (server/handout_wait.py `offer_pulls`), so both follow one rule.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from fleet.clock import timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
-from fleet.rollout_turn import Present, turn_comes, waiting
+from fleet.rollout_turn import Present, turn_places, waiting
 
 if TYPE_CHECKING:
     from fleet.rollout import NodeStatuses
@@ -48,17 +51,28 @@ def _needs_pull(status: NodeStatus | None, record: PoolRecord) -> bool:
     return status.staged != target and status.pull_config != target
 
 
+def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present) -> Callable[[str], bool] | None:
+    """Which nodes that need the target's OS image (module docstring) may start pulling it now: those whose turn it
+    is for the pool's free pulls (all of them with no limit); None when none may (the limit is reached). What a
+    claim's permission is read with (`may_pull`), and what wakes the held claims that may pull
+    (server/handout_follow.py), so both follow one rule."""
+    limit = record.rollout.max_concurrent_pulls
+    if not limit:
+        return lambda node: True
+    lease_from = timestamp(now - timedelta(seconds=PULL_LEASE))
+    busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
+    if busy >= limit:
+        return None
+    return turn_places(record, statuses, limit - busy, present, need=_needs_pull)
+
+
 def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present) -> bool:
     """Whether `node`, which needs the target's OS image (module docstring), may pull it now."""
     mine = statuses.get(node)
     target = record.target_for(node)
     if mine is None or not target or not waiting(mine, record) or mine.staged == target:
         return False
-    lease_from = timestamp(now - timedelta(seconds=PULL_LEASE))
-    if pulling_now(mine, record, lease_from):
+    if pulling_now(mine, record, timestamp(now - timedelta(seconds=PULL_LEASE))):
         return True  # asked again while pulling (a lost answer): the same permission
-    limit = record.rollout.max_concurrent_pulls
-    if not limit:
-        return True
-    busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
-    return turn_comes(node, record, statuses, limit - busy, present, need=_needs_pull)
+    rule = pull_rule(record, statuses, now, present)
+    return rule is not None and rule(node)

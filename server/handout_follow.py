@@ -14,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from fleet.clock import system_clock
+from fleet.image_pulls import pull_rule
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses, turn_rule
 from fleet.store import Store, StoreError
@@ -29,25 +30,29 @@ LOST_RECHECK = 0.05  # seconds after a woken claim lost before the free slots ar
 AT_MARGIN = 0.05     # seconds after a window's opening before the free slots are counted
 
 
-# target, free slots, turn rule (`HandoutWaiters.offer`), and in how many seconds to count again though nothing
-# changes (`free_slots`: a window's opening, measured on the clock the count read; None: at the next change)
-Count = tuple[str | None, int, Callable[[str], bool] | None, float | None]
+# target, free slots, turn rule (`HandoutWaiters.offer`), in how many seconds to count again though nothing
+# changes (`free_slots`: a window's opening, measured on the clock the count read; None: at the next change), and
+# which held nodes may pull the target's OS image now (`HandoutWaiters.offer_pulls`; None: none)
+Count = tuple[str | None, int, Callable[[str], bool] | None, float | None, Callable[[str], bool] | None]
 
 
 def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statuses: NodeStatuses,
-            pool: str) -> Count:
+            pool: str, pulls: bool = False) -> Count:
     """What a count offers the pool's held claims: its target, its free slots and (with slots free for them) the
     turn rule read from the same statuses (fleet/rollout.py `turn_rule`, with this process's presence), so only
-    requests whose turn it is are woken. `head`: the node of the first held request (`HandoutWaiters.head`, read
-    on the event loop; "": none, so no rule is read). One clock, the one the presence verdict is read with (the
-    server's), says both what is open now and how long until a window opens."""
+    requests whose turn it is are woken; with `pulls` (`HandoutWaiters.wants_pulls`, read on the event loop), the
+    rule of the pool's free OS image pulls (fleet/image_pulls.py `pull_rule`), read the same way. `head`: the node
+    of the first held request (`HandoutWaiters.head`, read on the event loop; "": none, so no rule is read). One
+    clock, the one the presence verdict is read with (the server's), says both what is open now and how long until
+    a window opens."""
     present, now = waiters.presence(record.rollout.offline_grace_seconds) \
         if waiters.presence is not None and record is not None else (None, system_clock())
     target, free, at = free_slots(record, statuses, now)
     later = (at - now).total_seconds() if at is not None else None
+    pulling = pull_rule(record, statuses, now, present) if pulls and record and present is not None else None
     if record is None or not head or free <= waiters.in_flight(pool) or present is None:
-        return target, free, None, later
-    return target, free, turn_rule(record, statuses, free, present), later
+        return target, free, None, later, pulling
+    return target, free, turn_rule(record, statuses, free, present), later, pulling
 
 
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
@@ -73,17 +78,26 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
         snapshot = state.snapshot
         records = {pool: entry.record if snapshot is not None and (entry := snapshot.pools.get(pool)) else None
                    for pool in pools}
-        heads = {pool: waiters.head(pool, record.current if record else None) for pool, record in records.items()}
+        targets = {pool: record.current if record else None for pool, record in records.items()}
+        heads = {pool: waiters.head(pool, target) for pool, target in targets.items()}
+        pulls = {pool: waiters.wants_pulls(pool, target) for pool, target in targets.items()}
+        unknown = [c for pool, target in targets.items() for c in waiters.unknown_images(pool, target)]
 
         def count(statuses: NodeStatuses) -> dict[str, Count]:
-            return {pool: counted(waiters, records[pool], heads[pool], statuses, pool) for pool in pools}
+            return {pool: counted(waiters, records[pool], heads[pool], statuses, pool, pulls[pool]) for pool in pools}
+
+        def read() -> dict[str, Count]:
+            if unknown and waiters.load_images is not None:
+                waiters.load_images(unknown)  # the OS images `offer_pulls` compares, read before the count
+            return store.read_statuses(count)
 
         try:
-            offers = await asyncio.to_thread(store.read_statuses, count)
+            offers = await asyncio.to_thread(read)
         except StoreError:
             return  # the held claims are answered at their deadline, or at the next count
-        for pool, (target, free, turn, _) in offers.items():  # (a window's opening: the next sweep)
+        for pool, (target, free, turn, _, pulling) in offers.items():  # (a window's opening: the next sweep)
             waiters.offer(pool, target, free, turn)
+            waiters.offer_pulls(pool, target, pulling)
 
     def swapped(snapshot: Snapshot) -> None:
         changed = []
@@ -135,15 +149,32 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
     waiters = state.handouts
     scheduled = [False]
     timer: list[asyncio.TimerHandle | None] = [None]
+    loading: set[asyncio.Task[None]] = set()  # OS images being read (never under the mirror's lock)
+
+    async def load(configs: list[str]) -> None:
+        if waiters.load_images is None:
+            return
+        await asyncio.to_thread(waiters.load_images, configs)
+        if all(waiters.image_of(c) is not None for c in configs):  # read: count again (not read: at the next change)
+            recount("")
 
     def recheck() -> None:
         scheduled[0] = False  # before reading: a change applied from here on schedules another pass
         later: list[float] = []
         for pool in waiters.pools():
             record = mirror.pool(pool)
-            head = waiters.head(pool, record.current if record else None)
-            _, (target, free, turn, wait) = mirror.decide(partial(counted, waiters, record, head, pool=pool))
+            current = record.current if record else None
+            head, pulls = waiters.head(pool, current), waiters.wants_pulls(pool, current)
+            if unknown := waiters.unknown_images(pool, current):
+                if not loading:
+                    task = loop.create_task(load(unknown))
+                    loading.add(task)
+                    task.add_done_callback(loading.discard)
+                pulls = False
+            _, (target, free, turn, wait, pulling) = mirror.decide(partial(counted, waiters, record, head, pool=pool,
+                                                                           pulls=pulls))
             waiters.offer(pool, target, free, turn)
+            waiters.offer_pulls(pool, target, pulling)
             if wait is not None:
                 later.append(wait)
         if later:

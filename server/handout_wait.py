@@ -29,6 +29,13 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
   first-arrival place, so it is first the next time, and (etcd) the free slots are counted again: while it
   decided, it was counted as taking one. At its deadline it decides once more and answers. A woken request whose
   client has gone decides nothing (its node is handed nothing it will never hear of) and gives its wake back.
+- The OS image before the slot (`offer_pulls`): a count also wakes the held requests whose node needs the target's
+  OS image (it runs another one and has not staged it: the route's images, `image_of`) and may pull it now
+  (fleet/image_pulls.py `pull_rule`, read with the count: the pool's `max-concurrent-pulls` in the rollout order),
+  each to decide again as a claim that arrives (server/node_routes.py `_pull`), whose answer then names the image as
+  `prefetch`. Such a wake is not a slot (not in flight); a request not let pull waits again. The line of requests that
+  may pull is built once per target and holds each request at most once per wait, so a target's move costs at most one decision and
+  one answer per held request, and a node that pulls comes back only when it has staged the image.
 - Shutdown (`close`) answers every held request at once with its last decision.
 """
 
@@ -106,16 +113,32 @@ class Ticket:
     node: str = ""  # whose request it is (set by the route): what a count's turn rule is asked about
     future: asyncio.Future[bool] | None = None
     woken: bool = False
+    config: str = ""  # the config its node runs (set by `wait`)
+    staged: str = ""  # the config whose OS image its node reported staged (set by the route before each wait)
+    waits: int = 0    # its waits so far: a queue entry of an earlier wait is not this one (`_live`)
+
+
+Entry = tuple[tuple[Any, ...], Ticket]  # ((rank, first arrival, wait), ticket): unique, so a heap never compares tickets
+
+
+def _live(entry: Entry) -> bool:
+    """Whether a queue entry is its ticket's wait now (not one woken, timed out, cancelled or of an earlier wait)."""
+    ticket = entry[1]
+    return entry[0][-1] == ticket.waits and ticket.future is not None and not ticket.future.done()
 
 
 @dataclass
 class _PoolQueue:
     # Heaps by rollout order then first arrival, one per config the held nodes run. A heap is only ever changed in place: every
     # waiter holds a reference to its own, and a heap replaced by a new list would lose what others pushed since.
-    by_config: dict[str, list[tuple[tuple[Any, ...], Ticket]]] = field(default_factory=dict)
+    by_config: dict[str, list[Entry]] = field(default_factory=dict)
     held: int = 0        # tickets waiting now
     in_flight: int = 0   # tickets woken that have not decided again yet
     recount_due: bool = False  # a count found the first ticket's turn not come: another one is scheduled
+    # the held tickets that may yet be let pull `pull_for`'s OS image (`offer_pulls`), in the same order; built again
+    # when the target moves, then each one taken at most once per wait
+    pull_for: str = ""
+    pull_line: list[Entry] = field(default_factory=list)
 
 
 class HandoutWaiters:
@@ -130,8 +153,13 @@ class HandoutWaiters:
         self.on_recount: Callable[[str], None] | None = None  # pool: count its free slots again, wake that many
         # the pool's offline-grace -> (this process's presence verdict, now): what a count's turn rule is read with
         self.presence: Callable[[int], tuple[Present, datetime]] | None = None
+        # a rendered config's OS image ("": none; None: not read yet), and what reads those not read yet (blocking:
+        # called on a thread) -- the route's (server/node_routes.py), so a count knows which held nodes need a pull
+        self.image_of: Callable[[str], str | None] = lambda _config: None
+        self.load_images: Callable[[list[str]], None] | None = None
         self.woken = 0  # held requests woken because a slot may have freed, since start (`mco_held_claim_wakeups`)
         self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
+        self.pull_woken = 0  # held requests woken to pull the target's OS image, since start
 
     def ticket(self) -> Ticket:
         """A place in line, kept across the waits of one request."""
@@ -153,10 +181,17 @@ class HandoutWaiters:
             return False
         queue = self._pools.setdefault(pool, _PoolQueue())
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        ticket.pool, ticket.future = pool, future
+        ticket.pool, ticket.future, ticket.config = pool, future, current
+        ticket.waits += 1
+        entry = ((ticket.rank, ticket.seq, ticket.waits), ticket)
         heap = queue.by_config.setdefault(current, [])
-        heapq.heappush(heap, ((ticket.rank, ticket.seq), ticket))
+        heapq.heappush(heap, entry)
         queue.held += 1
+        if queue.pull_for:
+            if self._needs_pull(ticket, queue.pull_for) is None:
+                queue.pull_for = ""  # a config whose image is not read yet: the line is built again at the next count
+            elif self._needs_pull(ticket, queue.pull_for):
+                heapq.heappush(queue.pull_line, entry)
         if self.on_held is not None:
             self.on_held()
         if lost:
@@ -171,9 +206,10 @@ class HandoutWaiters:
         finally:
             if not ticket.woken:  # timed out or cancelled: its heap entry is dropped when reached
                 queue.held -= 1
-                if len(heap) > 2 * queue.held + 64:  # many dropped entries: sweep them, in place (see _PoolQueue)
-                    heap[:] = [e for e in heap if not e[1].future.done()]  # type: ignore[union-attr]
-                    heapq.heapify(heap)
+                for line in (heap, queue.pull_line):
+                    if len(line) > 2 * queue.held + 64:  # many dropped entries: sweep them, in place (see _PoolQueue)
+                        line[:] = [e for e in line if _live(e)]
+                        heapq.heapify(line)
 
     def give_back(self, ticket: Ticket) -> None:
         """The woken `ticket`'s client has gone: it takes no slot; the free slots are counted again."""
@@ -209,6 +245,78 @@ class HandoutWaiters:
         self.woken += woken
         return woken
 
+    def _needs_pull(self, ticket: Ticket, target: str) -> bool | None:
+        """Whether `ticket`'s node would pull `target`'s OS image: it runs another image and has not staged it (None:
+        an image not read yet)."""
+        if ticket.config == target or ticket.staged == target:
+            return False
+        image, current = self.image_of(target), self.image_of(ticket.config)
+        if image is None or current is None:
+            return None
+        return bool(image) and image != current
+
+    def unknown_images(self, pool: str, target: str | None) -> list[str]:
+        """The configs (the target, those the pool's held nodes run) whose OS image `offer_pulls` needs and
+        `image_of` has not read (`load_images` reads them, on a thread)."""
+        queue = self._pools.get(pool)
+        if queue is None or not queue.held or not target or queue.pull_for == target:
+            return []
+        configs = [target, *(c for c, heap in queue.by_config.items() if heap and c != target)]
+        return [c for c in configs if self.image_of(c) is None]
+
+    def wants_pulls(self, pool: str, target: str | None) -> bool:
+        """Whether some held request of `pool` may yet be woken to pull `target`'s OS image (what a count reads the
+        pull rule for: fleet/image_pulls.py `pull_rule`)."""
+        queue = self._pools.get(pool)
+        if queue is None or not queue.held or not target:
+            return False
+        if queue.pull_for != target:
+            return True
+        while queue.pull_line and not _live(queue.pull_line[0]):
+            heapq.heappop(queue.pull_line)
+        return bool(queue.pull_line)
+
+    def offer_pulls(self, pool: str, target: str | None, rule: Callable[[str], bool] | None) -> int:
+        """Wake the held requests of `pool` whose node needs `target`'s OS image and may pull it now (`rule`, read
+        with the count: fleet/image_pulls.py `pull_rule`; None: none may), in the rollout order, each to decide again
+        as a claim that arrives does (its answer then names the image as `prefetch`). A request woken so takes no
+        slot (it is not counted in flight); one that is not let pull waits again, behind no one."""
+        queue = self._pools.get(pool)
+        if queue is None or not queue.held or not target or rule is None or self.closing:
+            return 0
+        if queue.pull_for != target:
+            if self.unknown_images(pool, target):
+                return 0  # read first (`load_images`), then counted again
+            entries = [e for heap in queue.by_config.values() for e in heap if _live(e)]
+            queue.pull_line[:] = [e for e in entries if self._needs_pull(e[1], target)]
+            heapq.heapify(queue.pull_line)
+            queue.pull_for = target
+        woken = 0
+        line = queue.pull_line
+        while line:
+            entry = line[0]
+            ticket = entry[1]
+            if not _live(entry) or not self._needs_pull(ticket, target):
+                heapq.heappop(line)
+                continue
+            if ticket.node and not rule(ticket.node):
+                if not queue.recount_due and self.on_recount is not None:  # an earlier node may be passed over later
+                    queue.recount_due = True
+                    asyncio.get_running_loop().call_later(TURN_WAIT, self._recount, pool)
+                break  # not its turn, nor that of any request behind it
+            heapq.heappop(line)
+            assert ticket.future is not None
+            ticket.future.set_result(False)  # not a slot: it decides again as a claim that arrives (its turn checked)
+            woken += 1
+        self.pull_woken += woken
+        return woken
+
+    def recount(self, pool: str) -> None:
+        """Something this process handled may have freed a slot or a pull of `pool`: count again (`on_recount`)."""
+        queue = self._pools.get(pool)
+        if queue is not None and queue.held and self.on_recount is not None and not self.closing:
+            self.on_recount(pool)
+
     def _recount(self, pool: str) -> None:
         queue = self._pools.get(pool)
         if queue is not None:
@@ -234,12 +342,12 @@ class HandoutWaiters:
             self._wake(queue, None, queue.held)
 
     @staticmethod
-    def _best(heaps: list[list[tuple[tuple[Any, ...], Ticket]]]) -> list[tuple[tuple[Any, ...], Ticket]] | None:
-        """The heap whose first request comes first (requests timed out or cancelled dropped on the way)."""
-        best: list[tuple[tuple[Any, ...], Ticket]] | None = None
+    def _best(heaps: list[list[Entry]]) -> list[Entry] | None:
+        """The heap whose first request comes first (requests timed out, cancelled or woken dropped on the way)."""
+        best: list[Entry] | None = None
         for heap in heaps:
-            while heap and heap[0][1].future is not None and heap[0][1].future.done():
-                heapq.heappop(heap)  # timed out or cancelled
+            while heap and not _live(heap[0]):
+                heapq.heappop(heap)  # timed out, cancelled, or woken to pull
             if heap and (best is None or heap[0][0] < best[0][0]):
                 best = heap
         return best

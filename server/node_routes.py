@@ -122,7 +122,9 @@ class NodeRoutes:
         self.waiters: HandoutWaiters = state.handouts
         self.presence = Presence(clock)  # which nodes are online: a slot goes to the one whose turn it is
         self.waiters.presence = self.presence.now_checker  # held claims are woken by the same rule
-        self._images: dict[str, str] = {}  # rendered config -> its OS image (`_image`)
+        self._images: dict[str, str] = {}  # rendered config -> its OS image (`_load_images`)
+        self.waiters.image_of = self._images.get  # which held nodes need the target's OS image (woken to pull it)
+        self.waiters.load_images = self._load_images
         self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
@@ -240,6 +242,8 @@ class NodeRoutes:
         if (self.state.feed is None and known is not None and known.pool == status.pool and is_unavailable(known)
                 and not is_unavailable(status)):
             self.waiters.freed(status.pool, target)  # this report freed a slot (a replica's mirror sees its own)
+        elif self.state.feed is None and status.staged and (known is None or known.staged != status.staged):
+            self.waiters.recount(status.pool)  # this report gave a pull back: the next held node may pull
         return web.Response(body=json_bytes(status.to_dict()), content_type=JSON)
 
     def _store_status(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
@@ -367,14 +371,14 @@ class NodeRoutes:
                 # (fleet/rollout_turn.py); a held claim is woken only in its turn, by the same rule
                 # (server/handout_wait.py), and then decides without it
                 polled = not woken or self.waiters.closing
-                answer, stay, rank = await asyncio.to_thread(self._decide, node, pool, labels, authorization, claim,
-                                                             polled)
+                answer, stay, rank, staged = await asyncio.to_thread(self._decide, node, pool, labels, authorization,
+                                                                     claim, polled)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
                     return answer
                 ticket = ticket or self.waiters.ticket()
-                ticket.rank, ticket.node = rank, node
+                ticket.rank, ticket.node, ticket.staged = rank, node, staged
                 self.presence.hold(node)
                 try:
                     woken = await self.waiters.wait(ticket, answer["pool"], stay, remaining)
@@ -391,13 +395,14 @@ class NodeRoutes:
                 self.waiters.settle(ticket)
 
     def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
-                claim: bool, polled: bool = True) -> tuple[dict[str, Any], str | None, tuple[Any, ...]]:
+                claim: bool, polled: bool = True) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
-        place in the rollout order). `polled`: a claim as it arrives, which takes a free slot only in its turn (a
+        place in the rollout order and the config whose OS image it staged). `polled`: a claim as it arrives, which takes a free slot only in its turn (a
         woken held claim was woken in its turn)."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
         rank: list[tuple[Any, ...]] = [()]
+        staged: list[str] = [""]
         membership = self._membership()
         unpooled: list[str] = []
         unknown: list[str] = []  # rendered configs whose OS image `_pull` needs and `_images` lacks
@@ -438,7 +443,7 @@ class NodeRoutes:
                 answer["rollout"] = gate
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if stay[0] is not None and mine is not None:
-                rank[0] = rollout_rank(mine, record)
+                rank[0], staged[0] = rollout_rank(mine, record), mine.staged
                 pulled = self._pull(mine, record, statuses, unknown) if claim else None
                 if pulled is not None:  # let pull the target's OS image now: answered at once, not held
                     answer["prefetch"] = pulled.pull_config
@@ -462,4 +467,4 @@ class NodeRoutes:
             self.store.read_statuses(decide)  # what a claim would decide, written nowhere
         if unpooled:
             raise Unpooled(unpooled[0])
-        return answer, stay[0], rank[0]
+        return answer, stay[0], rank[0], staged[0]

@@ -1,0 +1,131 @@
+"""Held claims learn the new OS image at once: the real `mco serve` holding several claims (`?wait=`), the pool's
+target moves to a config with a new OS image; the held claims whose turn it is are answered with it as `prefetch`
+within about a second (not at their hold's end), no more at once than the pool's `max-concurrent-pulls`, while the
+slots stay within maxUnavailable; a node reporting the image staged lets the next one pull, as promptly
+(server/handout_wait.py `offer_pulls`, fleet/image_pulls.py `pull_rule`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import requests
+import yaml
+
+from tests.builders import machine_config_manifest
+from tests.server.scale_out import ROLLOUT_POOL, until
+from tests.serving import serving
+
+HOLD = 30      # seconds a claim may be held: an answer long before it was woken, not timed out
+PROMPT = 1.5   # seconds: "about a second" after the server's first answer to the target's move
+NODES = [f"node-{i}" for i in range(6)]  # registered in this order: the rollout's order
+
+
+def _cluster(root: Path, pulls: int) -> Path:
+    """A cluster whose worker pool has maxUnavailable 1 and `pulls` max-concurrent-pulls, on OS image `old`."""
+    (root / "manifests").mkdir(parents=True)
+    (root / "cluster.yaml").write_text("name: pulls\nbaseDomain: pulls.test\n")
+    pool = yaml.safe_load(ROLLOUT_POOL)
+    pool["metadata"]["annotations"] = {"rollout.machine-config.io/max-concurrent-pulls": str(pulls)}
+    pool["spec"]["maxUnavailable"] = 1
+    (root / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
+    _worker(root, "old")
+    return root
+
+
+def _worker(root: Path, generation: str) -> None:
+    (root / "manifests" / "10-worker.yaml").write_text(machine_config_manifest(
+        "10-worker", "worker", files={"/etc/generation": f"data:,{generation}"}, mode=0o644,
+        os_image=f"registry.pulls.test/os:{generation}"))
+
+
+async def _call(session: aiohttp.ClientSession, method: str, url: str, body: Any = None) -> Any:
+    async with session.request(method, url, json=body) as response:
+        assert response.status == 200, await response.text()
+        return await response.json()
+
+
+async def _held(session: aiohttp.ClientSession, base: str, count: int) -> None:
+    while f"mco_held_claims {count:.1f}" not in await (await session.get(f"{base}/metrics")).text():
+        await asyncio.sleep(0.02)
+
+
+@contextmanager
+def _served(kind: str, cluster: Path, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """`mco serve` over a directory store, or (etcd) a controller and a replica: the base URL, once it serves the
+    worker pool."""
+    if kind == "directory":
+        with serving(cluster, tmp_path / "store") as base:
+            yield base
+        return
+    fleet = request.getfixturevalue("fleet")
+    fleet.start_controller("ctl-a", cluster)
+    base = fleet.start_replica()
+    until(lambda: requests.get(f"{base}/pools/worker", timeout=5).status_code == 200)
+    yield base
+
+
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
+async def test_held_claims_learn_the_new_os_image_at_once_within_the_pull_limit(
+        tmp_path: Path, request: pytest.FixtureRequest, kind: str) -> None:
+    pulls = 2
+    cluster = _cluster(tmp_path / "cluster", pulls)
+    with _served(kind, cluster, tmp_path, request) as base:
+        timeout = aiohttp.ClientTimeout(total=HOLD + 60)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
+            for node in NODES:
+                await _call(session, "POST", f"{base}/nodes/{node}/status",
+                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            answered: dict[str, tuple[float, Any]] = {}
+
+            async def claim(node: str) -> None:
+                answer = await _call(session, "POST", f"{base}/nodes/{node}/desired?pool=worker&wait={HOLD}")
+                answered[node] = (time.monotonic(), answer)
+
+            claims = {node: asyncio.create_task(claim(node)) for node in NODES}
+            await asyncio.wait_for(_held(session, base, len(NODES)), 60)
+            assert not answered  # nothing to pull yet: every claim is held
+            moved = time.monotonic()
+            _worker(cluster, "new")  # the target moves to a config with a new OS image
+
+            async def until(count: int) -> None:
+                while len(answered) < count:
+                    await asyncio.sleep(0.01)
+
+            # the first node takes the one slot; the next two (the pull limit) are told to pull the new image
+            await asyncio.wait_for(until(1 + pulls), HOLD / 2)
+            new = answered["node-0"][1]["desiredConfig"]
+            assert new != old
+            first = min(at for at, _ in answered.values())
+            assert first - moved < HOLD / 2
+            assert {n: a for n, (_, a) in answered.items()} == {
+                "node-0": {"desiredConfig": new, "pool": "worker"},
+                **{n: {"desiredConfig": old, "pool": "worker", "prefetch": new} for n in NODES[1:1 + pulls]}}
+            late = max(at for at, _ in answered.values()) - first
+            assert late < PROMPT, f"the held claims learnt the new OS image {late:.2f} s after the first answer"
+
+            # the others stay held: no slot (maxUnavailable 1, node-0 is updating), no pull (the limit)
+            await asyncio.sleep(PROMPT)
+            assert sorted(answered) == NODES[:1 + pulls]
+            # node-1 reports the image staged: its pull is given back, and the next held node is told at once
+            staged = time.monotonic()
+            await _call(session, "POST", f"{base}/nodes/node-1/status",
+                        {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done",
+                         "staged": new, "phase": "image-staged"})
+            await asyncio.wait_for(until(2 + pulls), HOLD / 2)
+            nxt = NODES[1 + pulls]
+            at, answer = answered[nxt]
+            assert answer == {"desiredConfig": old, "pool": "worker", "prefetch": new}
+            assert at - staged < PROMPT, f"the next node learnt the new OS image {at - staged:.2f} s after a pull freed"
+            await asyncio.sleep(PROMPT)
+            assert sorted(answered) == NODES[:2 + pulls]  # still two pulling: the rest wait
+            for task in claims.values():
+                task.cancel()
+            await asyncio.gather(*claims.values(), return_exceptions=True)
