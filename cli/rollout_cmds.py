@@ -29,7 +29,8 @@ from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import plan_of, resume, revert, rollout_state
 from fleet.rollout_plan import plan_rollout, recorded_durations
-from fleet.store import MemoryStore, NotFound, Store, check_name
+from fleet.names import valid_name
+from fleet.store import MemoryStore, NotFound, Store
 from ignition.canonical import pretty_json
 
 
@@ -55,9 +56,17 @@ def register(subparsers: Any) -> None:
         p.set_defaults(func={"resume": run_resume, "revert": run_revert, "plan": run_plan}[verb])
 
 
+def _pool_name(pool: str) -> str:
+    """`pool`, or InvalidInput (exit 1) for a name no pool can have: an unknown pool, however it is spelt (as
+    kubectl answers NotFound for a malformed name), never a usage error."""
+    if not valid_name(pool):
+        raise InvalidInput(f"no pool {pool[:64]!r}: not a pool name (a lowercase DNS subdomain name)")
+    return pool
+
+
 def _pool(store: Store, pool: str) -> PoolRecord:
     try:
-        return store.get_pool(pool)
+        return store.get_pool(_pool_name(pool))
     except NotFound:
         raise InvalidInput(f"no pool {pool!r} in the store (pools: {', '.join(store.list_pools()) or 'none'})") from None
 
@@ -66,7 +75,7 @@ def _steer(args: argparse.Namespace, verb: str) -> dict[str, Any]:
     """`resume` or `revert` on the store, or through the server's rollout route; the pool's rollout state after."""
     with target_of(args) as (store, client):
         if client is not None:
-            return dict(client.json(f"/pools/{check_name('pools', args.pool)}/rollout/{verb}", method="POST"))
+            return dict(client.json(f"/pools/{_pool_name(args.pool)}/rollout/{verb}", method="POST"))
         _pool(store, args.pool)
         record = (resume if verb == "resume" else revert)(store, args.pool, now=system_clock())
         return rollout_state(store, record)
@@ -135,7 +144,7 @@ def _planned(args: argparse.Namespace) -> dict[str, Any]:
         if client is not None:
             if args.cluster_dir is not None:
                 raise UsageError("a plan of CLUSTER_DIR renders it against the store: give --store, not --server")
-            return dict(client.json(f"/pools/{check_name('pools', args.pool)}/rollout/plan"))
+            return dict(client.json(f"/pools/{_pool_name(args.pool)}/rollout/plan"))
         record = _pool(store, args.pool)
         if args.cluster_dir is None:
             return plan_of(store, args.pool, system_clock())

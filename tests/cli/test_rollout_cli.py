@@ -195,3 +195,13 @@ def test_resume_refused_when_not_paused(fleet: tuple[Path, DirectoryStore], caps
     code, _, err = _mco("rollout", "resume", "worker", "--store", str(store.root), capsys=capsys)
     assert code == 1 and "not paused" in err
     assert store.get_pool("worker") == before
+
+
+@pytest.mark.parametrize("verb", ["resume", "revert", "plan"])
+@pytest.mark.parametrize("pool", ["nosuch", "No_Such"], ids=["unknown", "not-a-name"])
+def test_unknown_pool_exits_1(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str], verb: str,
+                              pool: str) -> None:
+    """An unknown pool is a refusal (exit 1), however it is spelt: kubectl answers NotFound for a malformed name."""
+    _, store = fleet
+    code, _, err = _mco("rollout", verb, pool, "--store", str(store.root), capsys=capsys)
+    assert code == 1 and f"no pool {pool!r}" in err
