@@ -26,10 +26,10 @@ from cli.admin_flags import add_target_flags, target_of
 from cli.errors import InvalidInput, UsageError
 from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.names import valid_name
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout_control import plan_of, resume, revert, rollout_state
 from fleet.rollout_plan import plan_rollout, recorded_durations
-from fleet.names import valid_name
 from fleet.store import MemoryStore, NotFound, Store
 from ignition.canonical import pretty_json
 
