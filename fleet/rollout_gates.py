@@ -17,7 +17,8 @@ by); and which config `mco rollout revert` goes back to. Pure: the caller passes
   in rollout order, fleet/rollout.py `order_key`) take the target first; every other node waits until each
   canary is Done at the target, which under a health gate it reports only after its soak time.
 - **Revert target**: the newest config of the pool's history, before its current target, that every node of the
-  pool reached (its currentConfig, or one it reported Done at and moved on from).
+  pool reached (its currentConfig, or one it reported Done at and moved on from), never the config a revert left
+  while the pool is pinned (`reverted_from`): a second revert goes further back, or is refused.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def revert_target(record: PoolRecord, statuses: Sequence[NodeStatus]) -> str | N
     """The config `mco rollout revert` sets (module docstring): None when no earlier config qualifies."""
     members = [s for s in statuses if s.pool == record.name]
     for entry in reversed(record.history):
-        if entry.name == record.current:
+        if entry.name in (record.current, record.reverted_from):  # never back to the config a revert left
             continue
         if all(reached(s, entry.name) for s in members):
             return entry.name

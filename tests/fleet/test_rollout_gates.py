@@ -212,3 +212,14 @@ def test_revert_target_every_node_reached() -> None:
     assert revert_target(record, [*reached_old, _n("c", NEW, NEW)]) is None
     moved_on = _n("d", NEW, NEW, history=(Transition("Done", NEW, NEW, "", "t4"), Transition("Done", OLD, OLD, "", "t2")))
     assert revert_target(record, [*reached_old, moved_on]) == OLD
+
+
+def test_a_revert_never_goes_back_to_the_config_a_revert_left() -> None:
+    """Pinned to OLD after reverting from NEW, which every node ran: a second revert goes further back (OLDER, which
+    every node reached) or is refused; it never targets NEW again (that left the pool "pinned" to the bad config)."""
+    record = PoolRecord("worker", current=OLD, reverted_from=NEW, history=(
+        HistoryEntry(OLDER, "t1"), HistoryEntry(OLD, "t2"), HistoryEntry(NEW, "t3"), HistoryEntry(OLD, "t4")))
+    ran = (Transition("Done", NEW, NEW, "", "t3"), Transition("Done", OLD, OLD, "", "t2"))
+    everywhere = [_n(n, NEW, OLD, "Working", history=(*ran, Transition("Done", OLDER, OLDER, "", "t1"))) for n in "ab"]
+    assert revert_target(record, everywhere) == OLDER
+    assert revert_target(record, [_n(n, NEW, OLD, "Working", history=ran) for n in "ab"]) is None
