@@ -3,7 +3,7 @@
     mco rollout resume POOL (--store DIR|etcd://... | --server URL --token-file F [--ca F])
                                                           continue after an automatic pause
     mco rollout revert POOL (...)                         back to the last config every machine reached; pinned
-    mco rollout plan POOL [CLUSTER_DIR] (...) [-o text|json] [--fail-on drain|reboot]...
+    mco rollout plan POOL [CLUSTER_DIR] (...) [-o text|json] [--output-file F] [--fail-on drain|reboot]...
                                                           what the rollout to the pool's (or a fresh render's)
                                                           target would do to each machine; writes nothing
 
@@ -24,6 +24,7 @@ from typing import Any
 
 from cli.admin_flags import add_target_flags, target_of
 from cli.errors import InvalidInput, UsageError
+from cli.output_flags import add_format, add_output_file, write_output
 from fleet.clock import system_clock
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
 from fleet.names import valid_name
@@ -49,7 +50,8 @@ def register(subparsers: Any) -> None:
             p.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path, nargs="?",
                            help="render this directory afresh and plan the move to its target (default: the "
                                 "pool's target in the store)")
-            p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+            add_format(p, ("text", "json"), "text")
+            add_output_file(p, help="write the plan to FILE instead of stdout (whole or not at all)")
             p.add_argument("--fail-on", choices=("drain", "reboot"), action="append", default=[],
                            help="exit 1 when any machine would drain (or reboot); repeatable: any one met fails")
         add_target_flags(p)
@@ -158,10 +160,11 @@ def _planned(args: argparse.Namespace) -> dict[str, Any]:
 def run_plan(args: argparse.Namespace) -> int:
     """`mco rollout plan POOL [CLUSTER_DIR]`."""
     plan = _planned(args)
-    if args.output == "json":
-        print(pretty_json(plan), end="")
+    text = pretty_json(plan) if args.output == "json" else _text(plan) + "\n"
+    if args.output_file is not None:
+        write_output(args.output_file, text)
     else:
-        print(_text(plan))
+        print(text, end="")
     failed = 0
     for condition in dict.fromkeys(args.fail_on):
         flagged = [m["node"] for m in plan["machines"] if m["wave"] is not None and m[condition]]

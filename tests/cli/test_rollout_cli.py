@@ -205,3 +205,18 @@ def test_unknown_pool_exits_1(fleet: tuple[Path, DirectoryStore], capsys: pytest
     _, store = fleet
     code, _, err = _mco("rollout", verb, pool, "--store", str(store.root), capsys=capsys)
     assert code == 1 and f"no pool {pool!r}" in err
+
+
+def test_plan_output_file(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str],
+                          tmp_path: Path) -> None:
+    """`-o json --output-file F` (cli/output_flags.py, as every command): the plan in F, nothing on stdout, the
+    `--fail-on` verdict and exit code unchanged."""
+    cluster, store = fleet
+    _change(cluster, "one")
+    argv = ("rollout", "plan", "worker", str(cluster), "--store", str(store.root), "-o", "json")
+    code, printed, _ = _mco(*argv, capsys=capsys)
+    out = tmp_path / "plan.json"
+    again, nothing, err = _mco(*argv, "--output-file", str(out), "--fail-on", "reboot", capsys=capsys)
+    assert (code, again, nothing) == (0, 1, "") and "would reboot" in err
+    written, expected = json.loads(out.read_text()), json.loads(printed)
+    assert written["machines"] == expected["machines"] and written["target"] == expected["target"]
