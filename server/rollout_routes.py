@@ -7,7 +7,8 @@
 Every route needs an administrator token (`mco serve --admin-token-file`, server/auth.py `check_admin`), as the node
 administration routes do (server/admin_routes.py); a pool's or a node's token is refused (403). The answers are
 fleet/rollout_control.py's and fleet/rollout_plan.py's, the same `mco rollout --store` prints. An unknown pool is a
-404, a refused revert (no config every node reached) a 409 naming why; nothing is written then.
+404, a refused revert (no config every node reached) or resume (the pool is not paused) a 409 naming why;
+nothing is written then.
 
 A revert answers once this process serves the config reverted to (its snapshot rebuilt at once, at most
 SERVED_WAIT seconds), so `/config/POOL` follows the revert from the answer on, as the revert promises.

@@ -79,6 +79,15 @@ async def test_refusals_write_nothing(make_client: MakeClient, path: str, status
     assert store.get_pool("worker").current == BAD.name
 
 
+async def test_resume_of_a_pool_not_paused_is_a_409(make_client: MakeClient) -> None:
+    store = _store()
+    store.put_node_status(NodeStatus("a", "worker", GOOD.name, GOOD.name, "Done", "", "2026-12-04T10:00:00Z"))
+    client = await make_client(store, policy=POLICY)
+    answer = await client.post("/pools/worker/rollout/resume", headers=ADMIN)
+    assert answer.status == 409 and "not paused" in (await answer.json())["message"]
+    assert not store.get_pool("worker").resumed_at
+
+
 def test_mco_rollout_through_a_server(tmp_path: Path) -> None:
     """The real `mco serve --admin-token-file` and `mco rollout ... --server URL --token-file F`."""
     import shutil
