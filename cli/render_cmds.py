@@ -1,14 +1,16 @@
 """`mco render` and `mco diff` (see cli/main.py for exit-code conventions).
 
-    mco render CLUSTER_DIR [--store DIR]                 render every pool; table: pool, rendered, sources, changed
+    mco render CLUSTER_DIR [--store DIR|etcd://...]      render every pool; table: pool, rendered, sources, changed
     mco render CLUSTER_DIR --pool P --print [-o yaml|json]
                                                          the pool's rendered MachineConfig on stdout
     mco render CLUSTER_DIR --explain P [PATH|UNIT|karg]  which manifest (file:line) set what, and what it overrode
     mco render CLUSTER_DIR --explain P [QUERY] --machine M  the same for machine document M's config
-    mco diff A B --store DIR [--cluster DIR] [-o json]    two rendered configs from the store
-    mco diff --pool P --store DIR --cluster DIR [-o json] the pool's current target against a fresh render
+    mco diff A B --store S [--cluster DIR] [-o json]      two rendered configs from the store
+    mco diff --pool P --store S --cluster DIR [-o json]   the pool's current target against a fresh render
 
-Without `--store`, `mco render` renders into memory (nothing is written). Exit codes: 0 ok; 1 a pool
+`--store` is a directory (created by `mco render` if missing) or an etcd URL with the etcd TLS flags, opened by
+the one opener of stores (cli/etcd_flags.py `store_of_flag`, fleet/store_open.py). Without `--store`, `mco render`
+renders into memory (nothing is written). Exit codes: 0 ok; 1 a pool
 failed to render (errors on stderr, file:line:col and field path) or a name is unknown; 2 unusable
 directory or store.
 """
@@ -17,16 +19,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from cli.errors import InvalidInput, UsageError
+from cli.etcd_flags import add_etcd_flags, store_of_flag, tls_flags_without_etcd
 from cli.output_flags import add_deprecated_switch, add_format
 from fleet.diff import diff_rendered
 from fleet.disruption import disruption
 from fleet.disruption_policy import DisruptionPolicy, PolicyError
+from fleet.etcd_url import is_etcd_url
 from fleet.rendered import RenderedConfig
 from fleet.store import MemoryStore, NotFound, Store
 from fleet.store_open import open_store
@@ -35,13 +41,17 @@ from renderer.inputs import load_inputs
 from renderer.provenance import explain
 from renderer.render import RenderResult, render_cluster
 
+STORE = "DIR|etcd://HOST:PORT[,...][/PREFIX]"
+
 
 def register(subparsers: Any) -> None:
     """Add `mco render` and `mco diff`."""
     render = subparsers.add_parser("render", help="render a cluster directory into rendered-<pool>-<hash> configs",
                                    description="Render every pool of a cluster directory into the store.")
     render.add_argument("cluster_dir", metavar="CLUSTER_DIR", type=Path)
-    render.add_argument("--store", type=Path, help="store directory (default: render in memory, write nothing)")
+    render.add_argument("--store", metavar=STORE, help="store directory or etcd URL (default: render in memory, "
+                        "write nothing)")
+    add_etcd_flags(render)
     render.add_argument("--pool", help="the pool to --print")
     render.add_argument("--print", dest="print_config", action="store_true",
                         help="print the pool's rendered MachineConfig document")
@@ -56,7 +66,8 @@ def register(subparsers: Any) -> None:
                                  description="Compare two rendered configs (or a pool's target with a fresh "
                                              "render) and say what a node must do to apply the change.")
     diff.add_argument("names", nargs="*", metavar="NAME", help="two rendered config names (A B)")
-    diff.add_argument("--store", type=Path, required=True, help="store directory")
+    diff.add_argument("--store", metavar=STORE, required=True, help="store directory or etcd URL")
+    add_etcd_flags(diff)
     diff.add_argument("--pool", help="compare the pool's current target with a fresh render of --cluster")
     diff.add_argument("--cluster", type=Path, help="cluster directory (fresh render; disruption policies)")
     add_format(diff, ("text", "json"), "text")
@@ -64,11 +75,21 @@ def register(subparsers: Any) -> None:
     diff.set_defaults(func=run_diff)
 
 
-def _open_store(path: Path | None) -> Store:
+@contextmanager
+def _store(value: str | None, args: argparse.Namespace) -> Iterator[Store]:
+    """The store `--store` names: none (memory, nothing written), etcd (`store_of_flag`), or a directory, created
+    when missing (a first render starts a store). Closed afterwards."""
+    if value is not None and is_etcd_url(value):
+        with store_of_flag(value, args) as store:
+            yield store
+        return
+    if tls_flags_without_etcd(args):
+        raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
     try:
-        return open_store(path)
+        store = open_store(Path(value) if value is not None else None)
     except OSError as exc:
-        raise UsageError(f"cannot open store {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot open store {value}: {exc.strerror or exc}") from exc
+    yield store
 
 
 def _render(cluster_dir: Path, store: Store) -> RenderResult:
@@ -120,7 +141,11 @@ def run_render(args: argparse.Namespace) -> int:
         raise UsageError("--machine is used with --print or --explain")
     if args.explain and len(args.explain) > 2:
         raise UsageError("--explain takes a pool and at most one PATH, UNIT or karg")
-    store = _open_store(args.store)
+    with _store(args.store, args) as store:
+        return _run_render(args, store)
+
+
+def _run_render(args: argparse.Namespace, store: Store) -> int:
     result = _render(args.cluster_dir, store)
     _report_errors(result)
     wanted = args.pool or (args.explain[0] if args.explain else None)
@@ -171,7 +196,11 @@ def _get(store: Store, name: str) -> RenderedConfig:
 
 def run_diff(args: argparse.Namespace) -> int:
     """`mco diff`."""
-    store = _open_store(args.store)
+    with _store(args.store, args) as store:
+        return _run_diff(args, store)
+
+
+def _run_diff(args: argparse.Namespace, store: Store) -> int:
     if args.pool:
         if args.names:
             raise UsageError("give either two rendered names or --pool P, not both")
@@ -197,7 +226,7 @@ def run_diff(args: argparse.Namespace) -> int:
         new = pool.rendered
     else:
         if len(args.names) != 2:
-            raise UsageError("give two rendered config names: mco diff A B --store DIR")
+            raise UsageError("give two rendered config names: mco diff A B --store S")
         old, new = _get(store, args.names[0]), _get(store, args.names[1])
     changes = diff_rendered(old.spec, new.spec)
     verdict = disruption(changes, _policy(args.cluster))

@@ -11,6 +11,8 @@ import yaml
 from cli.main import main
 from fleet.directory_store import DirectoryStore
 from fleet.rendered import RenderedConfig
+from fleet.store_open import close_store, open_store
+from tests.etcd_cluster import EtcdCluster, etcd_cluster  # noqa: F401 - pytest fixture
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -133,6 +135,35 @@ def test_diff_two_names_from_the_store(cluster: Path, tmp_path: Path, capsys: py
     code, out, _ = run(capsys, "diff", old, new, "--store", str(store))
     assert code == 0 and out.splitlines()[:2] == [f"--- {old}", f"+++ {new}"]
     assert "disruption: reboot (drain; actions: Reboot)" in out
+
+
+def test_render_and_diff_through_an_etcd_store(cluster: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              etcd_cluster: EtcdCluster, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    url = etcd_cluster.url(f"render-cli-{tmp_path.name}")
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")  # where a URL read as a path would have made its directory
+    code, out, _ = run(capsys, "render", str(cluster), "--store", url)
+    assert code == 0 and {line.split()[0] for line in out.splitlines()[1:]} == {"infra", "master", "worker"}
+    assert not list((tmp_path / "cwd").iterdir())  # nothing written here: it went to etcd
+    store = open_store(url)
+    try:
+        old = store.get_pool("worker").current
+    finally:
+        close_store(store)
+    (cluster / "manifests/05-worker-kernelarg-nosmt.yaml").unlink()
+    code, out, _ = run(capsys, "diff", "--pool", "worker", "--store", url, "--cluster", str(cluster), "-o", "json")
+    assert code == 0 and json.loads(out)["from"] == old and json.loads(out)["disruption"]["verdict"] == "reboot"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["render", "{cluster}", "--store", "{store}", "--etcd-cert", "{cluster}/cluster.yaml"], "need --store etcd://"),
+    (["render", "{cluster}", "--store", "etcd://"], "--store"),
+    (["diff", "a", "b", "--store", "etcd://127.0.0.1:1/x", "--etcd-cacert", "/nonexistent"], "--etcd-cacert"),
+], ids=["tls-flag-without-etcd", "etcd-url-without-host", "missing-ca-file"])
+def test_store_flag_usage_errors(cluster: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+                                 message: str) -> None:
+    code, _, err = run(capsys, *[a.format(cluster=cluster, store=tmp_path / "store") for a in argv])
+    assert code == 2 and message in err
 
 
 @pytest.mark.parametrize(("text", "message"), [
