@@ -142,12 +142,13 @@ class Connection(asyncio.Protocol):
         self._arrived = False
         self._since = None
 
-    def request_finished(self, *, had_body: bool) -> None:
+    def request_finished(self, request: web.BaseRequest) -> None:
         """Bytes that arrived meanwhile (not this request's body) may be a partial next head: time it."""
         self._active = False
-        if self._arrived and not had_body and self._since is None:
-            self._await_head()
-        self._arrived = False
+        if self._arrived:
+            self._arrived = False
+            if not request.body_exists and self._since is None:
+                self._await_head()
 
     def _await_head(self) -> None:
         if self._read_timeout <= 0:
@@ -191,9 +192,10 @@ def refuse_version(request: web.BaseRequest) -> web.Response | None:
 def request_done(request: web.BaseRequest) -> None:
     """Called as the response is prepared (app.py): the handler is done (the read deadline may restart)."""
     transport = request.transport
-    connection = transport.get_protocol() if transport is not None else None
-    if isinstance(connection, Connection):  # not so under a test client without run.py's listeners
-        connection.request_finished(had_body=request.body_exists)
+    if transport is not None:
+        connection = transport.get_protocol()
+        if type(connection) is Connection:  # not so under a test client without run.py's listeners
+            connection.request_finished(request)
 
 
 _CURRENT: contextvars.ContextVar[web.BaseRequest | None] = contextvars.ContextVar("mco_request", default=None)
@@ -206,19 +208,21 @@ def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.B
     aiohttp calls the factory right before it starts the task handling that request (a parse error's
     placeholder included), so the task, and `MalformedRequests` running inside it, sees it in `_CURRENT`.
     """
-    def factory(message: Any, *args: Any) -> web.BaseRequest:
-        refused = message.version not in _VERSIONS
+    def factory(message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
+        version = message.version
+        refused = version is not HttpVersion11 and version not in _VERSIONS  # llhttp hands aiohttp's constants
         if refused:
             # answered as HTTP/1.1 (never echoed), and the connection closed after the answer
             message = message._replace(version=HttpVersion11, should_close=True)
-        request = make(message, *args)
+        request = make(message, payload, protocol, writer, task)
         if refused:
             request[REFUSED_VERSION] = True
         _CURRENT.set(request)
-        transport = request.transport
-        connection = transport.get_protocol() if transport is not None else None
-        if isinstance(connection, Connection):
-            connection.request_started()
+        transport = protocol.transport  # aiohttp's protocol for this connection (`request.transport`'s source)
+        if transport is not None:
+            connection = transport.get_protocol()
+            if type(connection) is Connection:
+                connection.request_started()
         return request
     return factory
 
