@@ -154,6 +154,9 @@ def _machine_config(check: Checker, data: Mapping[str, Any]) -> MachineConfig:
 
 
 def _max_unavailable(check: Checker, spec: Mapping[str, Any]) -> int | str:
+    """`spec.maxUnavailable` as MCO `pkg/controller/node/node_controller.go` `maxUnavailable` reads it (Kubernetes
+    `intstr.GetScaledValueFromIntOrPercent`, rounded down, at least 1): an integer, or a percentage of the pool,
+    which may exceed 100%; a string without `%` or a negative count is refused here rather than stalling the pool."""
     value = spec.get("maxUnavailable")
     path: Path = ("spec", "maxUnavailable")
     if value is None:
@@ -165,8 +168,8 @@ def _max_unavailable(check: Checker, spec: Mapping[str, Any]) -> int | str:
         if value < 0:
             check.add("max-unavailable", path, "maxUnavailable must not be negative")
         return value
-    if not re.fullmatch(r"\d{1,3}%", value) or int(value[:-1]) > 100:
-        check.add("max-unavailable", path, f"maxUnavailable {value!r} is not an integer or a percentage 0%-100%")
+    if not re.fullmatch(r"\d{1,9}%", value):  # over 100% scales to every node, as the MCO's maxUnavailable reads it
+        check.add("max-unavailable", path, f"maxUnavailable {value!r} is not an integer or a percentage")
         return 1
     return value
 

@@ -300,6 +300,25 @@ def test_butane_refusal_degrades_the_pool_of_its_role(cluster: Path) -> None:
     assert result.pools["worker"].errors == () and result.pools["master"].errors == ()
 
 
+@pytest.mark.parametrize(("value", "stored", "error"), [
+    ("150%", "150%", None),  # MCO scales it to every node (intstr.GetScaledValueFromIntOrPercent)
+    ("0%", "0%", None),  # at least one node
+    ("7", 7, None),
+    ('"3"', None, "maxUnavailable '3' is not an integer or a percentage"),  # intstr: a string must be a percentage
+    ("-1", None, "maxUnavailable must not be negative"),
+    ('"-5%"', None, "maxUnavailable '-5%' is not an integer or a percentage"),
+])
+def test_pool_max_unavailable(cluster: Path, value: str, stored: int | str | None, error: str | None) -> None:
+    pools = cluster / "manifests" / "00-pools.yaml"
+    pools.write_text(pools.read_text().replace("  maxUnavailable: 1\n", f"  maxUnavailable: {value}\n"))
+    store = MemoryStore()
+    infra = render_cluster(cluster, store=store, clock=_clock).pools["infra"]
+    if error is None:
+        assert infra.errors == () and store.get_pool("infra").max_unavailable == stored
+    else:
+        assert infra.errors and error in infra.errors[0]
+
+
 def test_broken_custom_pool_manifest_degrades_that_pool_only(cluster: Path) -> None:
     store = MemoryStore()
     before = render_cluster(cluster, store=store, clock=_clock)
