@@ -128,11 +128,11 @@ def _text(plan: dict[str, Any]) -> str:
     rows = [("NODE", "CURRENT", "ACTION", "WAVE", "START", "END")]
     for m in plan["machines"]:
         action = m["action"] + (f" ({', '.join(m['units'])})" if m["units"] else "") + (" +drain" if m["drain"] else "")
-        wave = "-" if m["wave"] is None else (f"{m['wave']} canary" if m["canary"] else str(m["wave"]))
+        wave = ("at once" if m["action"] == "provision" else "-") if m["wave"] is None else (f"{m['wave']} canary" if m["canary"] else str(m["wave"]))
         rows.append((m["node"], m["currentConfig"] or "-", action, wave, f"{m['start']:.0f}s", f"{m['end']:.0f}s"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    moving = sum(m["wave"] is not None for m in plan["machines"])
+    moving = sum(m["action"] != "none" for m in plan["machines"])
     lines.append(f"pool {plan['pool']} -> {plan['target']}: {moving} of {len(plan['machines'])} machines move; "
                  f"expected total {plan['total']:.0f}s from {plan['begins']} (maintenance windows included)")
     defaults = [f"{a} {d['seconds']:.0f}s" for a, d in plan["durations"].items() if d["source"] == "default"]

@@ -106,6 +106,12 @@ def rollout_rank(status: NodeStatus, pool: PoolRecord) -> tuple[Any, ...]:
     return (not back, *order_key(status, pool.rollout.newest_first))
 
 
+def provisioning(status: NodeStatus) -> bool:
+    """Whether a node that reported is being provisioned (module docstring): it never ran a config (its reports'
+    history included: a node that ran one is never taken for one). It gets the target without a slot."""
+    return not status.current_config and not any(t.current_config for t in status.transitions())
+
+
 def is_unavailable(status: NodeStatus) -> bool:
     """`unavailable` for a node's status (the rollout's slots and the pool status's unavailableMachineCount)."""
     return unavailable(status.state, status.current_config, status.desired_config)
@@ -300,8 +306,8 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     target = pool.target_for(node)  # the pool's target, or this node's machine's config on it (fleet/machines.py)
     if not target or current == target:
         return current or target
-    if mine is None or (current is None and not any(t.current_config for t in mine.transitions())):
-        return target  # provisioning: nothing to keep (a node that ran a config is never taken for one)
+    if mine is None or provisioning(mine):
+        return target  # nothing to keep
     if pool.paused:
         return current
     if mine.desired_config == target:

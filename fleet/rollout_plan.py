@@ -5,7 +5,8 @@ The rules are the rollout's own: the action is the applier's decision (`fleet/di
 under the cluster's disruption policy); the order is `fleet/rollout.py` `order_key`; the canaries are
 `fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
 rest starts when the last canary has ended. A machine already at the target has action `none` and no
-wave. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
+wave; one being provisioned (it never ran a config: fleet/rollout.py `provisioning`) has action `provision` and no
+wave either: the rollout hands it the target as it asks, without a slot. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
 recorded none; `recorded_durations` reads the fleet's: medians over the nodes' finished update timelines, up to
 the health gate), plus the pool's soak time, for which the health gate holds each machine's slot, and
 each machine takes the first free slot, in order. With maintenance windows and `now` (when
@@ -29,12 +30,12 @@ from fleet.disruption_policy import DisruptionPolicy
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
-from fleet.rollout import NodeStatuses, max_unavailable_count
+from fleet.rollout import NodeStatuses, max_unavailable_count, provisioning
 from fleet.rollout_gates import canaries
 
 # What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output).
 DEFAULT_DURATIONS: Mapping[str, float] = {"none": 5, "files": 10, "reload": 15, "restart": 30, "reboot": 300,
-                                          "os-image": 600}
+                                          "os-image": 600, "provision": 600}
 ACTIONS = tuple(DEFAULT_DURATIONS)
 
 
@@ -44,11 +45,11 @@ class MachinePlan:
 
     node: str
     current: str
-    action: str           # one of ACTIONS
+    action: str           # one of ACTIONS ("provision": a machine that never ran a config, `provisioning`)
     units: tuple[str, ...]  # services reloaded or restarted
     drain: bool
     reboot: bool
-    wave: int | None      # None: nothing to do
+    wave: int | None      # None: nothing to do, or being provisioned (the target at once, no slot)
     canary: bool
     start: float          # seconds after the rollout starts
     end: float
@@ -157,8 +158,11 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
             pending.append((MachinePlan(status.name, status.current_config, "none", (), False, False, None,
                                         status.name in chosen, 0.0, 0.0), False))
             continue
-        action, units, drain, reboot = action_of(config(status.current_config), target, policy) \
-            if status.current_config else ("reboot", (), True, True)
+        if provisioning(status):  # handed the target as it asks, without a slot (fleet/rollout.py `desired_for`)
+            pending.append((MachinePlan(status.name, "", "provision", (), False, False, None, status.name in chosen,
+                                        0.0, float(took["provision"]) + soak), False))
+            continue
+        action, units, drain, reboot = action_of(config(status.current_config), target, policy)
         pending.append((MachinePlan(status.name, status.current_config, action, units, drain, reboot, 0,
                                     status.name in chosen, 0.0, 0.0), True))
     planned: dict[str, MachinePlan] = {}

@@ -12,6 +12,7 @@ from fleet.maintenance_windows import parse_window
 from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
 from fleet.rendered import MachineConfigSpec, PoolRecord, RenderedConfig
+from fleet.rollout import desired_for
 from fleet.rollout_plan import DEFAULT_DURATIONS, action_of, plan_rollout, recorded_durations
 from fleet.rollout_settings import RolloutSettings
 
@@ -122,3 +123,18 @@ def test_recorded_durations_end_where_the_health_gate_begins_and_the_plan_adds_t
     record = PoolRecord("worker", current=FILES.name, max_unavailable=1, rollout=RolloutSettings(soak_seconds=30))
     plan = plan_rollout(record, FILES, _nodes(2), rendered=BY_NAME.__getitem__, durations=found)
     assert [(m.start, m.end) for m in plan.machines] == [(0, 50), (50, 100)]
+
+
+def test_a_machine_being_provisioned_takes_the_target_at_once_without_a_slot() -> None:
+    """A machine that reported but never ran a config is handed the target as it asks (fleet/rollout.py
+    `desired_for`, no slot): the plan gives it no wave and no drain or reboot of a running machine."""
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1)
+    new = NodeStatus("new", "worker", "", "", "Done", registered_at="2025-12-01T00:00:00Z")  # the oldest: first
+    fleet = [*_nodes(2), new]
+    assert desired_for("new", record, fleet, now=datetime(2026, 12, 1, tzinfo=UTC)) == FILES.name
+    plan = plan_rollout(record, FILES, fleet, rendered=BY_NAME.__getitem__)
+    by_node = {m.node: m for m in plan.machines}
+    got = by_node["new"]
+    assert (got.action, got.wave, got.start, got.drain, got.reboot) == ("provision", None, 0.0, False, False)
+    assert got.end == DEFAULT_DURATIONS["provision"]
+    assert [by_node["n0"].wave, by_node["n1"].wave] == [0, 1]  # the slots go to the machines that ran a config
