@@ -135,6 +135,9 @@ def _text(plan: dict[str, Any]) -> str:
     moving = sum(m["action"] != "none" for m in plan["machines"])
     lines.append(f"pool {plan['pool']} -> {plan['target']}: {moving} of {len(plan['machines'])} machines move; "
                  f"expected total {plan['total']:.0f}s from {plan['begins']} (maintenance windows included)")
+    if plan.get("waitsFor"):
+        lines.append(f"the rollout stalls until {', '.join(plan['waitsFor'])} is available again: the machines "
+                     "already unavailable fill maxUnavailable (times above assume it is when the stall begins)")
     defaults = [f"{a} {d['seconds']:.0f}s" for a, d in plan["durations"].items() if d["source"] == "default"]
     if defaults:
         lines.append(f"durations not recorded by the fleet, defaults used: {', '.join(defaults)}")

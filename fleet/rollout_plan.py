@@ -2,23 +2,29 @@
 its wave, and when it is expected to start and end. Pure: the caller passes the statuses and rendered configs.
 
 The rules are the rollout's own: the action is the applier's decision (`fleet/disruption.py` over `fleet/diff.py`,
-under the cluster's disruption policy); the order is `fleet/rollout.py` `order_key`; the canaries are
-`fleet/rollout_gates.py` `canaries`; at most `maxUnavailable` machines move at once. Canaries go first and the
-rest starts when the last canary has ended. A machine already at the target has action `none` and no
-wave; one being provisioned (it never ran a config: fleet/rollout.py `provisioning`) has action `provision` and no
-wave either: the rollout hands it the target as it asks, without a slot. Expected durations per action come from `durations` (seconds; `DEFAULT_DURATIONS` when the fleet has
-recorded none; `recorded_durations` reads the fleet's: medians over the nodes' finished update timelines, up to
-the health gate), plus the pool's soak time, for which the health gate holds each machine's slot, and
-each machine takes the first free slot, in order. With maintenance windows and `now` (when
-the rollout would begin), a machine whose slot frees outside every window starts when the next one opens; one
-already started finishes.
+under the cluster's disruption policy); the order is the turn's (`fleet/rollout_turn.py` `order_of`: machines
+going back from a reverted config first, then `fleet/rollout.py` `order_key`); the canaries are
+`fleet/rollout_gates.py` `canaries`. A machine is handed the target while fewer than `maxUnavailable` others are
+unavailable (`fleet/rollout.py` `is_unavailable`), and only in its turn: so machines unavailable before the rollout
+(Degraded, or updating to another config) hold their slots, and the first wave gets only the slots left (MCO
+getCandidateMachines: maxUnavailable minus the unavailable); such a machine moves in its turn, in the slot it holds
+(`_Slots`). A machine already handed the target is under way from the start. Canaries go first and the rest starts
+when the last canary has ended. A wave is the machines handed the target at the same moment. A machine already at
+the target has action `none` and no wave; one being provisioned (it never ran a config: fleet/rollout.py
+`provisioning`) has action `provision` and no wave either: the rollout hands it the target as it asks, without a
+slot, and it counts as unavailable until it ends. Expected durations per action come from `durations` (seconds;
+`DEFAULT_DURATIONS` when the fleet has recorded none; `recorded_durations` reads the fleet's: medians over the
+nodes' finished update timelines, up to the health gate), plus the pool's soak time, for which the health gate
+holds each machine's slot, and each machine takes the first free slot, in order. With maintenance windows and
+`now` (when the rollout would begin), a machine whose slot frees outside every window starts when the next one
+opens; one already started finishes.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from statistics import median
 from typing import Any
@@ -30,8 +36,9 @@ from fleet.disruption_policy import DisruptionPolicy
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
-from fleet.rollout import NodeStatuses, max_unavailable_count, provisioning
+from fleet.rollout import NodeStatuses, is_unavailable, max_unavailable_count, provisioning
 from fleet.rollout_gates import canaries
+from fleet.rollout_turn import order_of
 
 # What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output).
 DEFAULT_DURATIONS: Mapping[str, float] = {"none": 5, "files": 10, "reload": 15, "restart": 30, "reboot": 300,
@@ -72,10 +79,11 @@ class RolloutPlan:
     durations: Mapping[str, float]
     recorded: tuple[str, ...]  # actions whose duration was recorded by the fleet (the others are defaults)
     begins: str = ""           # when the rollout was taken to begin (RFC 3339; "" : times are only relative)
+    waits_for: tuple[str, ...] = ()  # machines unavailable before it that it stalls on until they are available
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"pool": self.pool, "target": self.target, "begins": self.begins,
+        return {"pool": self.pool, "target": self.target, "begins": self.begins, "waitsFor": list(self.waits_for),
                 "machines": [m.to_dict() for m in self.machines],
                 "total": self.total, "durations": {a: {"seconds": self.durations[a], "source": "recorded"
                                                        if a in self.recorded else "default"} for a in ACTIONS}}
@@ -133,6 +141,37 @@ def in_window(record: PoolRecord, offset: float, now: datetime | None) -> float:
     return offset if opens is None else (opens - now).total_seconds()
 
 
+class _Slots:
+    """maxUnavailable over time, as the rollout counts it (fleet/rollout.py `desired_for`): a machine may be handed
+    the target while fewer than `limit` others are unavailable (`is_unavailable`). `running`: the ends of the
+    updates under way; `held`: the machines unavailable before the rollout (Degraded, or updating to another
+    config), which hold their slot until they move in their turn, in it (the rule leaves a machine's own
+    unavailability out). When they fill every slot and nothing runs, the rollout stalls until one becomes
+    available: the plan takes the first in order to (`waits_for`)."""
+
+    def __init__(self, limit: int, held: Iterable[str]) -> None:
+        self.limit, self.held = limit, dict.fromkeys(held)  # in the rollout order
+        self.running, self.waits_for = list[float](), list[str]()
+
+    def start(self, node: str, at: float) -> float:
+        """The first time from `at` the rollout has a slot for `node`."""
+        own = 1 if node in self.held else 0
+        while self.running and self.running[0] <= at:
+            heapq.heappop(self.running)
+        while len(self.running) + len(self.held) - own >= self.limit:
+            if self.running:
+                at = max(at, heapq.heappop(self.running))
+            else:
+                self.waits_for.append(next(n for n in self.held if n != node))
+                del self.held[self.waits_for[-1]]
+        return at
+
+    def take(self, node: str, end: float) -> None:
+        """`node` updates until `end`, in a slot (its own, when it held one)."""
+        self.held.pop(node, None)
+        heapq.heappush(self.running, end)
+
+
 def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[NodeStatus], *,
                  rendered: Callable[[str], RenderedConfig], policy: DisruptionPolicy | None = None,
                  durations: Mapping[str, float] | None = None, now: datetime | None = None) -> RolloutPlan:
@@ -141,9 +180,8 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
     recorded = tuple(a for a in ACTIONS if durations and a in durations)
     took = {**DEFAULT_DURATIONS, **(durations or {})}
-    ordered = [view.get(s.name) or s for s in view.in_order(record.name, newest_first=record.rollout.newest_first)]
+    ordered = [s for n in order_of(record, view)[0] if (s := view.get(n)) is not None]
     chosen = set(canaries(record, view))
-    slots = max_unavailable_count(record.max_unavailable, len(ordered))
     soak = float(record.rollout.soak_seconds)
     cache: dict[str, RenderedConfig] = {}
 
@@ -152,37 +190,43 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
             cache[name] = rendered(name)
         return cache[name]
 
-    pending: list[tuple[MachinePlan, bool]] = []
+    machines: dict[str, MachinePlan] = {}
+    waiting: list[MachinePlan] = []
+    going: list[MachinePlan] = []  # handed the target before the plan: under way from 0, in the slot they hold
     for status in ordered:
+        canary = status.name in chosen
         if status.current_config == target.name:
-            pending.append((MachinePlan(status.name, status.current_config, "none", (), False, False, None,
-                                        status.name in chosen, 0.0, 0.0), False))
-            continue
-        if provisioning(status):  # handed the target as it asks, without a slot (fleet/rollout.py `desired_for`)
-            pending.append((MachinePlan(status.name, "", "provision", (), False, False, None, status.name in chosen,
-                                        0.0, float(took["provision"]) + soak), False))
-            continue
-        action, units, drain, reboot = action_of(config(status.current_config), target, policy)
-        pending.append((MachinePlan(status.name, status.current_config, action, units, drain, reboot, 0,
-                                    status.name in chosen, 0.0, 0.0), True))
-    planned: dict[str, MachinePlan] = {}
-    start_at = 0.0
-    wave_base = 0
-    for group in ([m for m, moves in pending if moves and m.canary], [m for m, moves in pending if moves and not m.canary]):
-        free = [start_at] * slots
-        heapq.heapify(free)
-        end_of_group = start_at
-        for i, machine in enumerate(group):
-            begin = in_window(record, heapq.heappop(free), now)
-            end = begin + float(took[machine.action]) + soak
-            heapq.heappush(free, end)
-            planned[machine.node] = MachinePlan(machine.node, machine.current, machine.action, machine.units,
-                                                machine.drain, machine.reboot, wave_base + i // slots, machine.canary,
-                                                begin, end)
-            end_of_group = max(end_of_group, end)
-        if group:
-            wave_base += -(-len(group) // slots)
-            start_at = end_of_group
-    machines = tuple(planned.get(m.node, m) for m, _ in pending)
-    total = max((m.end for m in machines), default=0.0)
-    return RolloutPlan(record.name, target.name, machines, total, took, recorded, timestamp(now) if now else "")
+            machines[status.name] = MachinePlan(status.name, status.current_config, "none", (), False, False, None,
+                                                canary, 0.0, 0.0)
+        elif provisioning(status):  # handed the target as it asks, without a slot (fleet/rollout.py `desired_for`)
+            machines[status.name] = MachinePlan(status.name, "", "provision", (), False, False, None, canary, 0.0,
+                                                float(took["provision"]) + soak)
+        else:
+            action, units, drain, reboot = action_of(config(status.current_config), target, policy)
+            machine = MachinePlan(status.name, status.current_config, action, units, drain, reboot, 0, canary, 0.0,
+                                  float(took[action]) + soak)
+            (going if status.desired_config == target.name else waiting).append(machine)
+            machines[status.name] = machine
+    begins: dict[str, float] = {m.node: 0.0 for m in going}
+    under_way = [m for m in machines.values() if m.action == "provision" or m.node in begins]  # from 0
+    slots = _Slots(max_unavailable_count(record.max_unavailable, len(ordered)),
+                   (s.name for s in ordered if is_unavailable(s) and s.name not in begins and not provisioning(s)))
+    for m in under_way:  # unavailable until they end
+        slots.take(m.node, m.end)
+    canaries_end = max((m.end for m in under_way if m.canary), default=0.0)
+    for group in ([m for m in waiting if m.canary], [m for m in waiting if not m.canary]):
+        at = 0.0 if group and group[0].canary else canaries_end
+        for machine in group:
+            at = in_window(record, slots.start(machine.node, at), now)
+            begins[machine.node] = at
+            slots.take(machine.node, at + machine.end)
+            if machine.canary:
+                canaries_end = max(canaries_end, at + machine.end)
+    waves = {b: i for i, b in enumerate(sorted(set(begins.values())))}
+    for name, begin in begins.items():
+        m = machines[name]
+        machines[name] = replace(m, wave=waves[begin], start=begin, end=begin + m.end)
+    plan = tuple(machines[s.name] for s in ordered)
+    total = max((m.end for m in plan), default=0.0)
+    return RolloutPlan(record.name, target.name, plan, total, took, recorded, timestamp(now) if now else "",
+                       tuple(slots.waits_for))

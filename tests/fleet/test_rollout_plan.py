@@ -3,6 +3,7 @@ starts held to maintenance windows."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -13,7 +14,7 @@ from fleet.node_status import NodeStatus
 from fleet.phases import PhaseEntry
 from fleet.rendered import MachineConfigSpec, PoolRecord, RenderedConfig
 from fleet.rollout import desired_for
-from fleet.rollout_plan import DEFAULT_DURATIONS, action_of, plan_rollout, recorded_durations
+from fleet.rollout_plan import DEFAULT_DURATIONS, RolloutPlan, action_of, plan_rollout, recorded_durations
 from fleet.rollout_settings import RolloutSettings
 
 
@@ -138,3 +139,70 @@ def test_a_machine_being_provisioned_takes_the_target_at_once_without_a_slot() -
     assert (got.action, got.wave, got.start, got.drain, got.reboot) == ("provision", None, 0.0, False, False)
     assert got.end == DEFAULT_DURATIONS["provision"]
     assert [by_node["n0"].wave, by_node["n1"].wave] == [0, 1]  # the slots go to the machines that ran a config
+
+
+def _rollout_waves(record: PoolRecord, statuses: list[NodeStatus]) -> list[set[str]]:
+    """What the rollout does, in rounds of equal updates: every node is asked (fleet/rollout.py `desired_for`, every
+    node online: the turn rule) until none more is handed the target, then every node handed it reports Done."""
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    view = {s.name: s for s in statuses}
+    target = record.current
+    waves: list[set[str]] = []
+    for _ in range(len(statuses) + 1):
+        wave: set[str] = set()
+        while True:
+            handed = {n for n, s in view.items() if s.desired_config != target and s.current_config != target
+                      and desired_for(n, record, list(view.values()), now=now, present=lambda _s: True) == target}
+            if not handed:
+                break
+            for name in sorted(handed)[:1]:  # one at a time: each hand-out counts against the next
+                s = view[name]
+                view[name] = NodeStatus(name, s.pool, s.current_config, target, "Working", "", s.reported_at,
+                                        registered_at=s.registered_at)
+                wave.add(name)
+        if not wave:
+            break
+        for name, s in view.items():
+            if s.desired_config == target:
+                view[name] = NodeStatus(name, s.pool, target, target, "Done", "", s.reported_at,
+                                        registered_at=s.registered_at)
+        waves.append(wave)
+    return waves
+
+
+def _planned_waves(plan: RolloutPlan) -> list[set[str]]:
+    waves: dict[int, set[str]] = {}
+    for m in plan.machines:
+        if m.wave is not None:
+            waves.setdefault(m.wave, set()).add(m.node)
+    return [waves[w] for w in sorted(waves)]
+
+
+def test_machines_already_unavailable_keep_their_slots() -> None:
+    """A machine Degraded at its config and one updating to another config count against maxUnavailable, as in
+    the rollout (fleet/rollout.py `is_unavailable`; MCO getCandidateMachines: maxUnavailable minus the unavailable):
+    the first wave gets the slots left; each of them moves in its turn, in the slot it holds."""
+    nodes = _nodes(6)
+    nodes[2] = replace(nodes[2], state="Degraded", message="disk full")
+    nodes[4] = replace(nodes[4], desired_config="rendered-worker-other", state="Working")
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=3)
+    plan = plan_rollout(record, FILES, nodes, rendered=BY_NAME.__getitem__)
+    expected = [{"n0"}, {"n1", "n2"}, {"n3", "n4", "n5"}]  # n2 and n4 move in the slots they hold
+    assert _rollout_waves(record, nodes) == expected
+    assert _planned_waves(plan) == expected
+    took = DEFAULT_DURATIONS["files"]
+    assert [(m.start, m.end) for m in plan.machines] == [(0, took), *[(took, 2 * took)] * 2, *[(2 * took, 3 * took)] * 3]
+    assert plan.waits_for == ()
+
+
+def test_machines_unavailable_filling_max_unavailable_stall_the_rollout_and_the_plan_says_for_whom() -> None:
+    """maxUnavailable 1 and a machine Degraded at its config: the rollout hands nothing (its turn never comes: the
+    machine before it has no slot); the plan names the machine it waits for and the times once it is available."""
+    nodes = _nodes(3)
+    nodes[1] = replace(nodes[1], state="Degraded", message="disk full")
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1)
+    assert _rollout_waves(record, nodes) == []
+    plan = plan_rollout(record, FILES, nodes, rendered=BY_NAME.__getitem__)
+    assert plan.waits_for == ("n1",)
+    assert plan.to_dict()["waitsFor"] == ["n1"]
+    assert _planned_waves(plan) == [{"n0"}, {"n1"}, {"n2"}]
