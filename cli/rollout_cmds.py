@@ -138,6 +138,11 @@ def _text(plan: dict[str, Any]) -> str:
     if plan.get("waitsFor"):
         lines.append(f"the rollout stalls until {', '.join(plan['waitsFor'])} is available again: the machines "
                      "already unavailable fill maxUnavailable (times above assume it is when the stall begins)")
+    hold = plan.get("hold")
+    if hold:
+        after = ("machines start when it opens (times below include the wait)" if hold["kind"] == "window" else
+                 "the machines below move as shown once it is lifted, times counted from then")
+        lines.insert(0, f"pool {plan['pool']} is held ({hold['kind']}): {hold['reason']}; {after}")
     defaults = [f"{a} {d['seconds']:.0f}s" for a, d in plan["durations"].items() if d["source"] == "default"]
     if defaults:
         lines.append(f"durations not recorded by the fleet, defaults used: {', '.join(defaults)}")

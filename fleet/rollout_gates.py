@@ -146,6 +146,7 @@ class Hold:
     fleet/rollout.py `desired_for`)."""
 
     reason: str                      # what a node held by it is told (`hold_reason`)
+    kind: str = "canaries"           # which gate: "rolloutPause", "window" or "canaries"
     opens: datetime | None = None    # a closed window: when the next opens (nothing else lifts a gate by itself)
     canaries: Collection[str] = ()   # the canary wave: the canaries, which it does not hold
 
@@ -155,10 +156,11 @@ def pool_hold(record: PoolRecord, statuses: NodeStatuses, now: datetime) -> Hold
     decided by (`hold_reason`) and what counts of held claims wake by (server/handout_wait.py `free_slots`)."""
     pause = rollout_pause(record, failing_of(record.name, statuses))
     if pause is not None:
-        return Hold(f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}")
+        return Hold(f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}",
+                    "rolloutPause")
     opens = window_closed(record, now)
     if opens is not None:
-        return Hold(f"outside the maintenance windows; the next opens at {timestamp(opens)}", opens)
+        return Hold(f"outside the maintenance windows; the next opens at {timestamp(opens)}", "window", opens)
     chosen = canaries(record, statuses)
     pending = canaries_pending(record, statuses, chosen) if chosen else None
     return Hold(pending, canaries=chosen) if pending is not None else None

@@ -37,7 +37,7 @@ from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses, is_unavailable, max_unavailable_count, provisioning
-from fleet.rollout_gates import canaries
+from fleet.rollout_gates import canaries, pool_hold
 from fleet.rollout_turn import order_of
 
 # What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output).
@@ -69,6 +69,32 @@ class MachinePlan:
 
 
 @dataclass(frozen=True)
+class PlanHold:
+    """What holds the pool's rollout when the plan is made: `spec.paused` (kind "paused"), the automatic pause
+    ("rolloutPause") or a closed maintenance window ("window"); the canary wave is the plan's own first wave."""
+
+    kind: str
+    reason: str
+    opens: str = ""  # a closed window: when the next opens (RFC 3339)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"kind": self.kind, "reason": self.reason, "opens": self.opens or None}
+
+
+def held_by(record: PoolRecord, statuses: NodeStatuses, now: datetime) -> PlanHold | None:
+    """What holds the pool's rollout at `now`, as the rollout judges it: `spec.paused` first (fleet/rollout.py
+    `desired_for`), then its gates in their one order (fleet/rollout_gates.py `pool_hold`)."""
+    if record.paused:
+        return PlanHold("paused", "spec.paused is true in the pool's manifest: no machine is handed the target until "
+                        "it is set false (a machine being provisioned still is)")
+    hold = pool_hold(record, statuses, now)
+    if hold is None or hold.kind == "canaries":
+        return None
+    return PlanHold(hold.kind, hold.reason, timestamp(hold.opens) if hold.opens is not None else "")
+
+
+@dataclass(frozen=True)
 class RolloutPlan:
     """The whole preview."""
 
@@ -80,10 +106,12 @@ class RolloutPlan:
     recorded: tuple[str, ...]  # actions whose duration was recorded by the fleet (the others are defaults)
     begins: str = ""           # when the rollout was taken to begin (RFC 3339; "" : times are only relative)
     waits_for: tuple[str, ...] = ()  # machines unavailable before it that it stalls on until they are available
+    hold: PlanHold | None = None     # what holds the pool at `begins` (the machines: as they go once it is lifted)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {"pool": self.pool, "target": self.target, "begins": self.begins, "waitsFor": list(self.waits_for),
+                "hold": self.hold.to_dict() if self.hold is not None else None,
                 "machines": [m.to_dict() for m in self.machines],
                 "total": self.total, "durations": {a: {"seconds": self.durations[a], "source": "recorded"
                                                        if a in self.recorded else "default"} for a in ACTIONS}}
@@ -176,7 +204,8 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
                  rendered: Callable[[str], RenderedConfig], policy: DisruptionPolicy | None = None,
                  durations: Mapping[str, float] | None = None, now: datetime | None = None) -> RolloutPlan:
     """The preview of moving the pool's machines to `target` (rules in the module docstring). `record` carries the
-    pool's settings (maxUnavailable, canaries, soak) as they will be when the rollout runs."""
+    pool's settings (maxUnavailable, canaries, soak, pause) as they will be when the rollout runs. With `now`, the
+    plan says what holds the pool then (`held_by`); its machines are planned as they go once the hold is lifted."""
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
     recorded = tuple(a for a in ACTIONS if durations and a in durations)
     took = {**DEFAULT_DURATIONS, **(durations or {})}
@@ -229,4 +258,4 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     plan = tuple(machines[s.name] for s in ordered)
     total = max((m.end for m in plan), default=0.0)
     return RolloutPlan(record.name, target.name, plan, total, took, recorded, timestamp(now) if now else "",
-                       tuple(slots.waits_for))
+                       tuple(slots.waits_for), held_by(record, view, now) if now is not None else None)

@@ -206,3 +206,44 @@ def test_machines_unavailable_filling_max_unavailable_stall_the_rollout_and_the_
     assert plan.waits_for == ("n1",)
     assert plan.to_dict()["waitsFor"] == ["n1"]
     assert _planned_waves(plan) == [{"n0"}, {"n1"}, {"n2"}]
+
+
+NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
+
+
+def test_a_paused_pool_is_planned_held_and_as_it_would_go_once_resumed() -> None:
+    """`spec.paused`: the rollout hands nothing but to a machine being provisioned (fleet/rollout.py `desired_for`);
+    the plan says so and why, and plans the rest as it would go once the pool is resumed."""
+    new = NodeStatus("new", "worker", "", "", "Done", registered_at="2025-12-01T00:00:00Z")
+    fleet = [*_nodes(2), new]
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1, paused=True)
+    assert [desired_for(s.name, record, fleet, now=NOW) for s in fleet] == [OLD.name, OLD.name, FILES.name]
+    plan = plan_rollout(record, FILES, fleet, rendered=BY_NAME.__getitem__, now=NOW)
+    assert plan.hold is not None and plan.hold.kind == "paused" and "spec.paused" in plan.hold.reason
+    assert plan.to_dict()["hold"] == {"kind": "paused", "reason": plan.hold.reason, "opens": None}
+    resumed = plan_rollout(replace(record, paused=False), FILES, fleet, rendered=BY_NAME.__getitem__, now=NOW)
+    assert resumed.hold is None and resumed.to_dict()["hold"] is None
+    assert plan.machines == resumed.machines
+
+
+def test_a_pool_the_rollout_paused_is_planned_held_with_the_node_and_why() -> None:
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=2)
+    nodes = _nodes(4)
+    nodes[0] = replace(nodes[0], desired_config=FILES.name, state="Degraded", message="health check app failed",
+                       reported_at="2026-12-01T11:00:00Z")
+    assert desired_for("n1", record, nodes, now=NOW) == OLD.name  # paused by the rollout: nothing new
+    plan = plan_rollout(record, FILES, nodes, rendered=BY_NAME.__getitem__, now=NOW)
+    assert plan.hold is not None and plan.hold.kind == "rolloutPause"
+    assert "node n0 failed" in plan.hold.reason and "health check app failed" in plan.hold.reason
+    assert [m.wave for m in plan.machines] == [0, 0, 1, 1]  # once resumed: n0 under way, then in order
+
+
+def test_a_pool_outside_its_windows_is_planned_held_until_the_next_opens() -> None:
+    window = parse_window({"days": ["Sat"], "start": "22:00", "duration": "1h", "timeZone": "UTC"})
+    record = PoolRecord("worker", current=FILES.name, max_unavailable=1, rollout=RolloutSettings(windows=(window,)))
+    now = datetime(2026, 12, 5, 12, tzinfo=UTC)  # Saturday noon: the window opens in ten hours
+    assert desired_for("n0", record, _nodes(1), now=now) == OLD.name
+    plan = plan_rollout(record, FILES, _nodes(1), rendered=BY_NAME.__getitem__, now=now)
+    assert plan.hold is not None and plan.hold.kind == "window"
+    assert plan.to_dict()["hold"]["opens"] == "2026-12-05T22:00:00Z"
+    assert plan.machines[0].start == 10 * 3600
