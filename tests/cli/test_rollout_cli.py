@@ -1,5 +1,6 @@
 """`mco rollout resume|revert|plan` on a directory store, with the renderer's pin and the rollout rules
-(fleet/rollout_control.py, fleet/rollout_plan.py, fleet/rollout.py)."""
+(fleet/rollout_control.py, fleet/rollout_plan.py, fleet/rollout.py). The plan against the rollout it predicts, through
+the real `mco serve`: tests/cli/test_rollout_plan_matches.py."""
 
 from __future__ import annotations
 
@@ -49,53 +50,6 @@ def _mco(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def test_plan_matches_the_rollout(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str]) -> None:
-    """The plan's machines, actions and waves are what the rollout then hands out, in that order; nothing written."""
-    cluster, store = fleet
-    _change(cluster, "one")
-    before = sorted(p.name for p in Path(store.root).rglob("*"))
-    code, out, _ = _mco("rollout", "plan", "worker", str(cluster), "--store", str(store.root), "-o", "json",
-                        capsys=capsys)
-    assert code == 0
-    assert sorted(p.name for p in Path(store.root).rglob("*")) == before
-    plan = json.loads(out)
-    # a new file no disruption policy names: the applier reboots (fleet/disruption.py), with a drain
-    assert {(m["action"], m["drain"]) for m in plan["machines"]} == {("reboot", True)}
-    code, _, err = _mco("rollout", "plan", "worker", str(cluster), "--store", str(store.root), "--fail-on", "drain",
-                        capsys=capsys)
-    drains = any(m["drain"] for m in plan["machines"])
-    assert code == (1 if drains else 0) and (("would drain" in err) is drains)
-
-    render_cluster(cluster, store=store)
-    record = store.get_pool("worker")
-    assert record.current == plan["target"]
-    now = datetime(2026, 6, 1, tzinfo=UTC)
-    handed: list[str] = []
-    waves: list[set[str]] = []
-    while len(handed) < 8:
-        wave = set()
-        for status in store.list_node_status():
-            if status.name in handed:
-                continue
-            if desired_for(status.name, record, store.list_node_status(), now=now) == record.current:
-                store.put_node_status(with_report(status, NodeStatus(status.name, "worker", status.current_config,
-                                                                     record.current, "Working", "", status.reported_at)))
-                wave.add(status.name)
-        assert wave, "the rollout stalled"
-        for name in wave:
-            status = store.get_node_status(name)
-            store.put_node_status(with_report(status, NodeStatus(name, "worker", record.current, record.current,
-                                                                 "Done", "", "2026-05-01T00:00:00Z")))
-        handed += sorted(wave)
-        waves.append(wave)
-    planned: dict[int, set[str]] = {}
-    for m in plan["machines"]:
-        planned.setdefault(m["wave"], set()).add(m["node"])
-    assert waves[0] == planned[0] == {"w0", "w1"}  # the two canaries: the oldest two machines
-    assert set().union(*waves) == set().union(*planned.values())
-    assert len(waves) == len(planned)
 
 
 def test_pause_resume_revert_pin(fleet: tuple[Path, DirectoryStore], capsys: pytest.CaptureFixture[str]) -> None:
