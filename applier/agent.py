@@ -27,7 +27,8 @@ reporter, backend, runner, clock), so each can be built and tested alone:
 
 The loop (`run`): the desired config is asked for while the node's paths are watched and what changes is
 repaired at once (applier/watching.py); then, until `interval` seconds after the sync started, it goes on
-watching.
+watching. After a sync that staged the next OS image before its slot it claims again at once, held, so the slot is
+taken as soon as it frees, with the image already there.
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ class Agent:
             signal.signal(signal.SIGTERM, self.stop)  # an update in progress is finished, then the loop ends
         result: SyncResult | None = None
         count = 0
+        staged = ""  # the last config staged before its slot: claimed for again at once, once
         backoff = Backoff(min(1.0, self.settings.interval), min(60.0, self.settings.interval))
         try:
             while not self.stopping.is_set() and (max_syncs is None or count < max_syncs):
@@ -168,6 +170,11 @@ class Agent:
                 self.log(f"{result.state}: {result.message}")
                 if self.stopping.is_set() or (max_syncs is not None and count >= max_syncs):
                     break  # a requested reboot ends the process; if it does not come, a later sync asks again
+                if result.staged and result.staged != staged:
+                    # staged before its slot: claim the slot now (the claim is held, so this is no poll) rather than
+                    # an interval after the claim that let it pull, which ended as soon as the target moved
+                    staged = result.staged
+                    continue
                 self.watching.watch(self.state.current(), deadline=started + self.settings.interval)
         finally:
             self.watching.close()

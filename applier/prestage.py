@@ -37,4 +37,4 @@ def prestage(backend: Backend, reporting: Reporting, current: RenderedConfig, up
     reporting.send(NodeReport(node=reporting.node, pool=reporting.pool(current), current=current.name,
                               desired=current.name, state="Done", message=message, phase="image-staged",
                               detail=note[:200], staged=upcoming.name))
-    return SyncResult(state="Done", message=message, current=current.name, desired=current.name)
+    return SyncResult(state="Done", message=message, current=current.name, desired=current.name, staged=upcoming.name)

@@ -54,6 +54,7 @@ class SyncResult:
     desired: str
     rebooting: bool = False
     changed: bool = False
+    staged: str = ""  # the config whose OS image this sync pulled before its slot (applier/prestage.py)
 
 
 LogFn = Callable[[str], None]
