@@ -296,7 +296,11 @@ class HandoutWaiters:
         while line:
             entry = line[0]
             ticket = entry[1]
-            if not _live(entry) or not self._needs_pull(ticket, target):
+            needs = self._needs_pull(ticket, target) if _live(entry) else False
+            if needs is None:  # an image no longer known (the route's cache was cleared): read, then built again
+                queue.pull_for = ""
+                break
+            if not needs:
                 heapq.heappop(line)
                 continue
             if ticket.node and not rule(ticket.node):

@@ -238,6 +238,41 @@ async def test_a_sweep_of_dropped_entries_keeps_every_held_request() -> None:
     assert await asyncio.wait_for(later, 60) is True
 
 
+async def test_a_target_move_wakes_each_held_request_that_needs_the_image_once() -> None:
+    """`offer_pulls`: of 1,000 held requests, those whose node runs another OS image and has not staged the target's
+    are woken to pull it, each once, in order, up to where the pull rule stops; those not let pull that wait again
+    are woken again only by a later count, those that staged it never, and a count with nothing new wakes none."""
+    waiters = HandoutWaiters()
+    images = {"old": "os:1", "same": "os:2", "new": "os:2"}
+    waiters.image_of = images.get
+    tickets = []
+    for i in range(1000):
+        ticket = waiters.ticket()
+        ticket.node, ticket.rank = f"node-{i:04d}", (i,)
+        ticket.staged = "new" if i % 10 == 1 else ""  # staged already: nothing to pull
+        tickets.append((ticket, asyncio.create_task(waiters.wait(ticket, "worker", "same" if i % 10 == 2 else "old",
+                                                                 300))))
+    await asyncio.sleep(0)
+    allowed = {f"node-{i:04d}" for i in range(500)}
+    assert waiters.offer_pulls("worker", "new", lambda node: node in allowed) == 400  # first 500: 100 staged/same
+    assert waiters.offer_pulls("worker", "new", lambda node: node in allowed) == 0  # nothing new: nobody again
+    assert waiters.offer_pulls("worker", "new", None) == 0  # no pull free
+    await asyncio.sleep(0.01)
+    woken = [t for t, task in tickets if task.done()]
+    assert [t.node for t in woken] == [f"node-{i:04d}" for i in range(500) if i % 10 not in (1, 2)]
+    assert not any(task.result() for _, task in tickets if task.done())  # a pull is no slot: decided as it arrives
+    assert waiters.held() == 600
+    again = woken[0]  # not let pull (a race): it waits again, and a later count may wake it
+    task = asyncio.create_task(waiters.wait(again, "worker", "old", 300))
+    await asyncio.sleep(0)
+    assert waiters.offer_pulls("worker", "new", lambda node: True) == 1 + 400  # it, and the rest that need the image
+    await asyncio.sleep(0.01)
+    assert task.done() and waiters.held() == 600 - 400
+    for _, task in tickets:
+        task.cancel()
+    await asyncio.gather(*(task for _, task in tickets), return_exceptions=True)
+
+
 async def test_a_held_claim_is_told_stay_at_its_deadline(served: Served) -> None:
     async with aiohttp.ClientSession() as session:
         assert await _claim(session, served.base, "a") == NEW.name
