@@ -55,6 +55,12 @@ def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statu
     return target, free, turn_rule(record, statuses, free, present), later, pulling
 
 
+def _targets(record: PoolRecord | None) -> Callable[[str], str | None] | None:
+    """The config each node of the pool is to run, when machine documents give some their own (else None: the
+    pool's target for all): what `HandoutWaiters.offer_pulls` asks whether a held node still needs a pull."""
+    return record.target_for if record is not None and record.machines else None
+
+
 def follow_snapshots(state: ServerState, store: Store, interval: float) -> Callable[[], Awaitable[None]]:
     """Directory (or memory) store: count the free slots of the pools with held claims (`Store.read_statuses`: the
     counts the store keeps, brought up to date, in a thread) and wake that many, when a new snapshot changes such a
@@ -97,7 +103,7 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
             return  # the held claims are answered at their deadline, or at the next count
         for pool, (target, free, turn, _, pulling) in offers.items():  # (a window's opening: the next sweep)
             waiters.offer(pool, target, free, turn)
-            waiters.offer_pulls(pool, target, pulling)
+            waiters.offer_pulls(pool, target, pulling, _targets(records[pool]))
 
     def swapped(snapshot: Snapshot) -> None:
         changed = []
@@ -174,7 +180,7 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
             _, (target, free, turn, wait, pulling) = mirror.decide(partial(counted, waiters, record, head, pool=pool,
                                                                            pulls=pulls))
             waiters.offer(pool, target, free, turn)
-            waiters.offer_pulls(pool, target, pulling)
+            waiters.offer_pulls(pool, target, pulling, _targets(record))
             if wait is not None:
                 later.append(wait)
         if later:

@@ -139,6 +139,9 @@ class _PoolQueue:
     # when the target moves, then each one taken at most once per wait
     pull_for: str = ""
     pull_line: list[Entry] = field(default_factory=list)
+    # the config each node is to run (PoolRecord.target_for: a machine document's own config; None: the pool's
+    # target for every node), given with the count: what a node's pull is of
+    target_for: Callable[[str], str | None] | None = None
 
 
 class HandoutWaiters:
@@ -247,7 +250,11 @@ class HandoutWaiters:
 
     def _needs_pull(self, ticket: Ticket, target: str) -> bool | None:
         """Whether `ticket`'s node would pull `target`'s OS image: it runs another image and has not staged it (None:
-        an image not read yet)."""
+        an image not read yet). `target`: the pool's; a node a machine document names is to run its own config (the
+        count's `target_for`), so one that staged that config has nothing to pull."""
+        queue = self._pools.get(ticket.pool)
+        own = queue.target_for(ticket.node) if queue is not None and queue.target_for and ticket.node else None
+        target = own or target
         if ticket.config == target or ticket.staged == target:
             return False
         image, current = self.image_of(target), self.image_of(ticket.config)
@@ -276,14 +283,17 @@ class HandoutWaiters:
             heapq.heappop(queue.pull_line)
         return bool(queue.pull_line)
 
-    def offer_pulls(self, pool: str, target: str | None, rule: Callable[[str], bool] | None) -> int:
+    def offer_pulls(self, pool: str, target: str | None, rule: Callable[[str], bool] | None,
+                    target_for: Callable[[str], str | None] | None = None) -> int:
         """Wake the held requests of `pool` whose node needs `target`'s OS image and may pull it now (`rule`, read
         with the count: fleet/image_pulls.py `pull_rule`; None: none may), in the rollout order, each to decide again
         as a claim that arrives does (its answer then names the image as `prefetch`). A request woken so takes no
-        slot (it is not counted in flight); one that is not let pull waits again, behind no one."""
+        slot (it is not counted in flight); one that is not let pull waits again, behind no one. `target_for`: the
+        config each node is to run (the pool record's, read with the count; None: `target` for every node)."""
         queue = self._pools.get(pool)
         if queue is None or not queue.held or not target or rule is None or self.closing:
             return 0
+        queue.target_for = target_for
         if queue.pull_for != target:
             if self.unknown_images(pool, target):
                 return 0  # read first (`load_images`), then counted again

@@ -18,7 +18,13 @@ import pytest
 import requests
 import yaml
 
-from tests.builders import machine_config_manifest
+from fleet.directory_store import DirectoryStore
+from fleet.machine_entry import MachineEntry
+from fleet.node_status import NodeStatus
+from server.run import start
+from server.settings import ServerSettings
+from tests.builders import machine_config_manifest, rendered_config
+from tests.server.helpers import SOURCES, ignition_config, publish
 from tests.server.scale_out import ROLLOUT_POOL, until
 from tests.serving import serving
 
@@ -129,3 +135,40 @@ async def test_held_claims_learn_the_new_os_image_at_once_within_the_pull_limit(
             for task in claims.values():
                 task.cancel()
             await asyncio.gather(*claims.values(), return_exceptions=True)
+
+
+async def test_a_held_claim_that_staged_its_machine_config_is_not_woken_to_pull(tmp_path: Path) -> None:
+    """A machine document gives node-a its own config on the pool's new target (same OS image, its own files). node-a
+    staged that config's image and is held for its slot (none free): no count wakes it to pull what it has, however
+    often the pool is counted (the directory store counts every poll interval)."""
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1), os_image_url="os:1")
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), os_image_url="os:2")
+    mine = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=3), os_image_url="os:2")
+    store = DirectoryStore(tmp_path / "store")
+    store.put_rendered(old)
+    store.put_rendered(mine)
+    machine = MachineEntry(name="a", selector={"hostname": "node-a"}, rendered=mine.name, overlay={}, overlay_hash="a")
+    publish(store, new, max_unavailable=1, machines=(machine,))
+    at = "2026-01-01T00:00:00Z"
+    store.put_node_status(NodeStatus("node-a", "worker", old.name, old.name, "Done", "", at, staged=mine.name))
+    store.put_node_status(NodeStatus("node-b", "worker", old.name, new.name, "Working", "", at))  # the one slot
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05,
+                              store_dir=tmp_path / "store")
+    running = await start(settings, store=store)
+    _, host, port = running.addresses[0]
+    waiters = running.state.handouts
+    try:
+        async with aiohttp.ClientSession() as session:
+            claim = asyncio.create_task(_call(session, "POST",
+                                              f"http://{host}:{port}/nodes/node-a/desired?pool=worker&wait=3"))
+            await asyncio.wait_for(_until_held(waiters), 30)
+            await asyncio.sleep(1.0)  # some twenty counts
+            assert waiters.pull_woken == 0, f"woken {waiters.pull_woken} times to pull an image it staged"
+            assert (await asyncio.wait_for(claim, 30))["desiredConfig"] == old.name
+    finally:
+        await running.stop()
+
+
+async def _until_held(waiters: Any) -> None:
+    while not waiters.held():
+        await asyncio.sleep(0.01)
