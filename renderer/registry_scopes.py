@@ -95,12 +95,18 @@ def _hostname_char(c: str, dash: bool = False) -> bool:
     return c in _ALNUM or unicodedata.category(c)[0] in "LS" or (dash and c == "-")
 
 
+def _octets(text: str) -> int:
+    """Its length in UTF-8 bytes, as Go counts it (a lone surrogate YAML can write: three, as Go's U+FFFD)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def api_hostname(text: str) -> bool:
     """The API server's `format: hostname` (go-openapi strfmt `IsHostname`, RFC 1123 as its HostnamePattern reads
     it): one label (a character, then an optional `-` and up to 62 more), or labels ending in a top-level label
-    of 2 to 63 letters; letters, digits and Unicode letters and symbols; at most 255 characters, labels of 63."""
+    of 2 to 63 letters; letters, digits and Unicode letters and symbols; at most 255 octets, labels of 63 (Go's
+    `len` counts UTF-8 bytes, the pattern's repetitions characters)."""
     labels = text.split(".")
-    if not text or len(text) > 255 or any(len(label) > 63 for label in labels):
+    if not text or _octets(text) > 255 or any(_octets(label) > 63 for label in labels):
         return False
     if len(labels) == 1:
         rest = text[2:] if text[1:2] == "-" else text[1:]

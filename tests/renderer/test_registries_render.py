@@ -142,6 +142,9 @@ def test_refused_document_keeps_the_last_sync_and_the_pools_render(cluster: Path
      "manifests/95-doc.yaml:7:", 'in body must be of type hostname: "reg.io:5000"'),
     ("repeated search registry", _image("    containerRuntimeSearchRegistries: [reg.io, reg.io]"),
      "manifests/95-doc.yaml:7:", 'Duplicate value: "reg.io"'),
+    # go-openapi strfmt IsHostname counts a label's octets (Go's len): 32 letters 'é' are 64 bytes, over 63
+    ("search registry label over 63 octets", _image(f"    containerRuntimeSearchRegistries: [{'é' * 32}.io]"),
+     "manifests/95-doc.yaml:7:", f'in body must be of type hostname: "{"é" * 32}.io"'),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 30 else "")
 def test_the_mcos_refusals_in_its_words(cluster: Path, name: str, text: str, where: str, message: str) -> None:
     (cluster / "manifests/95-doc.yaml").write_text(text)
