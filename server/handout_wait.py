@@ -251,11 +251,11 @@ class HandoutWaiters:
     def _needs_pull(self, ticket: Ticket, target: str) -> bool | None:
         """Whether `ticket`'s node would pull `target`'s OS image: it runs another image and has not staged it (None:
         an image not read yet). `target`: the pool's; a node a machine document names is to run its own config (the
-        count's `target_for`), so one that staged that config has nothing to pull."""
+        count's `target_for`), so one that runs or staged that config has nothing to pull. (A machine's config has
+        its pool's OS image, renderer/machine_render.py: the pool target's image is the one compared.)"""
         queue = self._pools.get(ticket.pool)
         own = queue.target_for(ticket.node) if queue is not None and queue.target_for and ticket.node else None
-        target = own or target
-        if ticket.config == target or ticket.staged == target:
+        if target in (ticket.config, ticket.staged) or (own and own in (ticket.config, ticket.staged)):
             return False
         image, current = self.image_of(target), self.image_of(ticket.config)
         if image is None or current is None:

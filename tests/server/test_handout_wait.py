@@ -273,6 +273,25 @@ async def test_a_target_move_wakes_each_held_request_that_needs_the_image_once()
     await asyncio.gather(*(task for _, task in tickets), return_exceptions=True)
 
 
+async def test_a_node_with_its_own_config_is_judged_against_it() -> None:
+    """A machine document gives node-a and node-b their own config on the new target ("mine-a", "mine-b": the pool's
+    OS image): node-a staged its own and is not woken to pull; node-b, which did not, is."""
+    waiters = HandoutWaiters()
+    waiters.image_of = {"old": "os:1", "new": "os:2"}.get  # (a machine's config: never read, its pool's image)
+    tasks = {}
+    for node, staged in (("node-a", "mine-a"), ("node-b", "")):
+        ticket = waiters.ticket()
+        ticket.node, ticket.staged = node, staged
+        tasks[node] = asyncio.create_task(waiters.wait(ticket, "worker", "old", 300))
+    await asyncio.sleep(0)
+    own = {"node-a": "mine-a", "node-b": "mine-b"}
+    assert waiters.offer_pulls("worker", "new", lambda node: True, own.get) == 1
+    await asyncio.sleep(0)
+    assert tasks["node-b"].done() and not tasks["node-a"].done()
+    tasks["node-a"].cancel()
+    await asyncio.gather(*tasks.values(), return_exceptions=True)
+
+
 async def test_a_held_claim_is_told_stay_at_its_deadline(served: Served) -> None:
     async with aiohttp.ClientSession() as session:
         assert await _claim(session, served.base, "a") == NEW.name
