@@ -168,7 +168,7 @@ def _max_unavailable(check: Checker, spec: Mapping[str, Any]) -> int | str:
         if value < 0:
             check.add("max-unavailable", path, "maxUnavailable must not be negative")
         return value
-    if not re.fullmatch(r"\d{1,9}%", value):  # over 100% scales to every node, as the MCO's maxUnavailable reads it
+    if not re.fullmatch(r"[0-9]{1,9}%", value):  # over 100% scales to every node (ASCII digits: Go's strconv.Atoi)
         check.add("max-unavailable", path, f"maxUnavailable {value!r} is not an integer or a percentage")
         return 1
     return value

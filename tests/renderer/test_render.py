@@ -307,6 +307,8 @@ def test_butane_refusal_degrades_the_pool_of_its_role(cluster: Path) -> None:
     ('"3"', None, "maxUnavailable '3' is not an integer or a percentage"),  # intstr: a string must be a percentage
     ("-1", None, "maxUnavailable must not be negative"),
     ('"-5%"', None, "maxUnavailable '-5%' is not an integer or a percentage"),
+    # Go's strconv.Atoi reads ASCII digits only: the MCO refuses fullwidth ones (Python's \\d and int() take them)
+    ('"\uff15\uff10%"', None, "maxUnavailable '\uff15\uff10%' is not an integer or a percentage"),
 ])
 def test_pool_max_unavailable(cluster: Path, value: str, stored: int | str | None, error: str | None) -> None:
     pools = cluster / "manifests" / "00-pools.yaml"
