@@ -357,7 +357,7 @@ def create_app(*, state: ServerState, store: Store, settings: ServerSettings, me
     app.router.add_get("/pools", h.pools)
     app.router.add_get("/pools/{pool}", h.pool)
     metrics.held_claims.set_function(state.handouts.held)
-    metrics.held_wakeups = lambda: (state.handouts.woken, state.handouts.lost)
+    metrics.held_wakeups = lambda: (state.handouts.woken, state.handouts.lost, state.handouts.pull_woken)
     nodes = NodeRoutes(state=state, store=store, policy=settings.policy, read_timeout=settings.limits.read_timeout,
                        poll_interval=settings.poll_interval, desired_for=desired_for, clock=h.clock, metrics=metrics)
     nodes.add_to(app)

@@ -162,7 +162,7 @@ class HandoutWaiters:
         self.load_images: Callable[[list[str]], None] | None = None
         self.woken = 0  # held requests woken because a slot may have freed, since start (`mco_held_claim_wakeups`)
         self.lost = 0   # of those, woken requests that lost the slot and waited again (`..._lost`)
-        self.pull_woken = 0  # held requests woken to pull the target's OS image, since start
+        self.pull_woken = 0  # held requests woken to pull the target's OS image, since start (`..._pull_wakeups`)
 
     def ticket(self) -> Ticket:
         """A place in line, kept across the waits of one request."""

@@ -29,7 +29,8 @@ class ServerMetrics:
         self.http_counts: dict[tuple[str, int], int] = {}  # (route, status) -> requests
         self.drift_counts: dict[tuple[str, str, bool], int] = {}  # (pool, kind, repaired) -> drift events
         self.monitor: LoopMonitor | None = None  # the event-loop monitor, once started (run.py)
-        self.held_wakeups: Callable[[], tuple[int, int]] = lambda: (0, 0)  # (woken, lost) held claims (app.py)
+        # (woken for a slot, of them lost, woken to pull the new OS image) held claims (app.py)
+        self.held_wakeups: Callable[[], tuple[int, int, int]] = lambda: (0, 0, 0)
         self.rollout_pauses: list[tuple[str, str]] = []  # (pool, node) paused by the rollout, as of this scrape (app.py)
         self.fleet: list[GaugeMetricFamily] = []  # the fleet's gauges as of this scrape (server/fleet_metrics.py)
         self.registry.register(_Counted(self))
@@ -93,12 +94,15 @@ class _Counted(Collector):
         longest.add_metric([], m.monitor.longest if m.monitor is not None else 0.0)
         blocks = CounterMetricFamily("mco_event_loop_blocks", "Event-loop stretches over 100 ms without a heartbeat.")
         blocks.add_metric([], m.monitor.over if m.monitor is not None else 0)
-        woken, lost = m.held_wakeups()
+        woken, lost, to_pull = m.held_wakeups()
         wakeups = CounterMetricFamily("mco_held_claim_wakeups", "Held claims woken because a slot may have freed.")
         wakeups.add_metric([], woken)
         lost_wakeups = CounterMetricFamily("mco_held_claim_wakeups_lost",
                                            "Woken held claims that lost the slot to another claim and waited again.")
         lost_wakeups.add_metric([], lost)
+        pull_wakeups = CounterMetricFamily("mco_held_claim_pull_wakeups",
+                                           "Held claims woken to pull their pool's new OS image before their slot.")
+        pull_wakeups.add_metric([], to_pull)
         paused = GaugeMetricFamily("mco_pool_rollout_paused",
                                    "1 for a pool whose rollout the first failing node paused (node: which).",
                                    labels=["pool", "node"])
@@ -109,5 +113,5 @@ class _Counted(Collector):
                                     labels=["pool", "kind", "repaired"])
         for (pool, kind, repaired), n in sorted(m.drift_counts.items()):
             drift.add_metric([pool, kind, str(repaired).lower()], n)
-        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, paused, drift)
+        yield from (requests, sent, http, longest, blocks, wakeups, lost_wakeups, pull_wakeups, paused, drift)
         yield from m.fleet

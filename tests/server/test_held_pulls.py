@@ -132,6 +132,10 @@ async def test_held_claims_learn_the_new_os_image_at_once_within_the_pull_limit(
             assert at - staged < PROMPT, f"the next node learnt the new OS image {at - staged:.2f} s after a pull freed"
             await asyncio.sleep(PROMPT)
             assert sorted(answered) == NODES[:2 + pulls]  # still two pulling: the rest wait
+            async with session.get(f"{base}/metrics") as got:
+                counted = [line.split() for line in (await got.text()).splitlines()
+                           if line.startswith("mco_held_claim_pull_wakeups_total ")]
+            assert counted and float(counted[0][1]) >= 1 + pulls  # each held claim told to pull, counted
             for task in claims.values():
                 task.cancel()
             await asyncio.gather(*claims.values(), return_exceptions=True)
