@@ -5,8 +5,9 @@ MCO `pkg/controller/container-runtime-config/helpers.go`:
   -1`); `logSizeMax` above 0 and at most 8 KiB (`invalid LogSizeMax "8k", cannot be less than 8kB`) --
   negative means unlimited and is kept; `overlaySize` below 0; `logLevel` outside error, fatal, panic,
   warn, info, debug, trace; `defaultRuntime` other than "", runc, crun. Sizes are Kubernetes quantities
-  (renderer/quantity.py), and one that is not (`quantities must match the regular expression ...`) is
-  refused as the API server refuses it.
+  (renderer/quantity.py), quoted in the refusals and written into storage.conf in their canonical form
+  (`Quantity.String()`: `1.5Gi` is `1536Mi`), and one that is not (`quantities must match the regular
+  expression ...`) is refused as the API server refuses it.
 - `createCRIODropinFiles`: `/etc/crio/crio.conf.d/01-ctrcfg-<field>` for `logLevel` (when set),
   `pidsLimit` (when given, 0 included), `logSizeMax` (when its value is not 0), `defaultRuntime` (when not
   empty); `overlaySize`, when not 0, goes into `/etc/containers/storage.conf` as `[storage.options] size`
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from renderer.model import ContainerRuntimeConfig, raw_spec
 from renderer.problems import Problem
-from renderer.quantity import parse_quantity, quantity_text
+from renderer.quantity import parse_quantity, quantity_string
 
 CRIO_DROPINS = "/etc/crio/crio.conf.d"
 STORAGE_CONF = "/etc/containers/storage.conf"
@@ -95,7 +96,7 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
         if size is None:
             error("logSizeMax", NOT_A_QUANTITY, "crio-log-size")
         elif 0 < size <= MIN_LOG_SIZE:
-            error("logSizeMax", f'invalid LogSizeMax "{quantity_text(s["logSizeMax"])}", cannot be less than 8kB',
+            error("logSizeMax", f'invalid LogSizeMax "{quantity_string(s["logSizeMax"])}", cannot be less than 8kB',
                   "crio-log-size")
         elif size != 0:
             dropin("logSizeMax", f"log_size_max = {size}")
@@ -107,7 +108,7 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
             dropin("defaultRuntime", f'default_runtime = "{v}"')
     if s.get("overlaySize") is not None:
         size = parse_quantity(s["overlaySize"])
-        text = quantity_text(s["overlaySize"])
+        text = quantity_string(s["overlaySize"])  # Quantity.String(), as updateStorageConfig writes it
         if size is None:
             error("overlaySize", NOT_A_QUANTITY, "crio-overlay-size")
         elif size < 0:

@@ -208,9 +208,11 @@ def test_crio_dropins_are_the_mcos_bytes(cluster: Path) -> None:
         assert set(tomllib.loads((body or b"").decode())["crio"]) == {"runtime"}
 
 
-@pytest.mark.parametrize(("size", "want"), [("8G", "8G"), ("10Gi", "10Gi"), ("0", None)])
+@pytest.mark.parametrize(("size", "want"), [("8G", "8G"), ("10Gi", "10Gi"), ("0", None),
+                                            ("1.5Gi", "1536Mi"), ("1024Mi", "1Gi"), ("1000M", "1G")])
 def test_overlay_size_is_storage_options_size(cluster: Path, size: str, want: str | None) -> None:
-    # helpers.go updateStorageConfig sets tomlConfigStorage.Storage.Options.Size (`[storage.options] size`), and
+    # helpers.go updateStorageConfig sets tomlConfigStorage.Storage.Options.Size (`[storage.options] size`) to
+    # OverlaySize.String(), the quantity's canonical form, and
     # syncContainerRuntimeConfig writes storage.conf only when overlaySize is set and not zero
     result = _render(cluster, "81-crc.yaml", CRC.format(pool="worker", settings=f'    overlaySize: "{size}"\n'))
     data = _file(result, "worker", "/etc/containers/storage.conf")
