@@ -76,13 +76,15 @@ def register(subparsers: Any) -> None:
 
 
 @contextmanager
-def _store(value: str | None, args: argparse.Namespace) -> Iterator[Store]:
+def _store(value: str | None, args: argparse.Namespace, *, create: bool) -> Iterator[Store]:
     """The store `--store` names: none (memory, nothing written), etcd (`store_of_flag`), or a directory, created
-    when missing (a first render starts a store). Closed afterwards."""
-    if value is not None and is_etcd_url(value):
+    when missing if `create` (a first render starts a store; a diff only reads one). Closed afterwards."""
+    if value is not None and (is_etcd_url(value) or not create):  # (a directory read only must exist: 2 if not)
         with store_of_flag(value, args) as store:
             yield store
         return
+    if value == "":
+        raise UsageError("--store: empty (give a directory or an etcd URL)")
     if tls_flags_without_etcd(args):
         raise UsageError("--etcd-cacert/--etcd-cert/--etcd-key need --store etcd://...")
     try:
@@ -141,7 +143,7 @@ def run_render(args: argparse.Namespace) -> int:
         raise UsageError("--machine is used with --print or --explain")
     if args.explain and len(args.explain) > 2:
         raise UsageError("--explain takes a pool and at most one PATH, UNIT or karg")
-    with _store(args.store, args) as store:
+    with _store(args.store, args, create=True) as store:
         return _run_render(args, store)
 
 
@@ -196,7 +198,7 @@ def _get(store: Store, name: str) -> RenderedConfig:
 
 def run_diff(args: argparse.Namespace) -> int:
     """`mco diff`."""
-    with _store(args.store, args) as store:
+    with _store(args.store, args, create=False) as store:
         return _run_diff(args, store)
 
 

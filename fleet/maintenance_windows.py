@@ -21,9 +21,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from fleet.errors import FleetError
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_START_RE = re.compile(r"([01]\d|2[0-3]):([0-5]\d)\Z")
+_START_RE = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])\Z")  # ASCII digits only (`\d` is any Unicode digit)
 MAX_DURATION = 7 * 24 * 3600
-_DURATION_RE = re.compile(r"(?:(\d{1,5})h)?(?:(\d{1,5})m)?(?:(\d{1,7})s)?\Z")  # no nested quantifier
+_DURATION_RE = re.compile(r"(?:([0-9]{1,5})h)?(?:([0-9]{1,5})m)?(?:([0-9]{1,7})s)?\Z")  # no nested quantifier
 
 
 class WindowError(FleetError, ValueError):

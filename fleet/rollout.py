@@ -48,8 +48,8 @@ from fleet.rollout_turn import Present, turn_places
 MAX_HANDOUT_WAIT = 300
 CHANGE_LOG = 4096  # changed names `NodeStatuses.changed_since` keeps: caches older than that build again
 
-_PERCENT_RE = re.compile(r"^\s*(\d+)\s*%\s*$")
-_INT_RE = re.compile(r"^\s*(\d+)\s*$")
+_PERCENT_RE = re.compile(r"^\s*([0-9]+)\s*%\s*$")
+_INT_RE = re.compile(r"^\s*([0-9]+)\s*$")
 
 
 class RolloutError(FleetError, ValueError):

@@ -36,7 +36,7 @@ from ignition.canonical import canonical_json
 PREFIX = "rollout.machine-config.io/"
 HEALTH_ANNOTATION = PREFIX + "health"  # on a rendered config the agent keeps, never on a pool
 ORDERS = ("oldest-first", "newest-first")
-_COUNT_RE = re.compile(r"(\d{1,6})(%?)\Z")
+_COUNT_RE = re.compile(r"([0-9]{1,6})(%?)\Z")  # ASCII digits only (`\d` is any Unicode digit)
 _BOOLS = {"true": True, "false": False}
 KEYS = ("order", "canaries", "canary-selector", "soak", "auto-pause", "auto-revert", "maintenance-windows",
         "health-checks", "allowed-failed-units", "max-concurrent-pulls", "offline-grace")

@@ -17,6 +17,7 @@ SERVED_WAIT seconds), so `/config/POOL` follows the revert from the answer on, a
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -32,6 +33,8 @@ from server.auth import AccessPolicy
 from server.node_routes import admin_refusal, json_error, store_failed
 from server.respond import JSON
 from server.state import ServerState
+
+log = logging.getLogger("mco.server")
 
 SERVED_WAIT = 5.0  # seconds a revert's answer waits for this process to serve the config reverted to
 
@@ -93,7 +96,11 @@ class RolloutRoutes:
         """Wake the reloader and wait (SERVED_WAIT at most) until the snapshot serves the pool's new target."""
         if self.state is None:
             return
-        target = (await asyncio.to_thread(record, pool)).current
+        try:
+            target = (await asyncio.to_thread(record, pool)).current
+        except StoreError as exc:  # the revert is stored: it is answered, and served at the next reload
+            log.warning("pool %s reverted; its record could not be read again to wait for it: %s", pool, exc)
+            return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SERVED_WAIT
         while loop.time() < deadline:

@@ -53,6 +53,10 @@ BAD = [
     ("check-dup", "health-checks", '[{"name": "x", "command": ["/bin/true"]}, {"name": "x", "url": "http://a/"}]'),
     ("check-status", "health-checks", '[{"name": "x", "url": "http://a/", "status": 99}]'),
     ("pulls", "max-concurrent-pulls", "-1"),
+    ("canaries-fullwidth-digits", "canaries", "\uff15"),  # not ASCII: the count's digits are 0-9 only
+    ("soak-fullwidth-digits", "soak", "\uff11\uff10m"),
+    ("window-fullwidth-start", "maintenance-windows",
+     '[{"days": ["Sat"], "start": "\uff11\uff12:\uff10\uff10", "duration": "1h"}]'),
 ]
 
 

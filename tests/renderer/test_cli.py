@@ -89,6 +89,7 @@ def test_invalid_manifest_exits_1_with_located_error(cluster: Path, capsys: pyte
 ], ids=["missing-dir", "print-without-pool", "unknown-pool", "unknown-rendered", "one-name"])
 def test_exit_codes(cluster: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                     code: int) -> None:
+    (tmp_path / "store").mkdir()  # an empty store: its names are unknown
     args = [a.format(cluster=cluster, store=tmp_path / "store") for a in argv]
     assert run(capsys, *args)[0] == code
 
@@ -159,11 +160,15 @@ def test_render_and_diff_through_an_etcd_store(cluster: Path, tmp_path: Path, ca
     (["render", "{cluster}", "--store", "{store}", "--etcd-cert", "{cluster}/cluster.yaml"], "need --store etcd://"),
     (["render", "{cluster}", "--store", "etcd://"], "--store"),
     (["diff", "a", "b", "--store", "etcd://127.0.0.1:1/x", "--etcd-cacert", "/nonexistent"], "--etcd-cacert"),
-], ids=["tls-flag-without-etcd", "etcd-url-without-host", "missing-ca-file"])
+    (["diff", "a", "b", "--store", "{store}/missing"], "not a directory"),  # a diff creates no store
+    (["render", "{cluster}", "--store", ""], "--store: empty"),  # never the current directory
+], ids=["tls-flag-without-etcd", "etcd-url-without-host", "missing-ca-file", "diff-of-a-missing-store",
+        "empty-store"])
 def test_store_flag_usage_errors(cluster: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                  message: str) -> None:
     code, _, err = run(capsys, *[a.format(cluster=cluster, store=tmp_path / "store") for a in argv])
     assert code == 2 and message in err
+    assert not (tmp_path / "store" / "missing").exists()
 
 
 @pytest.mark.parametrize(("text", "message"), [

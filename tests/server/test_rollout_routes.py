@@ -12,7 +12,7 @@ import pytest
 
 from fleet.node_status import NodeStatus
 from fleet.rendered import HistoryEntry, PoolRecord
-from fleet.store import MemoryStore
+from fleet.store import MemoryStore, StoreError
 from server.auth import AccessPolicy, node_token
 from tests.builders import rendered_config
 from tests.server.conftest import MakeClient
@@ -65,6 +65,34 @@ async def test_resume_revert_and_plan(make_client: MakeClient) -> None:
     state = await (await client.post("/pools/worker/rollout/revert", headers=ADMIN)).json()
     assert (state["target"], state["revertedFrom"]) == (GOOD.name, BAD.name)
     assert store.get_pool("worker").current == GOOD.name
+
+
+class _FailsAfterRevert(MemoryStore):
+    """A store whose pool records cannot be read once the revert has written the pool's record."""
+
+    reverted = False
+
+    def put_pool(self, record: PoolRecord) -> None:
+        super().put_pool(record)
+        self.reverted = self.reverted or bool(record.reverted_from)
+
+    def get_pool(self, name: str) -> PoolRecord:
+        if self.reverted:
+            raise StoreError(name, "etcd unreachable")
+        return super().get_pool(name)
+
+
+async def test_a_revert_stored_is_answered_though_the_store_fails_right_after(make_client: MakeClient) -> None:
+    store = _FailsAfterRevert()
+    model = _store()
+    for config in (GOOD, BAD):
+        store.put_rendered(config)
+    for name in ("a", "b"):
+        store.put_node_status(model.get_node_status(name))
+    store.put_pool(model.get_pool("worker"))
+    client = await make_client(store, policy=POLICY)
+    answer = await client.post("/pools/worker/rollout/revert", headers=ADMIN)  # not a 500: the revert is stored
+    assert answer.status == 200 and (await answer.json())["target"] == GOOD.name
 
 
 @pytest.mark.parametrize(("path", "status"), [("/pools/nosuch/rollout/revert", 404), ("/pools/Bad_Name/rollout/revert", 400),
