@@ -13,6 +13,7 @@ stderr naming the new flag, and then do what they did.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import stat
 import sys
@@ -120,6 +121,8 @@ def write_output(path: Path, text: str, *, mode: int | None = None) -> None:
             found = target.stat()
         except FileNotFoundError:
             found = None
+        if found is None and not target.parent.is_dir():  # as `>` or `open` would: no directory is made
+            raise FileNotFoundError(errno.ENOENT, f"no directory {target.parent}")
         if found is not None and not stat.S_ISREG(found.st_mode):
             with open(target, "w", encoding="utf-8") as handle:
                 handle.write(text)

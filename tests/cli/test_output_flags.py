@@ -97,6 +97,10 @@ def test_output_file_is_written_whole_or_refused_naming_the_flag(argv: list[str]
     assert code == 2 and f"--output-file {in_the_way}: cannot write" in capsys.readouterr().err
     assert [p.name for p in in_the_way.iterdir()] == ["kept"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-directory", "doc.bu", "out"]  # no temp file left
+    missing = tmp_path / "no-such-dir" / "out"  # no directory is made for it, as the shell's `>` makes none
+    code = main([a.replace("{in}", str(tmp_path / "doc")).replace("{out}", str(missing)) for a in argv])
+    assert code == 2 and f"--output-file {missing}: cannot write: no directory" in capsys.readouterr().err
+    assert not missing.parent.exists()
 
 
 def test_output_file_keeps_the_mode_a_file_had_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
