@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -114,3 +116,12 @@ def serving(cluster: Path, store: Path, *, extra: Sequence[str] = (), scheme: st
     with mco_serve(str(cluster), "--store", str(store), *listen, "--poll-interval", "0.2", *extra, ca=ca,
                    log=log) as served:
         yield served.url
+
+
+def access_log_entries(log: Path) -> list[dict[str, Any]]:
+    """The whole lines of a running server's access log (server/accesslog.py), parsed: its writer thread may be
+    writing a batch while a test reads, and the line being written is not whole yet."""
+    if not log.exists():
+        return []
+    *whole, _being_written = log.read_bytes().split(b"\n")
+    return [json.loads(line) for line in whole]

@@ -23,7 +23,7 @@ import pytest
 import requests
 
 from tests.server.realignition import check_root, run_ignition
-from tests.serving import mco_serve
+from tests.serving import access_log_entries, mco_serve
 from tests.tools import real_tool
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +80,7 @@ def _ignition_fetches(log: Path) -> list[dict[str, Any]]:
     """The access log's Ignition fetches of /config/worker; the server's writer thread flushes every 0.1 s."""
     deadline = time.monotonic() + 10
     while True:
-        lines = [json.loads(line) for line in log.read_text().splitlines()]
+        lines = access_log_entries(log)
         fetches = [e for e in lines if e["path"] == "/config/worker" and e["ua"].startswith("Ignition/")]
         if fetches or time.monotonic() > deadline:
             return fetches

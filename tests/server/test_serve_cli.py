@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -16,6 +15,7 @@ import requests
 
 from cli.main import main
 from tests.server.helpers import ACCEPT_33
+from tests.serving import access_log_entries
 
 HERE = Path(__file__).resolve().parent
 ENV = {**os.environ, "PYTHONPATH": str(HERE.parent.parent)}
@@ -81,7 +81,7 @@ def test_workers_share_port_and_store(tmp_path: Path) -> None:
             with requests.Session() as fresh:  # a new connection each time: the kernel spreads them
                 response = fresh.get(f"{base}/config/worker", headers={"Accept": ACCEPT_33})
             assert response.status_code == 200
-            entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+            entries = access_log_entries(log)
             pids = {e["worker"] for e in entries if e["path"] == "/config/worker"}
         assert len(pids) == 2, pids
         bodies = set()
@@ -96,7 +96,7 @@ def test_workers_share_port_and_store(tmp_path: Path) -> None:
                               ("Done", (1, 0, 0))]:
             report = {"pool": "worker", "currentConfig": name, "desiredConfig": name, "state": state}
             assert requests.post(f"{base}/nodes/node-1/status", json=report, timeout=10).status_code == 200
-            logged = len(log.read_text().splitlines())
+            logged = len(access_log_entries(log))
             answered: set[int] = set()
             for _ in range(200):  # until both workers have answered since the report
                 with requests.Session() as fresh:
@@ -104,7 +104,7 @@ def test_workers_share_port_and_store(tmp_path: Path) -> None:
                 assert status["machineCount"] == 1
                 assert (status["updatedMachineCount"], status["unavailableMachineCount"],
                         status["degradedMachineCount"]) == counts, state
-                entries = [json.loads(x) for x in log.read_text().splitlines()[logged:]]
+                entries = access_log_entries(log)[logged:]
                 answered |= {e["worker"] for e in entries if e["path"] == "/pools/worker"}
                 if len(answered) == 2:
                     break
