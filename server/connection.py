@@ -208,17 +208,17 @@ def request_factory(make: Callable[..., web.BaseRequest]) -> Callable[..., web.B
     aiohttp calls the factory right before it starts the task handling that request (a parse error's
     placeholder included), so the task, and `MalformedRequests` running inside it, sees it in `_CURRENT`.
     """
-    def factory(message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
+    def factory(message: Any, *args: Any) -> web.BaseRequest:  # (aiohttp's other arguments passed on as they come)
         version = message.version
         refused = version is not HttpVersion11 and version not in _VERSIONS  # llhttp hands aiohttp's constants
         if refused:
             # answered as HTTP/1.1 (never echoed), and the connection closed after the answer
             message = message._replace(version=HttpVersion11, should_close=True)
-        request = make(message, payload, protocol, writer, task)
+        request = make(message, *args)
         if refused:
             request[REFUSED_VERSION] = True
         _CURRENT.set(request)
-        transport = protocol.transport  # aiohttp's protocol for this connection (`request.transport`'s source)
+        transport = request.transport
         if transport is not None:
             connection = transport.get_protocol()
             if type(connection) is Connection:
