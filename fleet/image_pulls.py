@@ -12,19 +12,25 @@ whose slot comes first pull first).
 - A node **is pulling** from the claim that let it (`pull_config`, `pull_at`: written under the claim's lock, so
   two claims are counted against each other) until it reports the image staged, is handed the target, or
   PULL_LEASE has passed (a node that died mid-pull does not hold the registry's share for ever).
+- **Gates**: the pulls follow the pool's gates (fleet/rollout_gates.py `pool_hold`) as the slots do, but for the
+  maintenance windows. A paused pool (`spec.paused`, or paused by the rollout after a failure) lets no node pull:
+  its target may be the config being stopped or reverted. During the canary wave only the canaries pull: the rest of
+  the pool never fetches the config on trial, nor loads the registry with its image, until the canaries are done.
+  A closed window lets nodes pull (no drain, no reboot): so the window, once open, holds only the updates.
 - `pull_rule` says which nodes may start pulling now: what a claim's permission is read with (`may_pull`) and what
   wakes the held claims of nodes that may pull (server/handout_wait.py `offer_pulls`), so both follow one rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from fleet.clock import timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
+from fleet.rollout_gates import pool_hold
 from fleet.rollout_turn import Present, turn_places, waiting
 
 if TYPE_CHECKING:
@@ -56,14 +62,22 @@ def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
     is for the pool's free pulls (all of them with no limit); None when none may (the limit is reached). What a
     claim's permission is read with (`may_pull`), and what wakes the held claims that may pull
     (server/handout_follow.py), so both follow one rule."""
+    if record.paused:
+        return None
+    hold = pool_hold(record, statuses, now)
+    only: Collection[str] | None = None
+    if hold is not None and hold.kind == "rolloutPause":
+        return None
+    if hold is not None and hold.kind == "canaries":
+        only = hold.canaries
     limit = record.rollout.max_concurrent_pulls
     if not limit:
-        return lambda node: True
+        return (lambda node: True) if only is None else only.__contains__
     lease_from = timestamp(now - timedelta(seconds=PULL_LEASE))
     busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
     if busy >= limit:
         return None
-    return turn_places(record, statuses, limit - busy, present, need=_needs_pull)
+    return turn_places(record, statuses, limit - busy, present, only=only, need=_needs_pull)
 
 
 def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present) -> bool:
