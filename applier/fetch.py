@@ -1,11 +1,12 @@
 """Where the desired rendered config comes from: the machine-config server, or a file.
 
-Server: `POST /nodes/{name}/desired?pool=P&wait=S` (claims the node's update slot; GET only asks) ->
+Server: `POST /nodes/{name}/desired?pool=P&wait=S&prestage=1` (claims the node's update slot; GET only asks) ->
 `{"desiredConfig": NAME}`, then `GET /rendered/{NAME}` (the stored RenderedConfig JSON), with the cluster CA and
 `Authorization: Bearer <token>` when configured. An answer that keeps the node where it is may name, as `prefetch`,
-the pool's target whose OS image the node may pull now, before its slot (fleet/image_pulls.py). With `wait` (the agent's sync interval, at most 300 s) the server
-holds a "stay" answer until a slot frees for this node or the wait ends: no polling, and a freed slot is taken
-at once (docs/scale-out.md).
+the pool's target whose OS image the node may pull now, before its slot (fleet/image_pulls.py); `prestage=1` says
+this agent does, so the server hands it a slot that changes its OS image only once it staged that image. With
+`wait` (the agent's sync interval, at most 300 s) the server holds a "stay" answer until a slot frees for this node
+or the wait ends: no polling, and a freed slot is taken at once (docs/scale-out.md).
 Connection failures, 429 and 5xx answers are TemporaryErrors (retried by applier/retry.py, never sooner than an
 answer's `Retry-After` asks); other 4xx are PermanentErrors.
 File: the rendered MachineConfig as `mco render --pool P --print` writes it (YAML or JSON).
@@ -155,6 +156,7 @@ class ServerSource:
     def desired(self, node: str, pool: str | None, current: RenderedConfig | None) -> RenderedConfig | None:
         """Claim `/nodes/{node}/desired`, then fetch that rendered config unless it is the current one."""
         params = {"pool": pool} if pool else {}
+        params["prestage"] = "1"  # a new OS image is pulled when the answer says `prefetch`, before the slot
         if self.labels:
             params["labels"] = self.labels
         held = min(max(self.wait, 0.0), MAX_HANDOUT_WAIT)

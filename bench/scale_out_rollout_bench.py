@@ -17,8 +17,9 @@ With `--canaries N --soak S` the pool names N canaries and a soak time of S seco
 a node handed a config with the pool's health gate (the answer's `rollout`) reports Done only S seconds after its
 update, as the agent does; the wall time is set against the bound (1.5x the ideal) plus the soak time. With
 `--pull S` the new config also changes the OS image: a node told "stay" with `prefetch` pulls for S seconds and
-reports the image staged (Done at its config, `staged`), as the agent does before its slot; a node handed the target
-without having staged it pulls in its slot, before its drain. The drained window (from the Working report, sent at
+reports the image staged (Done at its config, `staged`), as the agent does before its slot; its claims say
+`prestage=1`, as the agent's, so it is handed a slot only once it staged the image (the first wave too). A node
+handed the target without having staged it (counted: none should) pulls in its slot, before its drain. The drained window (from the Working report, sent at
 the drain, to the end of the update) is reported in every mode: compare it with and without `--pull`.
 
     .venv/bin/python bench/scale_out_rollout_bench.py [--nodes 10000] [--update 2] [--wait 60 | --poll 2]
@@ -135,7 +136,7 @@ async def node(session: aiohttp.ClientSession, replicas: list[str], args: argpar
                old: str, new: asyncio.Future[str], counts: Counts) -> None:
     """The agent's loop for one node: claim, pull the OS image when let, update when handed the new config, report."""
     current, staged = old, ""
-    claim = f"/nodes/{name}/desired?pool=worker" + ("" if args.poll else f"&wait={args.wait:g}")
+    claim = f"/nodes/{name}/desired?pool=worker&prestage=1" + ("" if args.poll else f"&wait={args.wait:g}")
     if args.poll:
         await asyncio.sleep(random.random() * args.poll)
     while not new.done() or current != new.result():

@@ -68,6 +68,12 @@ class Overlay(NodeStatuses):
     def failing(self, pool: str) -> Collection[str]:
         return self._base.failing(pool)
 
+    def pulling(self, pool: str) -> Collection[str]:
+        """The base's, and the nodes the group let pull (the counter reads each one's record: `get`)."""
+        base = self._base.pulling(pool)
+        own = [name for name, s in self._over.items() if s.pool == pool and s.pull_config and name not in base]
+        return [*base, *own] if own else base
+
     def in_order(self, pool: str, *, newest_first: bool = False) -> list[NodeStatus]:
         return self._base.in_order(pool, newest_first=newest_first)
 

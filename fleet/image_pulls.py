@@ -24,6 +24,7 @@ whose slot comes first pull first).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -90,3 +91,15 @@ def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetim
         return True  # asked again while pulling (a lost answer): the same permission
     rule = pull_rule(record, statuses, now, present)
     return rule is not None and rule(node)
+
+
+def pull_permission(mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses, now: datetime,
+                    present: Present) -> NodeStatus | None:
+    """The record of `mine` (which needs its target's OS image) with the permission to pull it now: `mine` itself
+    when it holds one already, None when it may not pull now (`may_pull`)."""
+    if not may_pull(mine.name, record, statuses, now, present):
+        return None
+    target = record.target_for(mine.name)
+    if mine.pull_config == target and not mine.pull_at < timestamp(now - timedelta(seconds=PULL_LEASE)):
+        return mine
+    return replace(mine, pull_config=target or "", pull_at=timestamp(now))

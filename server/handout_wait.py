@@ -36,6 +36,8 @@ Rules (one `HandoutWaiters` per server process, on its event loop):
   `prefetch`. Such a wake is not a slot (not in flight); a request not let pull waits again. The line of requests that
   may pull is built once per target and holds each request at most once per wait, so a target's move costs at most one decision and
   one answer per held request, and a node that pulls comes back only when it has staged the image.
+  A request with `?prestage=1` whose turn for a slot has come but whose node still needs the image is not woken
+  for the slot (its decision would only tell it to pull, or to stay): it holds its turn, and is woken to pull.
 - Shutdown (`close`) answers every held request at once with its last decision.
 """
 
@@ -67,6 +69,10 @@ class WaitError(ServerError):
     """The `wait` query parameter is unusable; the message says why."""
 
 
+class PrestageError(ServerError):
+    """The `prestage` query parameter is unusable; the message says why."""
+
+
 def parse_wait(values: list[str]) -> float:
     """The `wait` query parameter: absent -> 0; a decimal number of seconds 0..MAX_WAIT, given once."""
     if not values:
@@ -80,6 +86,16 @@ def parse_wait(values: list[str]) -> float:
     if seconds > MAX_WAIT:
         raise WaitError(f"wait must be at most {MAX_WAIT} seconds")
     return seconds
+
+
+def parse_prestage(values: list[str]) -> bool:
+    """The `prestage` query parameter: whether the claiming node pulls a new OS image when told to (`prefetch`) and
+    takes its slot only once it staged it (server/node_routes.py); absent -> no, as clients before it."""
+    if not values:
+        return False
+    if len(values) > 1 or values[0] not in ("0", "1"):
+        raise PrestageError("prestage must be given once, as 1 or 0")
+    return values[0] == "1"
 
 
 def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime) -> tuple[str | None, int, datetime | None]:
@@ -116,6 +132,7 @@ class Ticket:
     config: str = ""  # the config its node runs (set by `wait`)
     staged: str = ""  # the config whose OS image its node reported staged (set by the route before each wait)
     waits: int = 0    # its waits so far: a queue entry of an earlier wait is not this one (`_live`)
+    prestage: bool = False  # its node takes its slot only once it staged the target's OS image (`?prestage=1`)
 
 
 Entry = tuple[tuple[Any, ...], Ticket]  # ((rank, first arrival, wait), ticket): unique, so a heap never compares tickets
@@ -379,6 +396,8 @@ class HandoutWaiters:
                     queue.recount_due = True
                     asyncio.get_running_loop().call_later(TURN_WAIT, self._recount, best[0][1].pool)
                 break  # not its turn, nor that of any request behind it
+            if target is not None and best[0][1].prestage and self._needs_pull(best[0][1], target):
+                break  # its turn, but its slot waits for the image: it is woken to pull it (`offer_pulls`), not here
             _, ticket = heapq.heappop(best)
             assert ticket.future is not None
             ticket.woken = True

@@ -10,6 +10,10 @@ route, and the server warned at start-up that any client may report for any node
   so the next node sees this one as busy (maxUnavailable); one claim at a time (the store's lock/CAS).
   With `?wait=SECONDS` (0..300) a claim whose answer would be "stay" is held until a slot may have freed or
   the wait ends, then decided again (server/handout_wait.py): no polling, and a freed slot is taken at once.
+- With `?prestage=1` (the agent sends it) the claimant pulls a new OS image before its slot: a node whose slot
+  would move it to an OS image it has not staged is told to stay and, within the pool's `max-concurrent-pulls`, to
+  pull it (`prefetch`); it takes its slot once it reports the image staged (fleet/image_pulls.py). Every pull then
+  counts against the pool's limit, the first wave's too. Clients that do not send it are handed the slot as before.
 - A node's pool is computed from its labels (fleet/membership.py, the MCO's GetPoolsForNode), never taken
   from what it says: the pool a report or claim names only tells a node that registers (its first record)
   which role label it has when it gives no labels of its own (`?labels=k=v,...` on the claim, `labels` in
@@ -27,13 +31,12 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
 
 from fleet.clock import Clock, timestamp
-from fleet.image_pulls import PULL_LEASE, may_pull
+from fleet.image_pulls import pull_permission
 from fleet.label_selector import role_labels
 from fleet.machines import machine_of_node
 from fleet.membership import PoolSelectors
@@ -50,8 +53,9 @@ from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
 from server.handout_follow import follow_snapshots
-from server.handout_wait import HandoutWaiters, WaitError, parse_wait
+from server.handout_wait import HandoutWaiters, PrestageError, WaitError, parse_prestage, parse_wait
 from server.metrics import ServerMetrics
+from server.os_images import OsImages
 from server.presence import Presence, exchange
 from server.request_body import BodyError, read_json
 from server.respond import JSON, error_body, json_bytes
@@ -122,9 +126,9 @@ class NodeRoutes:
         self.waiters: HandoutWaiters = state.handouts
         self.presence = Presence(clock)  # which nodes are online: a slot goes to the one whose turn it is
         self.waiters.presence = self.presence.now_checker  # held claims are woken by the same rule
-        self._images: dict[str, str] = {}  # rendered config -> its OS image (`_load_images`)
-        self.waiters.image_of = self._images.get  # which held nodes need the target's OS image (woken to pull it)
-        self.waiters.load_images = self._load_images
+        self.images = OsImages(store)  # what a claim compares: whether its target changes the node's OS image
+        self.waiters.image_of = self.images.get  # which held nodes need the target's OS image (woken to pull it)
+        self.waiters.load_images = self.images.load
         self._selectors: tuple[object, PoolSelectors] | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
@@ -264,44 +268,16 @@ class NodeRoutes:
         return known, stored              # recorded, readers derive the same pause from the stored failure)
 
     # -- the OS image before the slot (fleet/image_pulls.py) ---------------------------------------------------
-    def _load_images(self, names: Sequence[str]) -> None:
-        """Read the OS image of each rendered config named into `_images` (rendered configs never change). Called
-        outside a claim: the store may have to ask etcd, which a claim's decision must never do (its mirror's lock
-        is held meanwhile, and the etcd thread needs that lock to deliver the answer)."""
-        for name in names:
-            if name in self._images:
-                continue
-            try:
-                found = self.store.get_rendered(name).spec.os_image_url
-            except NotFound:
-                found = ""
-            except StoreError:  # not now: not kept, so the next claim reads it again (no prefetch meanwhile)
-                continue
-            if len(self._images) > 4096:
-                self._images.clear()
-            self._images[name] = found
-
     def _pull(self, mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses,
               unknown: list[str]) -> NodeStatus | None:
         """For a node told to stay whose target changes its OS image: its record with the permission to pull it now
-        (the same record when it holds one already), or None (no pull, or not now). Reads images only from
-        `_images`: a config not read yet is added to `unknown` (the caller reads it and decides again)."""
-        target = record.target_for(mine.name)
-        if not target or mine.staged == target or not waiting(mine, record):
-            return None
-        image, current = self._images.get(target), self._images.get(mine.current_config)
-        if image is None or current is None:
-            unknown.extend(n for n, found in ((target, image), (mine.current_config, current)) if found is None)
-            return None
-        if not image or image == current:
+        (the same record when it holds one already), or None (no pull, or not now). A config whose image is not read
+        yet is added to `unknown` (the caller reads it and decides again)."""
+        if not waiting(mine, record) or not self.images.needs_image(mine, record, unknown):
             return None
         now = self.clock()
-        if not may_pull(mine.name, record, statuses, now,
-                        self.presence.checker(record.rollout.offline_grace_seconds, now)):
-            return None
-        if mine.pull_config == target and not mine.pull_at < timestamp(now - timedelta(seconds=PULL_LEASE)):
-            return mine
-        return replace(mine, pull_config=target, pull_at=timestamp(now))
+        return pull_permission(mine, record, statuses, now,
+                               self.presence.checker(record.rollout.offline_grace_seconds, now))
 
     # -- GET / POST /nodes/{name}/desired ----------------------------------------------------------------
     async def desired(self, request: web.Request) -> web.Response:
@@ -324,6 +300,10 @@ class NodeRoutes:
             wait = parse_wait(request.query.getall("wait", []))
         except WaitError as exc:
             return json_error(400, "invalid-wait", str(exc), "query wait")
+        try:
+            stage_first = parse_prestage(request.query.getall("prestage", []))
+        except PrestageError as exc:
+            return json_error(400, "invalid-prestage", str(exc), "query prestage")
         given = request.query.getall("labels", [])
         try:
             if len(given) > 1:
@@ -337,7 +317,7 @@ class NodeRoutes:
             return refused
         authorization = request.headers.getall("Authorization", [])
         try:
-            answer = await self._answer(request, node, pool, labels, authorization, claim, wait)
+            answer = await self._answer(request, node, pool, labels, authorization, claim, wait, stage_first)
         except BadAuthorization as exc:
             return json_error(400, "authorization", exc.message, exc.path)
         except Refused as exc:
@@ -359,7 +339,7 @@ class NodeRoutes:
         return web.Response(body=json_bytes(answer), content_type=JSON)
 
     async def _answer(self, request: web.Request, node: str, pool: str, labels: dict[str, str] | None,
-                      authorization: Sequence[str], claim: bool, wait: float) -> dict[str, Any]:
+                      authorization: Sequence[str], claim: bool, wait: float, stage_first: bool) -> dict[str, Any]:
         """Decide; while the answer is "stay" and `wait` seconds have not passed, hold until woken and decide again."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + wait
@@ -372,13 +352,13 @@ class NodeRoutes:
                 # (server/handout_wait.py), and then decides without it
                 polled = not woken or self.waiters.closing
                 answer, stay, rank, staged = await asyncio.to_thread(self._decide, node, pool, labels, authorization,
-                                                                     claim, polled)
+                                                                     claim, polled, stage_first)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
                     return answer
                 ticket = ticket or self.waiters.ticket()
-                ticket.rank, ticket.node, ticket.staged = rank, node, staged
+                ticket.rank, ticket.node, ticket.staged, ticket.prestage = rank, node, staged, stage_first
                 self.presence.hold(node)
                 try:
                     woken = await self.waiters.wait(ticket, answer["pool"], stay, remaining)
@@ -395,7 +375,8 @@ class NodeRoutes:
                 self.waiters.settle(ticket)
 
     def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
-                claim: bool, polled: bool = True) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str]:
+                claim: bool, polled: bool = True,
+                stage_first: bool = False) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
         place in the rollout order and the config whose OS image it staged). `polled`: a claim as it arrives, which takes a free slot only in its turn (a
         woken held claim was woken in its turn)."""
@@ -405,7 +386,7 @@ class NodeRoutes:
         staged: list[str] = [""]
         membership = self._membership()
         unpooled: list[str] = []
-        unknown: list[str] = []  # rendered configs whose OS image `_pull` needs and `_images` lacks
+        unknown: list[str] = []  # rendered configs whose OS image a decision needs and `images` lacks
         registering = self.machine_labels(node) or given
         self.presence.saw(node)
 
@@ -442,6 +423,14 @@ class NodeRoutes:
             if gate:  # the pool's health gate: the agent reports Done only once it has passed (applier/health.py)
                 answer["rollout"] = gate
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
+            if (stage_first and mine is not None and stay[0] is None and desired and desired == record.target_for(node)
+                    and mine.current_config and mine.desired_config == mine.current_config):
+                image_first = self.images.needs_image(mine, record, unknown)  # its slot only once it staged the image
+                if image_first is None:
+                    return None  # decided again once the images are read
+                if image_first:
+                    desired = stay[0] = mine.current_config
+                    answer["desiredConfig"] = desired
             if stay[0] is not None and mine is not None:
                 rank[0], staged[0] = rollout_rank(mine, record), mine.staged
                 pulled = self._pull(mine, record, statuses, unknown) if claim else None
@@ -460,7 +449,7 @@ class NodeRoutes:
         if claim:
             self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
             if unknown:  # read the images outside the claim, then decide again with them known
-                self._load_images(unknown)
+                self.images.load(unknown)
                 unknown.clear()
                 self.store.claim_node(node, decide)
         else:

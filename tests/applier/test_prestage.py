@@ -106,3 +106,44 @@ async def test_the_os_image_is_pulled_before_the_slot_within_the_pull_limit(tmp_
         assert phases[-1] == "done" and record.current_config == new.name
     finally:
         await running.stop()
+
+
+async def test_the_first_wave_stages_the_os_image_before_it_takes_its_free_slot(tmp_path: Path, sysroot: Path) -> None:
+    """The slot is free from the start (the first wave): the agent's claim says `prestage=1`, so the server lets it
+    pull first and hands the slot only after the image is staged; no node is unavailable during the pull, and the
+    timeline has the image staged before the update's first phase."""
+    real_tool("skopeo")
+    layout = make_oci_image(tmp_path, "v4", {"etc/app.conf": "app=4\n"})
+    url = f"oci:{layout}:v4"
+    old = rendered_config("v1", [file_entry("/etc/motd", "v1\n")])
+    new = rendered_config("v4", [file_entry("/etc/motd", "v4\n")], os_image_url=url)
+    store = DirectoryStore(tmp_path / "store")
+    store.put_rendered(old)
+    publish(store, new, max_unavailable=1, rollout=RolloutSettings(max_concurrent_pulls=1))
+    store.put_node_status(NodeStatus("node-1", "worker", old.name, old.name, "Done", "", "2026-12-01T00:00:00Z"))
+    running = await start(ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off",
+                                         store_dir=tmp_path / "store", poll_interval=0.05))
+    _, host, port = running.addresses[0]
+    try:
+        root = make_root(tmp_path / "root")
+        runner = SubprocessRunner()
+        client = ServerClient(f"http://{host}:{port}")
+        settings = AgentSettings(node="node-1", root=root, durable=False, pool="worker",
+                                 reboot_command=reboot_command_for_ostree(sysroot, sys.executable, root))
+        agent = Agent(settings, source=ServerSource(client), reporter=HttpReporter(client),
+                      backend=OstreeBackend(runner=runner, sysroot=sysroot), runner=runner)
+        agent.state.ensure()
+        agent.state.set_current(old)
+        staged = await asyncio.to_thread(agent.sync)  # a free slot, but first the image
+        assert staged.state == "Done" and staged.current == old.name and staged.staged == new.name, staged.message
+        record = store.get_node_status("node-1")
+        assert (record.desired_config, record.staged) == (old.name, new.name)  # no slot taken while it pulled
+        rebooting = await asyncio.to_thread(agent.sync)  # staged: its slot
+        assert rebooting.rebooting, rebooting.message
+        assert (await asyncio.to_thread(agent.sync)).state == "Done"
+        record = store.get_node_status("node-1")
+        phases = [e.phase for e in record.timeline]
+        assert phases[:2] == ["image-staged", "prepared"] and phases[-1] == "done", phases
+        assert record.current_config == new.name
+    finally:
+        await running.stop()

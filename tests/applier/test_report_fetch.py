@@ -103,7 +103,7 @@ def test_fetch_with_token_and_retries(server: tuple[str, Fake]) -> None:
     source = ServerSource(ServerClient(url, token="s3cret"), attempts=4, base_delay=0.01)
     got = source.desired("n1", "worker", None)
     assert got is not None and got.name == V1.name
-    assert [r[1] for r in fake.requests] == ["/nodes/n1/desired?pool=worker"] * 3 + [f"/rendered/{V1.name}"]
+    assert [r[1] for r in fake.requests] == ["/nodes/n1/desired?pool=worker&prestage=1"] * 3 + [f"/rendered/{V1.name}"]
     assert {r[2] for r in fake.requests} == {"Bearer s3cret"}
 
 
@@ -228,10 +228,10 @@ def test_drain_hook(hooks: Hooks, ran: bool, error: str | None) -> None:
 
 
 @pytest.mark.parametrize(("wait", "query"), [
-    (0.0, "/nodes/n1/desired?pool=worker"),
-    (2.5, "/nodes/n1/desired?pool=worker&wait=2.500"),
-    (60.0, "/nodes/n1/desired?pool=worker&wait=60.000"),
-    (3600.0, "/nodes/n1/desired?pool=worker&wait=300.000"),  # the server's limit (fleet.rollout.MAX_HANDOUT_WAIT)
+    (0.0, "/nodes/n1/desired?pool=worker&prestage=1"),
+    (2.5, "/nodes/n1/desired?pool=worker&prestage=1&wait=2.500"),
+    (60.0, "/nodes/n1/desired?pool=worker&prestage=1&wait=60.000"),
+    (3600.0, "/nodes/n1/desired?pool=worker&prestage=1&wait=300.000"),  # the server's limit (fleet.rollout.MAX_HANDOUT_WAIT)
 ], ids=["once", "fraction", "interval", "bounded"])
 def test_the_claim_asks_to_be_held_up_to_the_interval(server: tuple[str, Fake], wait: float, query: str) -> None:
     url, fake = server

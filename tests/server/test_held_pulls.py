@@ -176,3 +176,67 @@ async def test_a_held_claim_that_staged_its_machine_config_is_not_woken_to_pull(
 async def _until_held(waiters: Any) -> None:
     while not waiters.held():
         await asyncio.sleep(0.01)
+
+
+def _pulling(answers: dict[str, Any], new: str, staged: set[str]) -> set[str]:
+    """The nodes pulling `new`'s OS image as the answers tell: let pull it, or handed it unstaged (pulled in the slot)."""
+    return {node for node, answer in answers.items() if node not in staged
+            and (answer.get("prefetch") == new or answer.get("desiredConfig") == new)}
+
+
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
+async def test_a_prestage_claim_takes_its_slot_only_with_the_image_staged_and_within_the_pull_limit(
+        tmp_path: Path, request: pytest.FixtureRequest, kind: str) -> None:
+    """maxUnavailable 3 but `max-concurrent-pulls` 1: the first wave's slots are free, yet claims that say
+    `prestage=1` are told to pull (one at a time, in the rollout order) and get a slot only once they report the
+    image staged, so never more than one node pulls, the first wave included; held claims of nodes whose slot waits
+    for their image are not woken for it. A claim without `prestage` is handed its slot as before (pulls in it)."""
+    cluster = _cluster(tmp_path / "cluster", 1)
+    pool = yaml.safe_load((cluster / "manifests" / "00-pool.yaml").read_text())
+    pool["spec"]["maxUnavailable"] = 3
+    (cluster / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
+    with _served(kind, cluster, tmp_path, request) as base:
+        timeout = aiohttp.ClientTimeout(total=HOLD + 60)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
+            nodes = NODES[:4]
+            for node in nodes:
+                await _call(session, "POST", f"{base}/nodes/{node}/status",
+                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            _worker(cluster, "new")
+            new = old
+            while new == old:  # the render lands
+                await asyncio.sleep(0.05)
+                new = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
+
+            async def claim(node: str, wait: float = 0, prestage: bool = True) -> Any:
+                query = f"pool=worker&wait={wait}" + ("&prestage=1" if prestage else "")
+                return await _call(session, "POST", f"{base}/nodes/{node}/desired?{query}")
+
+            answers: dict[str, Any] = {}
+            staged: set[str] = set()
+            for node in nodes[:3]:  # three slots free: node-0 is let pull, node-1 and node-2 stay (the limit)
+                answers[node] = await claim(node)
+            assert answers == {"node-0": {"desiredConfig": old, "pool": "worker", "prefetch": new},
+                               "node-1": {"desiredConfig": old, "pool": "worker"},
+                               "node-2": {"desiredConfig": old, "pool": "worker"}}
+            held = asyncio.create_task(claim("node-1", wait=HOLD))  # its turn, but not its image: not woken for a slot
+            await asyncio.sleep(PROMPT)
+            assert not held.done()
+            assert _pulling(answers, new, staged) == {"node-0"}
+            await _call(session, "POST", f"{base}/nodes/node-0/status",
+                        {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done",
+                         "staged": new, "phase": "image-staged"})
+            staged.add("node-0")
+            answers["node-1"] = await asyncio.wait_for(held, HOLD / 2)  # the pull given back: node-1's turn to pull
+            assert answers["node-1"] == {"desiredConfig": old, "pool": "worker", "prefetch": new}
+            answers["node-0"] = await claim("node-0")  # staged: its slot
+            assert answers["node-0"] == {"desiredConfig": new, "pool": "worker"}
+            assert _pulling(answers, new, staged) == {"node-1"}
+            # a claim without prestage (a client that ignores `prefetch`): its slot at once, as before
+            assert await claim("node-2", prestage=False) == {"desiredConfig": new, "pool": "worker"}
+            for value in ("2", "yes", ""):
+                async with session.post(f"{base}/nodes/node-3/desired?pool=worker&prestage={value}") as got:
+                    assert got.status == 400 and (await got.json())["path"] == "query prestage"
+            async with session.post(f"{base}/nodes/node-3/desired?pool=worker&prestage=1&prestage=1") as got:
+                assert got.status == 400
