@@ -128,6 +128,8 @@ def _text(plan: dict[str, Any]) -> str:
     rows = [("NODE", "CURRENT", "ACTION", "WAVE", "START", "END")]
     for m in plan["machines"]:
         action = m["action"] + (f" ({', '.join(m['units'])})" if m["units"] else "") + (" +drain" if m["drain"] else "")
+        if m.get("pull"):  # the new OS image, pulled before its slot
+            action += f" (pulls {m['pull']['start']:.0f}s-{m['pull']['end']:.0f}s)"
         wave = ("at once" if m["action"] == "provision" else "-") if m["wave"] is None else (f"{m['wave']} canary" if m["canary"] else str(m["wave"]))
         rows.append((m["node"], m["currentConfig"] or "-", action, wave, f"{m['start']:.0f}s", f"{m['end']:.0f}s"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

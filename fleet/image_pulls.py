@@ -78,7 +78,8 @@ def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
     busy = sum(pulling_now(statuses.get(n), record, lease_from) for n in statuses.pulling(record.name))
     if busy >= limit:
         return None
-    return turn_places(record, statuses, limit - busy, present, only=only, need=_needs_pull)
+    rule = turn_places(record, statuses, limit - busy, present, only=only, need=_needs_pull)
+    return rule if only is None else (lambda node: node in only and rule(node))  # (the turn: within `only`)
 
 
 def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present) -> bool:

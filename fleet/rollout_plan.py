@@ -17,7 +17,10 @@ slot, and it counts as unavailable until it ends. Expected durations per action 
 nodes' finished update timelines, up to the health gate), plus the pool's soak time, for which the health gate
 holds each machine's slot, and each machine takes the first free slot, in order. With maintenance windows and
 `now` (when the rollout would begin), a machine whose slot frees outside every window starts when the next one
-opens; one already started finishes.
+opens; one already started finishes. A machine whose update changes its OS image (action `os-image`) and has not
+staged it pulls it first (`pull`: the agent's claims say `prestage=1`, so its slot waits for the image), as many at
+once as the pool's `max-concurrent-pulls` allows, in order, windows or not; during the canary wave only the
+canaries pull (fleet/image_pulls.py), so the rest pull once it has ended. The pull takes `durations["pull"]`.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ from fleet.rollout import NodeStatuses, is_unavailable, max_unavailable_count, p
 from fleet.rollout_gates import canaries, pool_hold
 from fleet.rollout_turn import order_of
 
-# What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output).
+# What each action is expected to take, in seconds, when no duration was recorded for it (stated in the output);
+# "pull": pulling a new OS image before the slot (the "os-image" update, in its slot, then needs no pull).
 DEFAULT_DURATIONS: Mapping[str, float] = {"none": 5, "files": 10, "reload": 15, "restart": 30, "reboot": 300,
-                                          "os-image": 600, "provision": 600}
-ACTIONS = tuple(DEFAULT_DURATIONS)
+                                          "os-image": 600, "provision": 600, "pull": 300}
+ACTIONS = tuple(a for a in DEFAULT_DURATIONS if a != "pull")  # what a machine's update may be
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,14 @@ class MachinePlan:
     canary: bool
     start: float          # seconds after the rollout starts
     end: float
+    pull: tuple[float, float] | None = None  # when it pulls the new OS image, before its slot (None: no pull)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (`mco rollout plan -o json`)."""
         return {"node": self.node, "currentConfig": self.current, "action": self.action, "units": list(self.units),
                 "drain": self.drain, "reboot": self.reboot, "wave": self.wave, "canary": self.canary,
-                "start": self.start, "end": self.end}
+                "start": self.start, "end": self.end,
+                "pull": {"start": self.pull[0], "end": self.pull[1]} if self.pull is not None else None}
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,8 @@ class RolloutPlan:
                 "hold": self.hold.to_dict() if self.hold is not None else None,
                 "machines": [m.to_dict() for m in self.machines],
                 "total": self.total, "durations": {a: {"seconds": self.durations[a], "source": "recorded"
-                                                       if a in self.recorded else "default"} for a in ACTIONS}}
+                                                       if a in self.recorded else "default"}
+                                                 for a in DEFAULT_DURATIONS}}
 
 
 def action_of(old: RenderedConfig, new: RenderedConfig, policy: DisruptionPolicy | None) -> tuple[str, tuple[str, ...],
@@ -139,14 +146,21 @@ def recorded_durations(statuses: Iterable[NodeStatus]) -> dict[str, float]:
     the health gate's first `health-checked`, else to `done`: the soak is the pool's own, added by `plan_rollout`,
     and pools soak differently). A timeline says which kind of update it was, not which units it touched: one
     with `image-staged` is `os-image`, one with `reboot-requested` is `reboot`, any other stands for every action
-    without a reboot (none, files, reload, restart)."""
+    without a reboot (none, files, reload, restart). `pull`: from the permission to pull (`NodeStatus.pull_at`)
+    to the `image-staged` report before the slot, for the config the node was last let pull."""
     spans: dict[str, list[float]] = {}
     for status in statuses:
+        let = parse_timestamp(status.pull_at) if status.pull_at else None
         for timeline in (status.timeline, *status.updates):
-            if len(timeline) < 2 or timeline[0].phase != "prepared" or timeline[-1].phase != "done":
+            first = next((i for i, e in enumerate(timeline) if e.phase == "prepared"), len(timeline))
+            staged = next((parse_timestamp(e.at) for e in timeline[:first]  # before the slot: applier/prestage.py
+                           if e.phase == "image-staged" and e.config == status.pull_config), None)
+            if let is not None and staged is not None and staged >= let:
+                spans.setdefault("pull", []).append((staged - let).total_seconds())
+            if len(timeline) - first < 2 or timeline[-1].phase != "done":
                 continue
-            gated = next((e for e in timeline if e.phase == "health-checked"), timeline[-1])
-            start, end = parse_timestamp(timeline[0].at), parse_timestamp(gated.at)
+            gated = next((e for e in timeline[first:] if e.phase == "health-checked"), timeline[-1])
+            start, end = parse_timestamp(timeline[first].at), parse_timestamp(gated.at)
             if start is None or end is None or end < start:
                 continue
             phases = {e.phase for e in timeline}
@@ -200,6 +214,21 @@ class _Slots:
         heapq.heappush(self.running, end)
 
 
+class _Pulls:
+    """The pool's `max-concurrent-pulls` over time (0: no limit): a machine pulls once a share is free, in order."""
+
+    def __init__(self, limit: int, took: float) -> None:
+        self.limit, self.took, self.running = limit, took, list[float]()
+
+    def take(self, at: float) -> tuple[float, float]:
+        """(start, end) of a pull that may begin from `at`."""
+        if self.limit and len(self.running) >= self.limit:
+            at = max(at, heapq.heappop(self.running))
+        if self.limit:
+            heapq.heappush(self.running, at + self.took)
+        return at, at + self.took
+
+
 def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[NodeStatus], *,
                  rendered: Callable[[str], RenderedConfig], policy: DisruptionPolicy | None = None,
                  durations: Mapping[str, float] | None = None, now: datetime | None = None) -> RolloutPlan:
@@ -207,7 +236,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     pool's settings (maxUnavailable, canaries, soak, pause) as they will be when the rollout runs. With `now`, the
     plan says what holds the pool then (`held_by`); its machines are planned as they go once the hold is lifted."""
     view = statuses if isinstance(statuses, NodeStatuses) else NodeStatuses(statuses)
-    recorded = tuple(a for a in ACTIONS if durations and a in durations)
+    recorded = tuple(a for a in DEFAULT_DURATIONS if durations and a in durations)
     took = {**DEFAULT_DURATIONS, **(durations or {})}
     ordered = [s for n in order_of(record, view)[0] if (s := view.get(n)) is not None]
     chosen = set(canaries(record, view))
@@ -222,6 +251,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     machines: dict[str, MachinePlan] = {}
     waiting: list[MachinePlan] = []
     going: list[MachinePlan] = []  # handed the target before the plan: under way from 0, in the slot they hold
+    pulling: set[str] = set()
     for status in ordered:
         canary = status.name in chosen
         if status.current_config == target.name:
@@ -236,6 +266,8 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
                                   float(took[action]) + soak)
             (going if status.desired_config == target.name else waiting).append(machine)
             machines[status.name] = machine
+            if action == "os-image" and status.staged != target.name and status.desired_config == status.current_config:
+                pulling.add(status.name)  # the agent pulls it before its slot (server/node_routes.py `prestage`)
     begins: dict[str, float] = {m.node: 0.0 for m in going}
     under_way = [m for m in machines.values() if m.action == "provision" or m.node in begins]  # from 0
     slots = _Slots(max_unavailable_count(record.max_unavailable, len(ordered)),
@@ -243,10 +275,17 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     for m in under_way:  # unavailable until they end
         slots.take(m.node, m.end)
     canaries_end = max((m.end for m in under_way if m.canary), default=0.0)
+    pulls = _Pulls(record.rollout.max_concurrent_pulls, float(took["pull"]))
+    pulled: dict[str, tuple[float, float]] = {}
     for group in ([m for m in waiting if m.canary], [m for m in waiting if not m.canary]):
         at = 0.0 if group and group[0].canary else canaries_end
+        pulls_from = at  # the canary wave lets only the canaries pull (fleet/image_pulls.py)
         for machine in group:
-            at = in_window(record, slots.start(machine.node, at), now)
+            ready = at
+            if machine.node in pulling:
+                pulled[machine.node] = pulls.take(pulls_from)
+                ready = max(at, pulled[machine.node][1])
+            at = in_window(record, slots.start(machine.node, ready), now)
             begins[machine.node] = at
             slots.take(machine.node, at + machine.end)
             if machine.canary:
@@ -254,7 +293,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     waves = {b: i for i, b in enumerate(sorted(set(begins.values())))}
     for name, begin in begins.items():
         m = machines[name]
-        machines[name] = replace(m, wave=waves[begin], start=begin, end=begin + m.end)
+        machines[name] = replace(m, wave=waves[begin], start=begin, end=begin + m.end, pull=pulled.get(name))
     plan = tuple(machines[s.name] for s in ordered)
     total = max((m.end for m in plan), default=0.0)
     return RolloutPlan(record.name, target.name, plan, total, took, recorded, timestamp(now) if now else "",

@@ -1,8 +1,9 @@
 """`mco rollout plan` against the rollout it predicts: the real `mco serve` hands the new target to simulated nodes
 (claims and status reports over HTTP, asked in a shuffled order every time), each taking, in virtual time, the
 duration the plan states for its action; the machines, actions, waves and starts are the plan's. Scenarios: canaries,
-a machine being provisioned, a paused pool (then unpaused), machines already unavailable, and machines unavailable
-that fill maxUnavailable (the rollout stalls until the one the plan names is available)."""
+a machine being provisioned, a paused pool (then unpaused), machines already unavailable, machines unavailable
+that fill maxUnavailable (the rollout stalls until the one the plan names is available), and a new OS image, which
+the nodes pull before their slot when told to (`prestage=1`, as the agent), three at a time."""
 
 from __future__ import annotations
 
@@ -86,8 +87,18 @@ def _stalled(cluster: Path, store: DirectoryStore, first: str) -> None:
     _put(store, "w5", first, first, "Degraded", "2026-01-06T00:00:00Z", "disk full")
 
 
+def _os_image(cluster: Path, store: DirectoryStore, first: str) -> None:
+    """The change moves the OS image too; the pool lets three machines pull at once."""
+    (cluster / "manifests" / "72-worker-os.yaml").write_text(machine_config_manifest(
+        "72-worker-os", "worker", os_image="quay.io/example/os@sha256:" + "2" * 64))
+    pools = cluster / POOLS
+    soak = '    rollout.machine-config.io/soak: "0"\n'
+    pools.write_text(pools.read_text().replace(
+        soak, soak + '    rollout.machine-config.io/max-concurrent-pulls: "3"\n', 1))
+
+
 SCENARIOS: dict[str, Setup] = {"canaries": _canaries, "provisioning": _provisioning, "paused": _paused,
-                               "unavailable": _unavailable, "stalled": _stalled}
+                               "unavailable": _unavailable, "stalled": _stalled, "os-image": _os_image}
 
 
 @pytest.fixture
@@ -122,20 +133,29 @@ class Nodes:
         self.url, self.target = url, plan["target"]
         self.current = {m["node"]: m["currentConfig"] for m in plan["machines"]}
         self.handed: dict[str, float] = {}  # node -> when (virtual seconds) it was handed the target
+        self.pulls: dict[str, tuple[float, float]] = {}  # node -> when it was told to pull the image, and done
+        self.staged: set[str] = set()
+        self.pull_took = float(plan["durations"]["pull"]["seconds"])
         self.rng = random.Random(29)
 
-    def claim(self, node: str) -> str:
-        answer = requests.post(f"{self.url}/nodes/{node}/desired", params={"pool": "worker"}, timeout=30)
+    def claim(self, node: str, at: float = 0.0) -> str:
+        """The node's claim, as the agent's (`prestage=1`): told `prefetch`, it pulls for the plan's pull time."""
+        answer = requests.post(f"{self.url}/nodes/{node}/desired", params={"pool": "worker", "prestage": "1"},
+                               timeout=30)
         assert answer.status_code == 200, answer.text
+        if answer.json().get("prefetch") == self.target:
+            self.pulls[node] = (at, at + self.pull_took)
         return str(answer.json()["desiredConfig"])
 
-    def report(self, node: str, current: str, desired: str, state: str) -> None:
-        body = {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": state}
+    def report(self, node: str, current: str, desired: str, state: str, **more: str) -> None:
+        body = {"pool": "worker", "currentConfig": current, "desiredConfig": desired, "state": state, **more}
         answer = requests.post(f"{self.url}/nodes/{node}/status", json=body, timeout=30)
         assert answer.status_code == 200, answer.text
 
     def waiting(self) -> list[str]:
-        return [n for n, c in self.current.items() if c != self.target and n not in self.handed]
+        """Waiting and not pulling: the nodes that claim now."""
+        return [n for n, c in self.current.items() if c != self.target and n not in self.handed
+                and (n not in self.pulls or n in self.staged)]
 
     def claim_all(self, at: float) -> set[str]:
         """Every waiting node asks, in a shuffled order, again until none more is handed the target; those handed
@@ -144,7 +164,7 @@ class Nodes:
         while True:
             got = set()
             for node in self.rng.sample(self.waiting(), len(self.waiting())):
-                if self.claim(node) == self.target:
+                if self.claim(node, at) == self.target:
                     self.handed[node] = at
                     self.report(node, self.current[node], self.target, "Working")
                     got.add(node)
@@ -161,8 +181,14 @@ class Nodes:
                 if node not in done and start + took[node] <= at:
                     self.report(node, self.target, self.target, "Done")
                     done.add(node)
+            for node, (_, end) in self.pulls.items():
+                if node not in self.staged and end <= at:  # the image pulled: reported staged, as the agent does
+                    self.report(node, self.current[node], self.current[node], "Done", staged=self.target,
+                                phase="image-staged")
+                    self.staged.add(node)
             self.claim_all(at)
             ends = [start + took[n] for n, start in self.handed.items() if n not in done]
+            ends += [end for n, (_, end) in self.pulls.items() if n not in self.staged]
             if not ends:
                 return
             at = min(ends)
@@ -203,8 +229,9 @@ def test_plan_matches_the_rollout(cluster: Path, tmp_path: Path, capsys: pytest.
     machines = {m["node"]: m for m in plan["machines"]}
     # a new file no disruption policy names: the applier reboots (fleet/disruption.py), with a drain; a machine
     # being provisioned takes the target without a slot
+    update = "os-image" if scenario == "os-image" else "reboot"  # (a new OS image: a reboot into it)
     assert {n: (m["action"], m["drain"], m["wave"] is None) for n, m in machines.items()} == {
-        n: (("provision", False, True) if m["currentConfig"] == "" else ("reboot", True, False))
+        n: (("provision", False, True) if m["currentConfig"] == "" else (update, True, False))
         for n, m in machines.items()}
     assert (plan["hold"] or {}).get("kind") == ("paused" if scenario == "paused" else None)
     assert plan["waitsFor"] == (["w2"] if scenario == "stalled" else [])
@@ -237,6 +264,10 @@ def test_plan_matches_the_rollout(cluster: Path, tmp_path: Path, capsys: pytest.
             by_wave.setdefault(m["wave"], set()).add(n)
     assert [by_wave[w] for w in sorted(by_wave)] == _waves(planned)
     assert set(nodes.handed) == {n for n, m in machines.items() if m["action"] != "none"}
+    assert nodes.pulls == {n: (m["pull"]["start"], m["pull"]["end"]) for n, m in machines.items() if m["pull"]}
+    if scenario == "os-image":  # the canaries pulled first, the others three at a time after the canary wave
+        assert len(nodes.pulls) == 8 and max(sum(s <= t < e for s, e in nodes.pulls.values())
+                                              for t, _ in nodes.pulls.values()) == 3
     for node, m in machines.items():
         if m["action"] == "provision":
             assert nodes.handed[node] == 0.0 == m["start"]  # at once, without a slot

@@ -51,6 +51,8 @@ CASES = [  # (id, pool, nodes, the nodes that may pull)
     ("auto-pause-off", _pool(auto_pause=False), _nodes(BROKEN), "abcd"),
     ("canary-wave-count", _pool(canaries="2"), _nodes(), "ab"),
     ("canary-wave-count-limit", _pool(canaries="2", max_concurrent_pulls=1), _nodes(), "a"),
+    ("canary-wave-canaries-pulling", _pool(canaries="2", max_concurrent_pulls=3),  # a share is free: not for c
+     [replace(n, pull_config=NEW, pull_at="2026-12-02T11:59:00Z") if n.name in "ab" else n for n in _nodes()], "ab"),
     ("canary-wave-selector", _pool(canary_selector={"canary": "yes"}),
      [*_nodes(CANARY_X), replace(_n("e", registered="2026-11-09T00:00:00Z"), labels={"canary": "yes"})], "e"),
     ("canaries-done", _pool(canaries="1"),

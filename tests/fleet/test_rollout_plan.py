@@ -44,9 +44,14 @@ def test_waves_canaries_and_actions() -> None:
     assert [m.node for m in moving] == ["n0", "n1", "n2", "n3", "n4"]  # oldest first
     assert {m.action for m in moving} == {"os-image"} and all(m.reboot and m.drain for m in moving)
     assert [(m.node, m.wave, m.canary) for m in moving[:3]] == [("n0", 0, True), ("n1", 1, False), ("n2", 1, False)]
-    pull = DEFAULT_DURATIONS["os-image"]
-    assert moving[1].start == pull + 60  # after the canary ended: its update, then its soak (the health gate)
-    assert plan.total == 3 * (pull + 60)  # two waves of two after it, each machine soaking too
+    update, pull = DEFAULT_DURATIONS["os-image"], DEFAULT_DURATIONS["pull"]
+    assert moving[0].pull == (0, pull) and moving[0].start == pull  # the canary pulls before its slot
+    canary_end = pull + update + 60  # its update, then its soak (the health gate)
+    # the others pull only after the canary wave (fleet/image_pulls.py), all at once (no limit), then take slots
+    assert [m.pull for m in moving[1:]] == [(canary_end, canary_end + pull)] * 4
+    assert moving[1].start == canary_end + pull
+    assert plan.total == canary_end + pull + 2 * (update + 60)  # two waves of two, each machine soaking too
+    assert plan.to_dict()["machines"][0]["pull"] == {"start": 0, "end": pull}
     assert next(m for m in plan.machines if m.node == "at").action == "none"
 
 
@@ -97,6 +102,40 @@ def test_starts_wait_for_the_window() -> None:
 
 def _timeline(*phases: tuple[str, str]) -> tuple[PhaseEntry, ...]:
     return tuple(PhaseEntry(phase, f"2026-12-01T00:{at}Z", "rendered-worker-x") for phase, at in phases)
+
+
+def test_pulls_before_the_slot_within_the_pull_limit() -> None:
+    """maxUnavailable 2, `max-concurrent-pulls` 1: n0 pulls first; n1 staged the image already and takes the second
+    slot with n0; n2 pulls once n0's pull ended and starts when a slot frees. A machine whose target keeps its OS
+    image pulls nothing."""
+    update, pull = DEFAULT_DURATIONS["os-image"], DEFAULT_DURATIONS["pull"]
+    record = PoolRecord("worker", current=IMAGE.name, max_unavailable=2, rollout=RolloutSettings(max_concurrent_pulls=1))
+    nodes = _nodes(3)
+    nodes[1] = replace(nodes[1], staged=IMAGE.name)
+    plan = plan_rollout(record, IMAGE, nodes, rendered=BY_NAME.__getitem__)
+    assert [(m.node, m.pull, m.start) for m in plan.machines] == [
+        ("n0", (0, pull), pull), ("n1", None, pull), ("n2", (pull, 2 * pull), pull + update)]
+    plan = plan_rollout(replace(record, current=FILES.name), FILES, _nodes(2), rendered=BY_NAME.__getitem__)
+    assert [m.pull for m in plan.machines] == [None, None]
+
+
+def test_recorded_pulls_run_from_the_permission_to_the_image_staged_before_the_slot() -> None:
+    """`pull`: from `pull_at` (the claim that let the node pull) to its `image-staged` report of that config,
+    before the update's `prepared`; the update itself counts from `prepared`."""
+    image = [PhaseEntry(phase, f"2026-01-01T00:{at}:00Z", IMAGE.name)
+             for phase, at in (("image-staged", "04"), ("prepared", "10"), ("done", "30"))]
+    staged_only = (PhaseEntry("image-staged", "2026-01-01T00:02:00Z", IMAGE.name),)
+    nodes = [NodeStatus("n0", "worker", IMAGE.name, IMAGE.name, "Done", timeline=tuple(image),
+                        pull_config=IMAGE.name, pull_at="2026-01-01T00:00:00Z", staged=IMAGE.name),
+             NodeStatus("n1", "worker", OLD.name, OLD.name, "Done", timeline=staged_only,
+                        pull_config=IMAGE.name, pull_at="2026-01-01T00:00:00Z", staged=IMAGE.name),
+             NodeStatus("n2", "worker", OLD.name, OLD.name, "Done", timeline=staged_only,  # no permission recorded
+                        staged=IMAGE.name)]
+    found = recorded_durations(nodes)
+    assert found["pull"] == 180 and found["os-image"] == 1200  # (240 and 120 s); 20 minutes from prepared
+    plan = plan_rollout(PoolRecord("worker", current=IMAGE.name), IMAGE, _nodes(1), rendered=BY_NAME.__getitem__,
+                        durations=found)
+    assert plan.to_dict()["durations"]["pull"] == {"seconds": 180, "source": "recorded"}
 
 
 def test_durations_are_medians_of_finished_timelines() -> None:
