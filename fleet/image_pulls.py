@@ -65,7 +65,7 @@ def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
     (server/handout_follow.py), so both follow one rule."""
     if record.paused:
         return None
-    hold = pool_hold(record, statuses, now)
+    hold = pool_hold(record, statuses, now, present)
     only: Collection[str] | None = None
     if hold is not None and hold.kind == "rolloutPause":
         return None

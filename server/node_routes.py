@@ -414,8 +414,8 @@ class NodeRoutes:
                 from fleet.rollout import desired_for
 
                 now_at = self.clock()
-                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at) if polled else None
-                desired = desired_for(node, record, statuses, now=now_at, present=present)
+                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at)
+                desired = desired_for(node, record, statuses, now=now_at, present=present, turn=polled)
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy
