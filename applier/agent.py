@@ -139,6 +139,15 @@ class Agent:
             return settled or self.drift.check_drift(current, repair=fix)
         return self.updater.update(current, desired, pending, repair=explicit)
 
+    def sync_once(self, *, repair: bool | None = None) -> SyncResult:
+        """`mco apply --once`: one sync; one that staged the next OS image before its slot (the server's `prefetch`)
+        claims the slot at once and goes on, as the loop does (`run`), so one run still applies an update that
+        changes the OS image when its slot is free."""
+        result = self.sync(repair=repair)
+        if result.staged and result.state == "Done" and result.current != result.staged:
+            result = self.sync(repair=repair)
+        return result
+
     def stop(self, *_: Any) -> None:
         """Ask the loop to end after the current sync (SIGTERM does not interrupt an update)."""
         self.stopping.set()

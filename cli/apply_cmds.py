@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     agent = Agent(settings, source=source, reporter=reporter, backend=backend, runner=runner,
                   log=lambda m: print(f"mco apply: {m}", file=sys.stderr, flush=True))
     # A TemporaryError exits 2, a PermanentError 1 (cli/errors.py EXIT_CODES).
-    result = agent.sync(repair=True if args.repair else None) if args.once else agent.run()
+    result = agent.sync_once(repair=True if args.repair else None) if args.once else agent.run()
     if result is None:
         return 0
     print(json.dumps({"state": result.state, "current": result.current, "desired": result.desired,

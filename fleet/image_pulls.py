@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from fleet.clock import timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
-from fleet.rollout_gates import pool_hold
+from fleet.rollout_gates import canaries, canaries_pending, pool_hold
 from fleet.rollout_turn import Present, turn_places, waiting
 
 if TYPE_CHECKING:
@@ -40,13 +40,19 @@ if TYPE_CHECKING:
 PULL_LEASE = 900  # seconds a permission to pull counts against the limit without the node reporting it staged
 
 
+def holds_pull(status: NodeStatus, lease_from: str) -> bool:
+    """Whether the node holds a permission to pull an OS image it has not reported staged, given since `lease_from`
+    (whatever the target now: server/presence.py counts such a node online, silent as it pulls)."""
+    return bool(status.pull_config) and status.pull_config != status.staged and status.pull_at >= lease_from
+
+
 def pulling_now(status: NodeStatus | None, record: PoolRecord, lease_from: str) -> bool:
     """Whether the node holds one of the pool's pulls now (module docstring)."""
     if status is None:
         return False
     target = record.target_for(status.name)
-    return (bool(target) and status.pull_config == target and status.staged != target
-            and status.desired_config != target and status.pull_at >= lease_from)
+    return (bool(target) and status.pull_config == target and status.desired_config != target
+            and holds_pull(status, lease_from))
 
 
 def _needs_pull(status: NodeStatus | None, record: PoolRecord) -> bool:
@@ -71,6 +77,10 @@ def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
         return None
     if hold is not None and hold.kind == "canaries":
         only = hold.canaries
+    elif hold is not None:  # a closed window, which comes before the canary wave among the gates: its scope still
+        chosen = canaries(record, statuses, present)
+        if chosen and canaries_pending(record, statuses, chosen) is not None:
+            only = chosen
     limit = record.rollout.max_concurrent_pulls
     if not limit:
         return (lambda node: True) if only is None else only.__contains__

@@ -188,30 +188,65 @@ class _Slots:
     the target while fewer than `limit` others are unavailable (`is_unavailable`). `running`: the ends of the
     updates under way; `held`: the machines unavailable before the rollout (Degraded, or updating to another
     config), which hold their slot until they move in their turn, in it (the rule leaves a machine's own
-    unavailability out). When they fill every slot and nothing runs, the rollout stalls until one becomes
-    available: the plan takes the first in order to (`waits_for`)."""
+    unavailability out). When they fill every slot and nothing else can free one, the rollout stalls until one
+    becomes available: the plan takes the first in order to (`waits_for`)."""
 
     def __init__(self, limit: int, held: Iterable[str]) -> None:
         self.limit, self.held = limit, dict.fromkeys(held)  # in the rollout order
         self.running, self.waits_for = list[float](), list[str]()
 
-    def start(self, node: str, at: float) -> float:
-        """The first time from `at` the rollout has a slot for `node`."""
-        own = 1 if node in self.held else 0
+    def free(self, at: float) -> int:
+        """Slots free at `at` for a machine that holds none (the updates ended by then have given theirs back)."""
         while self.running and self.running[0] <= at:
             heapq.heappop(self.running)
-        while len(self.running) + len(self.held) - own >= self.limit:
-            if self.running:
-                at = max(at, heapq.heappop(self.running))
-            else:
-                self.waits_for.append(next(n for n in self.held if n != node))
-                del self.held[self.waits_for[-1]]
-        return at
+        return self.limit - len(self.running) - len(self.held)
 
     def take(self, node: str, end: float) -> None:
         """`node` updates until `end`, in a slot (its own, when it held one)."""
         self.held.pop(node, None)
         heapq.heappush(self.running, end)
+
+    def stalled(self) -> bool:
+        """Nothing runs and the held machines fill the slots: the first of them is taken as available again."""
+        if self.running or not self.held:
+            return False
+        first = next(iter(self.held))
+        self.waits_for.append(first)
+        del self.held[first]
+        return True
+
+
+def _schedule(group: Sequence[MachinePlan], begin: float, ready: Mapping[str, float], slots: _Slots,
+              record: PoolRecord, now: datetime | None) -> dict[str, float]:
+    """When each machine of `group` (in the rollout order) is handed the target, from `begin`, by the turn rule
+    (fleet/rollout_turn.py): with `n` slots free, the first `n` machines still waiting may take them, each once it
+    is ready (`ready`: its OS image pulled) and a maintenance window is open; a machine not ready keeps its place,
+    and one behind it within the `n` may go first. Event by event: an update ends, a pull ends, a window opens."""
+    waiting, starts, at = list(group), dict[str, float](), begin
+    while waiting:
+        opens = in_window(record, at, now)
+        moved = False
+        if opens <= at:
+            free, place = slots.free(at), 0
+            for machine in list(waiting):
+                own = 1 if machine.node in slots.held else 0
+                if place >= free + own:
+                    break
+                if ready.get(machine.node, begin) <= at:
+                    starts[machine.node] = at
+                    slots.take(machine.node, at + machine.end)
+                    waiting.remove(machine)
+                    free -= 1 - own
+                    moved = True
+                else:
+                    place += 1
+        later = [t for t in (opens if opens > at else None, slots.running[0] if slots.running else None,
+                             *(ready.get(m.node, begin) for m in waiting)) if t is not None and t > at]
+        if later:
+            at = min(later)
+        elif not moved and not slots.stalled():
+            raise RuntimeError("rollout plan: no slot, nothing running and nothing held")  # (maxUnavailable >= 1)
+    return starts
 
 
 class _Pulls:
@@ -279,17 +314,12 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
     pulled: dict[str, tuple[float, float]] = {}
     for group in ([m for m in waiting if m.canary], [m for m in waiting if not m.canary]):
         at = 0.0 if group and group[0].canary else canaries_end
-        pulls_from = at  # the canary wave lets only the canaries pull (fleet/image_pulls.py)
-        for machine in group:
-            ready = at
+        for machine in group:  # the canary wave lets only the canaries pull (fleet/image_pulls.py)
             if machine.node in pulling:
-                pulled[machine.node] = pulls.take(pulls_from)
-                ready = max(at, pulled[machine.node][1])
-            at = in_window(record, slots.start(machine.node, ready), now)
-            begins[machine.node] = at
-            slots.take(machine.node, at + machine.end)
-            if machine.canary:
-                canaries_end = max(canaries_end, at + machine.end)
+                pulled[machine.node] = pulls.take(at)
+        starts = _schedule(group, at, {n: end for n, (_, end) in pulled.items()}, slots, record, now)
+        begins.update(starts)
+        canaries_end = max([canaries_end, *(starts[m.node] + m.end for m in group if m.canary)])
     waves = {b: i for i, b in enumerate(sorted(set(begins.values())))}
     for name, begin in begins.items():
         m = machines[name]

@@ -102,7 +102,7 @@ def follow_snapshots(state: ServerState, store: Store, interval: float) -> Calla
         except StoreError:
             return  # the held claims are answered at their deadline, or at the next count
         for pool, (target, free, turn, _, pulling) in offers.items():  # (a window's opening: the next sweep)
-            waiters.offer(pool, target, free, turn)
+            waiters.offer(pool, target, free, turn, _targets(records[pool]))
             waiters.offer_pulls(pool, target, pulling, _targets(records[pool]))
 
     def swapped(snapshot: Snapshot) -> None:
@@ -179,7 +179,7 @@ def follow_mirror(state: ServerState, mirror: Mirror, loop: asyncio.AbstractEven
                 pulls = False
             _, (target, free, turn, wait, pulling) = mirror.decide(partial(counted, waiters, record, head, pool=pool,
                                                                            pulls=pulls))
-            waiters.offer(pool, target, free, turn)
+            waiters.offer(pool, target, free, turn, _targets(record))
             waiters.offer_pulls(pool, target, pulling, _targets(record))
             if wait is not None:
                 later.append(wait)

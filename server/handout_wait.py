@@ -258,10 +258,13 @@ class HandoutWaiters:
         queue = self._pools.get(pool)
         return queue.in_flight if queue is not None else 0
 
-    def offer(self, pool: str, target: str | None, free: int, turn: Callable[[str], bool] | None = None) -> int:
+    def offer(self, pool: str, target: str | None, free: int, turn: Callable[[str], bool] | None = None,
+              target_for: Callable[[str], str | None] | None = None) -> int:
         """`free` slots are open in `pool` now: wake that many held requests, less those woken and undecided, none
-        whose node's turn has not come (`turn`, read with the count)."""
+        whose node's turn has not come (`turn`, read with the count). `target_for`: as for `offer_pulls`."""
         queue = self._pools.get(pool)
+        if queue is not None:
+            queue.target_for = target_for
         woken = self._wake(queue, target, free - queue.in_flight, turn) if queue is not None else 0
         self.woken += woken
         return woken
@@ -273,7 +276,7 @@ class HandoutWaiters:
         its pool's OS image, renderer/machine_render.py: the pool target's image is the one compared.)"""
         queue = self._pools.get(ticket.pool)
         own = queue.target_for(ticket.node) if queue is not None and queue.target_for and ticket.node else None
-        if target in (ticket.config, ticket.staged) or (own and own in (ticket.config, ticket.staged)):
+        if (own or target) in (ticket.config, ticket.staged):
             return False
         image, current = self.image_of(target), self.image_of(ticket.config)
         if image is None or current is None:
@@ -309,9 +312,10 @@ class HandoutWaiters:
         slot (it is not counted in flight); one that is not let pull waits again, behind no one. `target_for`: the
         config each node is to run (the pool record's, read with the count; None: `target` for every node)."""
         queue = self._pools.get(pool)
+        if queue is not None:
+            queue.target_for = target_for
         if queue is None or not queue.held or not target or rule is None or self.closing:
             return 0
-        queue.target_for = target_for
         if queue.pull_for != target:
             if self.unknown_images(pool, target):
                 return 0  # read first (`load_images`), then counted again
@@ -388,7 +392,8 @@ class HandoutWaiters:
               turn: Callable[[str], bool] | None = None) -> int:
         heaps = [h for config, h in queue.by_config.items() if config != target or target is None]
         woken = 0
-        while woken < count and queue.held:
+        aside: list[tuple[list[Entry], Entry]] = []  # in their turn, but their slot waits for their image
+        while woken < count and queue.held > len(aside):
             best = self._best(heaps)
             if best is None:
                 break
@@ -398,7 +403,8 @@ class HandoutWaiters:
                     asyncio.get_running_loop().call_later(TURN_WAIT, self._recount, best[0][1].pool)
                 break  # not its turn, nor that of any request behind it
             if target is not None and best[0][1].prestage and self._needs_pull(best[0][1], target):
-                break  # its turn, but its slot waits for the image: it is woken to pull it (`offer_pulls`), not here
+                aside.append((best, heapq.heappop(best)))  # woken to pull it (`offer_pulls`), not here; the
+                continue  # nodes behind it within the free slots' turns may take them (fleet/rollout_turn.py)
             _, ticket = heapq.heappop(best)
             assert ticket.future is not None
             ticket.woken = True
@@ -406,4 +412,6 @@ class HandoutWaiters:
             queue.held -= 1
             queue.in_flight += 1
             woken += 1
+        for heap, entry in aside:  # back in their places
+            heapq.heappush(heap, entry)
         return woken

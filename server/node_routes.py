@@ -425,10 +425,8 @@ class NodeRoutes:
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if (stage_first and mine is not None and stay[0] is None and desired and desired == record.target_for(node)
                     and mine.current_config and mine.desired_config == mine.current_config):
-                image_first = self.images.needs_image(mine, record, unknown)  # its slot only once it staged the image
-                if image_first is None:
-                    return None  # decided again once the images are read
-                if image_first:
+                # its slot only once it staged the image; an image not read yet: stay (read, then decided again)
+                if self.images.needs_image(mine, record, unknown) is not False:
                     desired = stay[0] = mine.current_config
                     answer["desiredConfig"] = desired
             if stay[0] is not None and mine is not None:
@@ -446,14 +444,17 @@ class NodeRoutes:
                                                                        "handed out desired config", now, labels=labels))
             return None
 
-        if claim:
-            self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
-            if unknown:  # read the images outside the claim, then decide again with them known
-                self.images.load(unknown)
-                unknown.clear()
-                self.store.claim_node(node, decide)
-        else:
-            self.store.read_statuses(decide)  # what a claim would decide, written nowhere
+        def run() -> None:
+            if claim:
+                self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
+            else:
+                self.store.read_statuses(decide)  # what a claim would decide, written nowhere
+
+        run()
+        if unknown:  # read the images outside the claim, then decide again with them known
+            self.images.load(unknown)
+            unknown.clear()
+            run()
         if unpooled:
             raise Unpooled(unpooled[0])
         return answer, stay[0], rank[0], staged[0]

@@ -3,7 +3,9 @@
 A node is present when, within its pool's `offline-grace` (fleet/rollout_settings.py): it asked this process for its
 desired config, or a claim of it is held here now (server/handout_wait.py), or its last stored report is that
 recent (reports reach every process through the store), or this process started that recently (a restarted server
-has heard from nobody yet: it passes nobody over before the grace period has run out once). A node that is none of
+has heard from nobody yet: it passes nobody over before the grace period has run out once). A node pulling its next
+OS image with the server's permission (fleet/image_pulls.py, within the pull's lease) is present too: an agent is
+silent while it pulls, and a pull may well last longer than the grace. A node that is none of
 these is offline when its turn comes: the rollout passes it over.
 
 Kept in memory: a node's claims are not written to the store (that would be a write per poll). With several server
@@ -21,6 +23,7 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 from fleet.clock import Clock, timestamp
+from fleet.image_pulls import PULL_LEASE, holds_pull
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout import NodeStatuses
@@ -115,12 +118,13 @@ class Presence:
         if self.started >= since:
             return lambda status: True
         reported_since = timestamp(now - timedelta(seconds=grace))
+        lease_from = timestamp(now - timedelta(seconds=PULL_LEASE))
         seen, held, remote = self._seen, self._held, self._remote
 
         def present(status: NodeStatus) -> bool:
             name = status.name
             return (name in held or seen.get(name, 0.0) >= since or name in remote
-                    or status.reported_at >= reported_since)
+                    or status.reported_at >= reported_since or holds_pull(status, lease_from))
         return present
 
 

@@ -59,6 +59,9 @@ CASES = [  # (id, pool, nodes, the nodes that may pull)
      [_n("a", NEW, NEW, registered="2026-11-01T00:00:00Z"), *_nodes()[1:]], "bcd"),
     ("window-closed", _pool(windows=(SAT_NIGHT,)), _nodes(), "abcd"),
     ("window-closed-limit", _pool(windows=(SAT_NIGHT,), max_concurrent_pulls=1), _nodes(), "a"),
+    ("window-closed-canary-wave", _pool(windows=(SAT_NIGHT,), canaries="2"), _nodes(), "ab"),
+    ("window-closed-canary-wave-limit", _pool(windows=(SAT_NIGHT,), canaries="2", max_concurrent_pulls=1),
+     _nodes(), "a"),
 ]
 
 

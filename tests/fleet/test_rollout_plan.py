@@ -105,16 +105,17 @@ def _timeline(*phases: tuple[str, str]) -> tuple[PhaseEntry, ...]:
 
 
 def test_pulls_before_the_slot_within_the_pull_limit() -> None:
-    """maxUnavailable 2, `max-concurrent-pulls` 1: n0 pulls first; n1 staged the image already and takes the second
-    slot with n0; n2 pulls once n0's pull ended and starts when a slot frees. A machine whose target keeps its OS
-    image pulls nothing."""
+    """maxUnavailable 2, `max-concurrent-pulls` 1: n0 pulls first and keeps its turn; n1 staged the image already
+    and, second in line with two slots free, takes one at once (the server hands it out while n0 pulls); n2 pulls
+    once n0's pull ended and starts when n1's update frees a slot. A machine whose target keeps its OS image pulls
+    nothing."""
     update, pull = DEFAULT_DURATIONS["os-image"], DEFAULT_DURATIONS["pull"]
     record = PoolRecord("worker", current=IMAGE.name, max_unavailable=2, rollout=RolloutSettings(max_concurrent_pulls=1))
     nodes = _nodes(3)
     nodes[1] = replace(nodes[1], staged=IMAGE.name)
     plan = plan_rollout(record, IMAGE, nodes, rendered=BY_NAME.__getitem__)
     assert [(m.node, m.pull, m.start) for m in plan.machines] == [
-        ("n0", (0, pull), pull), ("n1", None, pull), ("n2", (pull, 2 * pull), pull + update)]
+        ("n0", (0, pull), pull), ("n1", None, 0), ("n2", (pull, 2 * pull), max(2 * pull, update))]
     plan = plan_rollout(replace(record, current=FILES.name), FILES, _nodes(2), rendered=BY_NAME.__getitem__)
     assert [m.pull for m in plan.machines] == [None, None]
 

@@ -441,3 +441,33 @@ async def test_a_held_claim_whose_wait_runs_out_takes_a_free_slot_only_in_its_tu
         await _report(session, served.base, "a", NEW)  # the slot is free: node-b's, through its grace
         assert await _claim(session, served.base, "c", wait=1) == OLD.name
         assert served.store.get_node_status("node-c").desired_config == OLD.name
+
+
+BEHIND = [  # (id, the second held request: prestage, staged) -- the first needs the new image and may not pull yet
+    ("no-prestage", False, ""),     # a client that ignores `prefetch`: a slot is all it needs
+    ("staged", True, "new"),        # it has the image: its slot may go to it
+]
+
+
+@pytest.mark.parametrize("prestage,staged", [c[1:] for c in BEHIND], ids=[c[0] for c in BEHIND])
+async def test_a_held_request_behind_one_waiting_for_its_image_is_woken_in_its_turn(prestage: bool,
+                                                                                    staged: str) -> None:
+    """Two slots free, both nodes in their turn: the first (`prestage=1`, its new OS image not pulled) keeps its
+    place and is not woken for a slot; the one behind it is woken, as its claim arriving now would be handed the
+    slot (fleet/rollout_turn.py: the first `free` waiting nodes may take the free slots)."""
+    waiters = HandoutWaiters()
+    waiters.image_of = {"old": "os:1", "new": "os:2"}.get
+    first, behind = waiters.ticket(), waiters.ticket()
+    first.rank, first.node, first.prestage = (0,), "node-a", True
+    behind.rank, behind.node, behind.prestage, behind.staged = (1,), "node-b", prestage, staged
+    held = [asyncio.create_task(waiters.wait(t, "worker", "old", 5)) for t in (first, behind)]
+    await asyncio.sleep(0.01)
+    try:
+        assert waiters.offer("worker", "new", 2, lambda node: True) == 1
+        await asyncio.sleep(0.01)
+        assert held[1].done() and not held[0].done()
+        assert waiters.head("worker", "new") == "node-a"  # still first in line
+    finally:
+        for task in held:
+            task.cancel()
+        await asyncio.gather(*held, return_exceptions=True)

@@ -18,9 +18,11 @@ import pytest
 import requests
 import yaml
 
+from fleet.clock import system_clock, timestamp
 from fleet.directory_store import DirectoryStore
 from fleet.machine_entry import MachineEntry
 from fleet.node_status import NodeStatus
+from fleet.rollout_settings import RolloutSettings
 from server.run import start
 from server.settings import ServerSettings
 from tests.builders import machine_config_manifest, rendered_config
@@ -240,3 +242,145 @@ async def test_a_prestage_claim_takes_its_slot_only_with_the_image_staged_and_wi
                     assert got.status == 400 and (await got.json())["path"] == "query prestage"
             async with session.post(f"{base}/nodes/node-3/desired?pool=worker&prestage=1&prestage=1") as got:
                 assert got.status == 400
+
+
+
+@pytest.mark.parametrize("kind", ["directory", "etcd"])
+async def test_a_held_claim_without_prestage_behind_one_waiting_for_its_pull_share_takes_its_slot(
+        tmp_path: Path, request: pytest.FixtureRequest, kind: str) -> None:
+    """maxUnavailable 3, `max-concurrent-pulls` 1, three held claims when the target moves to a new OS image:
+    node-0 (prestage) is told to pull, node-1 (prestage) waits for the pull share, node-2 (a client without
+    prestage) is within the free slots' turns: it is woken and handed its slot at once, not at its hold's end."""
+    cluster = _cluster(tmp_path / "cluster", 1)
+    pool = yaml.safe_load((cluster / "manifests" / "00-pool.yaml").read_text())
+    pool["spec"]["maxUnavailable"] = 3
+    (cluster / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
+    nodes = NODES[:3]
+    with _served(kind, cluster, tmp_path, request) as base:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HOLD + 60)) as session:
+            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
+            for node in nodes:
+                await _call(session, "POST", f"{base}/nodes/{node}/status",
+                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            answered: dict[str, tuple[float, Any]] = {}
+
+            async def claim(node: str) -> None:
+                query = f"pool=worker&wait={HOLD}" + ("" if node == "node-2" else "&prestage=1")
+                answered[node] = (time.monotonic(), await _call(session, "POST", f"{base}/nodes/{node}/desired?{query}"))
+
+            tasks = [asyncio.create_task(claim(n)) for n in nodes]
+            try:
+                await asyncio.wait_for(_held(session, base, 3), 60)
+                moved = time.monotonic()
+                _worker(cluster, "new")
+                while len(answered) < 2:
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(PROMPT)
+                assert set(answered) == {"node-0", "node-2"}, answered
+                new = answered["node-0"][1]["prefetch"]
+                assert answered["node-2"][1]["desiredConfig"] == new  # its slot, pulled in it (uncounted)
+                assert answered["node-2"][0] - moved < HOLD / 2
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_prestage_claim_whose_images_cannot_be_read_stays(tmp_path: Path) -> None:
+    """The OS image of the config the node runs cannot be read now (here a damaged file; on etcd a read that
+    failed): the claim is told to stay, never handed the target without the hand-out recorded (the answer and the
+    store agree)."""
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1), os_image_url="os:1")
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), os_image_url="os:2")
+    store = DirectoryStore(tmp_path / "store")
+    store.put_rendered(old)
+    publish(store, new, max_unavailable=1)
+    store.put_node_status(NodeStatus("node-a", "worker", old.name, old.name, "Done", "", "2026-01-01T00:00:00Z"))
+    (tmp_path / "store" / "rendered" / f"{old.name}.json").write_bytes(b"{damaged")
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05,
+                              store_dir=tmp_path / "store")
+    running = await start(settings, store=store)
+    _, host, port = running.addresses[0]
+    try:
+        async with aiohttp.ClientSession() as session:
+            for method in ("GET", "POST"):
+                answer = await _call(session, method, f"http://{host}:{port}/nodes/node-a/desired?pool=worker&prestage=1")
+                assert answer == {"desiredConfig": old.name, "pool": "worker"}
+        assert store.get_node_status("node-a").desired_config == old.name
+    finally:
+        await running.stop()
+
+
+def _machine_pool(tmp_path: Path, max_unavailable: int) -> tuple[DirectoryStore, str, str, str]:
+    """A pool whose target moves to a new OS image, where a machine document gives node-a its own config on it
+    (the same OS image); `max-concurrent-pulls` 1. (store, old, new, node-a's own config)."""
+    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1), os_image_url="os:1")
+    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), os_image_url="os:2")
+    mine = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=3), os_image_url="os:2")
+    store = DirectoryStore(tmp_path / "store")
+    store.put_rendered(old)
+    store.put_rendered(mine)
+    machine = MachineEntry(name="a", selector={"hostname": "node-a"}, rendered=mine.name, overlay={}, overlay_hash="a")
+    publish(store, new, max_unavailable=max_unavailable, machines=(machine,),
+            rollout=RolloutSettings(max_concurrent_pulls=1))
+    return store, old.name, new.name, mine.name
+
+
+async def _serve(store: DirectoryStore, tmp_path: Path) -> tuple[Any, str]:
+    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05,
+                              store_dir=tmp_path / "store")
+    running = await start(settings, store=store)
+    _, host, port = running.addresses[0]
+    return running, f"http://{host}:{port}"
+
+
+async def test_a_held_machine_node_that_staged_its_own_config_is_woken_for_a_freed_slot(tmp_path: Path) -> None:
+    """node-a staged its machine's own config; the pull share is taken by another node (the pull rule gives
+    nobody a pull: the count offers no pulls). When the one slot frees, node-a's held claim is handed it at once:
+    the count judges it by its own config, not by the pool's target it never staged."""
+    store, old, new, mine = _machine_pool(tmp_path, 1)
+    now = timestamp(system_clock())
+    store.put_node_status(NodeStatus("node-a", "worker", old, old, "Done", "", now,
+                                     registered_at="2025-01-01T00:00:00Z", staged=mine))
+    store.put_node_status(NodeStatus("node-b", "worker", old, new, "Working", "", now,
+                                     registered_at="2025-02-01T00:00:00Z"))  # the one slot
+    store.put_node_status(NodeStatus("node-z", "worker", old, old, "Done", "", now,
+                                     registered_at="2025-03-01T00:00:00Z", pull_config=new, pull_at=now))
+    running, base = await _serve(store, tmp_path)
+    try:
+        async with aiohttp.ClientSession() as session:
+            claim = asyncio.create_task(_call(session, "POST", f"{base}/nodes/node-a/desired?pool=worker&wait=8&prestage=1"))
+            await asyncio.wait_for(_until_held(running.state.handouts), 30)
+            await asyncio.sleep(0.3)
+            freed = time.monotonic()
+            await _call(session, "POST", f"{base}/nodes/node-b/status",
+                        {"pool": "worker", "currentConfig": new, "desiredConfig": new, "state": "Done"})
+            assert (await asyncio.wait_for(claim, 30))["desiredConfig"] == mine
+            assert time.monotonic() - freed < PROMPT
+    finally:
+        await running.stop()
+
+
+async def test_a_held_machine_node_that_staged_the_pools_target_is_not_woken_for_a_slot_it_refuses(
+        tmp_path: Path) -> None:
+    """node-a staged the pool's target before its machine document gave it its own config: it still needs its own
+    config's image staged, so a free slot is not for it yet; it is not woken for one at every count (the directory
+    store counts every poll interval, here 20 times a second)."""
+    store, old, new, _ = _machine_pool(tmp_path, 3)
+    now = timestamp(system_clock())
+    store.put_node_status(NodeStatus("node-0", "worker", old, old, "Done", "", "2025-01-01T00:00:00Z",
+                                     registered_at="2025-01-01T00:00:00Z", pull_config=new, pull_at=now))
+    store.put_node_status(NodeStatus("node-a", "worker", old, old, "Done", "", "2026-01-01T00:00:00Z",
+                                     registered_at="2025-06-01T00:00:00Z", staged=new))
+    running, base = await _serve(store, tmp_path)
+    waiters = running.state.handouts
+    try:
+        async with aiohttp.ClientSession() as session:
+            claim = asyncio.create_task(_call(session, "POST", f"{base}/nodes/node-a/desired?pool=worker&wait=3&prestage=1"))
+            await asyncio.wait_for(_until_held(waiters), 30)
+            before = waiters.woken
+            await asyncio.sleep(1.0)
+            assert waiters.woken - before <= 1
+            assert (await asyncio.wait_for(claim, 30))["desiredConfig"] == old
+    finally:
+        await running.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from fleet.clock import ManualClock, timestamp
 from fleet.directory_store import DirectoryStore
+from fleet.image_pulls import PULL_LEASE
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
 from fleet.rollout_settings import MAX_OFFLINE_GRACE
@@ -105,3 +107,20 @@ def test_nodes_unheard_for_longer_than_any_grace_are_forgotten() -> None:
     assert presence.remembered() == 1
     assert presence.checker(GRACE, clock())(_status("n1"))
     assert not presence.checker(MAX_OFFLINE_GRACE, clock())(_status("gone-0"))
+
+
+def test_a_node_pulling_its_os_image_is_online_while_its_pull_lasts() -> None:
+    """An agent is silent while it pulls the next OS image with the server's permission (fleet/image_pulls.py), and
+    a pull may outlast the offline grace: the node stays online (not passed over, nor replaced as a canary) until the
+    pull's lease has run out or it reported the image staged."""
+    clock = ManualClock(START)
+    presence = Presence(clock)
+    clock.advance(GRACE + 60)  # past the start-up grace: nobody heard from since
+    now = clock()
+    pulling = NodeStatus("n1", "worker", "old", "old", "Done", "", timestamp(START), pull_config="new",
+                         pull_at=timestamp(START))
+    assert presence.checker(GRACE, now)(pulling)
+    assert not presence.checker(GRACE, now)(_status("n2"))
+    assert not presence.checker(GRACE, now)(replace(pulling, staged="new"))  # staged: silent for another reason
+    clock.advance(PULL_LEASE)
+    assert not presence.checker(GRACE, clock())(pulling)  # the lease has run out: a node that died mid-pull
