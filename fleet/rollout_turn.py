@@ -263,9 +263,17 @@ def turn_comes(node: str, record: PoolRecord, statuses: NodeStatuses, free: int,
     return turn_places(record, statuses, free, present, only=only, need=need)(node)
 
 
+def _pulling_target(status: NodeStatus, record: PoolRecord) -> bool:
+    """Let pull the config it is to run, not staged yet (the permission's lease is fleet/image_pulls.py's)."""
+    target = record.target_for(status.name)
+    return bool(target) and status.pull_config == target and status.staged != target
+
+
 def skipped(record: PoolRecord, members: Collection[NodeStatus]) -> list[str]:
     """The waiting nodes that come, in the rollout order, before a node already handed the pool's target (the
-    canaries, which go first by choice, aside): passed over while offline. In order."""
+    canaries, which go first by choice, aside): passed over while offline. In order. A node pulling the target's
+    OS image before its slot (fleet/image_pulls.py) is not passed over: it keeps its turn, and one behind it that
+    is ready may take a free slot meanwhile."""
     from fleet.rollout import NodeStatuses, order_key  # (fleet/rollout.py imports this module)
     from fleet.rollout_gates import canaries as canaries_of
 
@@ -281,5 +289,5 @@ def skipped(record: PoolRecord, members: Collection[NodeStatus]) -> list[str]:
         return []
     last = max(moved)
     behind = sorted((order_key(s, newest), s.name) for s in members
-                    if s.name not in canaries and waiting(s, record))
+                    if s.name not in canaries and waiting(s, record) and not _pulling_target(s, record))
     return [name for key, name in behind if key < last]
