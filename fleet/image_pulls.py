@@ -6,9 +6,10 @@ of a big pool pulling at once floods the registry. So the server lets a node pul
 `max-concurrent-pulls` (0: no limit) others are pulling, in the rollout order (fleet/rollout_turn.py: the nodes
 whose slot comes first pull first).
 
-- A node **needs a pull** when it is waiting for the target (fleet/rollout_turn.py `waiting`), the target's OS
-  image is not the one it runs (the caller decides: the server reads the configs' images), and it has not
-  reported the target's image staged (`NodeStatus.staged`).
+- A node **needs a pull** when it is waiting for the target (fleet/rollout_turn.py `waiting`), available (Done at
+  the config it runs: a node Degraded, or updating to another config, holds a slot already and pulls in it, in its
+  turn), the target's OS image is not the one it runs (the caller decides: the server reads the configs' images),
+  and it has not reported the target's image staged (`NodeStatus.staged`).
 - A node **is pulling** from the claim that let it (`pull_config`, `pull_at`: written under the claim's lock, so
   two claims are counted against each other) until it reports the image staged, is handed the target, or
   PULL_LEASE has passed (a node that died mid-pull does not hold the registry's share for ever).
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 from fleet.clock import timestamp
 from fleet.node_status import NodeStatus
 from fleet.rendered import PoolRecord
+from fleet.rollout import is_unavailable
 from fleet.rollout_gates import canaries, canaries_pending, pool_hold
 from fleet.rollout_turn import Present, turn_places, waiting
 
@@ -56,10 +58,12 @@ def pulling_now(status: NodeStatus | None, record: PoolRecord, lease_from: str) 
 
 
 def _needs_pull(status: NodeStatus | None, record: PoolRecord) -> bool:
-    """In line for a pull: waiting, not staged, not pulling (the image check is the caller's, for the asker)."""
+    """In line for a pull: waiting, available, not staged, not pulling (the image check is the caller's)."""
     if not waiting(status, record):
         return False
     assert status is not None
+    if is_unavailable(status):
+        return False
     target = record.target_for(status.name)
     return status.staged != target and status.pull_config != target
 
@@ -71,14 +75,14 @@ def pull_rule(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
     (server/handout_follow.py), so both follow one rule."""
     if record.paused:
         return None
-    hold = pool_hold(record, statuses, now, present)
+    hold = pool_hold(record, statuses, now)
     only: Collection[str] | None = None
     if hold is not None and hold.kind == "rolloutPause":
         return None
     if hold is not None and hold.kind == "canaries":
         only = hold.canaries
     elif hold is not None:  # a closed window, which comes before the canary wave among the gates: its scope still
-        chosen = canaries(record, statuses, present)
+        chosen = canaries(record, statuses)
         if chosen and canaries_pending(record, statuses, chosen) is not None:
             only = chosen
     limit = record.rollout.max_concurrent_pulls
@@ -96,7 +100,7 @@ def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetim
     """Whether `node`, which needs the target's OS image (module docstring), may pull it now."""
     mine = statuses.get(node)
     target = record.target_for(node)
-    if mine is None or not target or not waiting(mine, record) or mine.staged == target:
+    if mine is None or not target or not waiting(mine, record) or mine.staged == target or is_unavailable(mine):
         return False
     if pulling_now(mine, record, timestamp(now - timedelta(seconds=PULL_LEASE))):
         return True  # asked again while pulling (a lost answer): the same permission

@@ -292,12 +292,10 @@ class NodeStatuses(Sequence[NodeStatus]):
 
 
 def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
-                now: datetime | None = None, present: Present | None = None, turn: bool = True) -> str | None:
+                now: datetime | None = None, present: Present | None = None) -> str | None:
     """The rendered config `node` should apply now (rules in the module docstring); None when unknown. `now`
     (default: the current time) is when maintenance windows and soak times are judged. With `present` (which
-    nodes are online: the server's), a free slot goes only to a node whose turn it is (fleet/rollout_turn.py;
-    `turn=False`: a held claim woken in its turn, which decides without the rule) and an offline canary holds
-    nobody back: the next online node in the order is a canary instead (fleet/rollout_gates.py `canaries`).
+    nodes are online: the server's), a free slot goes only to a node whose turn it is (fleet/rollout_turn.py).
 
     O(1) in the pool's size when `statuses` is a NodeStatuses (what stores hand to `claim_node`'s decide) and
     the pool has no canaries; with canaries, O(canaries).
@@ -315,7 +313,7 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     if mine.desired_config == target:
         return target
     now = now or system_clock()
-    if hold_reason(node, pool, view, now, present) is not None:
+    if hold_reason(node, pool, view, now) is not None:
         return current
     counts = view.counts(pool.name)
     here = mine.pool == pool.name  # a node moving in from another pool adds one member and no busy one
@@ -324,7 +322,7 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
     free = max_unavailable_count(pool.max_unavailable, size) - busy
     if free <= 0:
         return current
-    if present is not None and turn and here and not turn_rule(pool, view, free, present)(node):
+    if present is not None and here and not turn_rule(pool, view, free, present)(node):
         return current
     return target
 
@@ -333,6 +331,6 @@ def turn_rule(pool: PoolRecord, view: NodeStatuses, free: int, present: Present)
     """Which waiting nodes of the pool may take one of `free` slots now (fleet/rollout_turn.py; during the canary
     wave, only canaries may): what `desired_for` applies to a claim as it arrives, and what wakes held claims
     (server/handout_follow.py), so both follow one rule."""
-    chosen = canaries(pool, view, present)
+    chosen = canaries(pool, view)
     only = chosen if chosen and canaries_pending(pool, view, chosen) is not None else None
     return turn_places(pool, view, free, present, only=only)

@@ -15,11 +15,7 @@ by); and which config `mco rollout revert` goes back to. Pure: the caller passes
 - **Maintenance windows** (fleet/maintenance_windows.py): outside them no new slot.
 - **Canary wave**: the canaries (the nodes the pool's `canary-selector` matches, or the first `canaries` nodes
   in rollout order, fleet/rollout.py `order_key`) take the target first; every other node waits until each
-  canary is Done at the target, which under a health gate it reports only after its soak time. A counted canary
-  that is offline while it waits for the target (the server's presence verdict, fleet/rollout_turn.py) is passed
-  over as the turn rule passes any offline node, and the next online node in the order is a canary instead: an
-  offline machine never blocks the pool, and the change is still tried first. Canaries a selector names are the
-  operator's choice: the wave waits for each of them (the hold's reason names the one it waits for).
+  canary is Done at the target, which under a health gate it reports only after its soak time.
 - **Revert target**: the newest config of the pool's history, before its current target, that every node of the
   pool reached (its currentConfig, or one it reported Done at and moved on from), never the config a revert left
   while the pool is pinned (`reverted_from`): a second revert goes further back, or is refused.
@@ -36,7 +32,6 @@ from fleet.clock import timestamp
 from fleet.maintenance_windows import is_open, next_opening
 from fleet.node_status import NodeStatus
 from fleet.rendered import Pause, PoolRecord
-from fleet.rollout_turn import Present, waiting
 
 if TYPE_CHECKING:  # fleet/rollout.py calls `hold_reason`; its NodeStatuses is only named here
     from fleet.rollout import NodeStatuses
@@ -116,10 +111,8 @@ def window_closed(record: PoolRecord, now: datetime) -> datetime | None:
     return next_opening(windows, now) or now
 
 
-def canaries(record: PoolRecord, statuses: NodeStatuses, present: Present | None = None) -> Collection[str]:
-    """The pool's canaries (module docstring); empty when the pool names none. `present`: which nodes are online
-    (the server's verdict; None: all): a counted canary still waiting for the target that is offline is passed over
-    for the next node in the order. O(canaries + the offline nodes passed over)."""
+def canaries(record: PoolRecord, statuses: NodeStatuses) -> Collection[str]:
+    """The pool's canaries (module docstring); empty when the pool names none."""
     settings = record.rollout
     if settings.canary_selector:  # (the order's statuses are those of when it was sorted: the current ones read)
         wanted = settings.canary_selector.items()
@@ -128,17 +121,7 @@ def canaries(record: PoolRecord, statuses: NodeStatuses, present: Present | None
     count = settings.canary_count(statuses.counts(record.name).members)
     if not count:
         return ()
-    ordered = statuses.in_order(record.name, newest_first=settings.newest_first)
-    if present is None:
-        return {s.name for s in ordered[:count]}
-    chosen: set[str] = set()
-    for sorted_as in ordered:
-        if len(chosen) == count:
-            break
-        status = statuses.get(sorted_as.name) or sorted_as
-        if present(status) or not waiting(status, record):
-            chosen.add(status.name)
-    return chosen
+    return {s.name for s in statuses.in_order(record.name, newest_first=settings.newest_first)[:count]}
 
 
 def canaries_pending(record: PoolRecord, statuses: NodeStatuses, chosen: Collection[str]) -> str | None:
@@ -168,10 +151,9 @@ class Hold:
     canaries: Collection[str] = ()   # the canary wave: the canaries, which it does not hold
 
 
-def pool_hold(record: PoolRecord, statuses: NodeStatuses, now: datetime, present: Present | None = None) -> Hold | None:
+def pool_hold(record: PoolRecord, statuses: NodeStatuses, now: datetime) -> Hold | None:
     """What holds the pool's rollout now beyond maxUnavailable (None: only maxUnavailable decides): what a claim is
-    decided by (`hold_reason`) and what counts of held claims wake by (server/handout_wait.py `free_slots`).
-    `present`: which nodes are online (`canaries`; None: all)."""
+    decided by (`hold_reason`) and what counts of held claims wake by (server/handout_wait.py `free_slots`)."""
     pause = rollout_pause(record, failing_of(record.name, statuses))
     if pause is not None:
         return Hold(f"rollout paused: node {pause.node} failed ({pause.reason}); mco rollout resume {record.name}",
@@ -179,15 +161,14 @@ def pool_hold(record: PoolRecord, statuses: NodeStatuses, now: datetime, present
     opens = window_closed(record, now)
     if opens is not None:
         return Hold(f"outside the maintenance windows; the next opens at {timestamp(opens)}", "window", opens)
-    chosen = canaries(record, statuses, present)
+    chosen = canaries(record, statuses)
     pending = canaries_pending(record, statuses, chosen) if chosen else None
     return Hold(pending, canaries=chosen) if pending is not None else None
 
 
-def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime,
-                present: Present | None = None) -> str | None:
+def hold_reason(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetime) -> str | None:
     """Why `node` gets no new slot now beyond maxUnavailable (None: only maxUnavailable decides)."""
-    hold = pool_hold(record, statuses, now, present)
+    hold = pool_hold(record, statuses, now)
     return None if hold is None or node in hold.canaries else hold.reason
 
 

@@ -301,7 +301,7 @@ def plan_rollout(record: PoolRecord, target: RenderedConfig, statuses: Sequence[
                                   float(took[action]) + soak)
             (going if status.desired_config == target.name else waiting).append(machine)
             machines[status.name] = machine
-            if action == "os-image" and status.staged != target.name and status.desired_config == status.current_config:
+            if action == "os-image" and status.staged != target.name and not is_unavailable(status):
                 pulling.add(status.name)  # the agent pulls it before its slot (server/node_routes.py `prestage`)
     begins: dict[str, float] = {m.node: 0.0 for m in going}
     under_way = [m for m in machines.values() if m.action == "provision" or m.node in begins]  # from 0

@@ -47,7 +47,7 @@ def counted(waiters: HandoutWaiters, record: PoolRecord | None, head: str, statu
     a window opens."""
     present, now = waiters.presence(record.rollout.offline_grace_seconds) \
         if waiters.presence is not None and record is not None else (None, system_clock())
-    target, free, at = free_slots(record, statuses, now, present)
+    target, free, at = free_slots(record, statuses, now)
     later = (at - now).total_seconds() if at is not None else None
     pulling = pull_rule(record, statuses, now, present) if pulls and record and present is not None else None
     if record is None or not head or free <= waiters.in_flight(pool) or present is None:

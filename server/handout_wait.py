@@ -98,8 +98,7 @@ def parse_prestage(values: list[str]) -> bool:
     return values[0] == "1"
 
 
-def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime,
-               present: Present | None = None) -> tuple[str | None, int, datetime | None]:
+def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime) -> tuple[str | None, int, datetime | None]:
     """(the pool's target, how many held claims a slot may go to now, when to count again though nothing changes: the
     next maintenance window's opening, None: at the next change). No slot while the pool is paused or has no
     target, nor while a gate holds it (fleet/rollout_gates.py `pool_hold`, the one order of the gates), but during
@@ -113,7 +112,7 @@ def free_slots(record: PoolRecord | None, statuses: NodeStatuses, now: datetime,
     except RolloutError:
         return record.current, 0, None
     free = max(limit - counts.unavailable, 0)
-    hold = pool_hold(record, statuses, now, present) if free else None
+    hold = pool_hold(record, statuses, now) if free else None
     if hold is None:
         return record.current, free, None
     going = sum(1 for name in hold.canaries if waiting(statuses.get(name), record))

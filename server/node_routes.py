@@ -351,14 +351,14 @@ class NodeRoutes:
                 # (fleet/rollout_turn.py); a held claim is woken only in its turn, by the same rule
                 # (server/handout_wait.py), and then decides without it
                 polled = not woken or self.waiters.closing
-                answer, stay, rank, staged = await asyncio.to_thread(self._decide, node, pool, labels, authorization,
-                                                                     claim, polled, stage_first)
+                answer, stay, rank, staged, first = await asyncio.to_thread(self._decide, node, pool, labels,
+                                                                            authorization, claim, polled, stage_first)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
                     return answer
                 ticket = ticket or self.waiters.ticket()
-                ticket.rank, ticket.node, ticket.staged, ticket.prestage = rank, node, staged, stage_first
+                ticket.rank, ticket.node, ticket.staged, ticket.prestage = rank, node, staged, first
                 self.presence.hold(node)
                 try:
                     woken = await self.waiters.wait(ticket, answer["pool"], stay, remaining)
@@ -376,14 +376,16 @@ class NodeRoutes:
 
     def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
                 claim: bool, polled: bool = True,
-                stage_first: bool = False) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str]:
+                stage_first: bool = False) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str, bool]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
-        place in the rollout order and the config whose OS image it staged). `polled`: a claim as it arrives, which takes a free slot only in its turn (a
-        woken held claim was woken in its turn)."""
+        place in the rollout order, the config whose OS image it staged and whether its slot waits for the target's
+        OS image: `prestage` of an available node). `polled`: a claim as it arrives, which takes a free slot only in
+        its turn (a woken held claim was woken in its turn)."""
         answer: dict[str, Any] = {}
         stay: list[str | None] = [None]
         rank: list[tuple[Any, ...]] = [()]
         staged: list[str] = [""]
+        first = [False]  # its slot waits for the target's OS image (`prestage`, an available node)
         membership = self._membership()
         unpooled: list[str] = []
         unknown: list[str] = []  # rendered configs whose OS image a decision needs and `images` lacks
@@ -414,8 +416,8 @@ class NodeRoutes:
                 from fleet.rollout import desired_for
 
                 now_at = self.clock()
-                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at)
-                desired = desired_for(node, record, statuses, now=now_at, present=present, turn=polled)
+                present = self.presence.checker(record.rollout.offline_grace_seconds, now_at) if polled else None
+                desired = desired_for(node, record, statuses, now=now_at, present=present)
             answer.update(desiredConfig=desired, pool=chosen)
             if record.disruption_policy is not None:  # the cluster's current policy, beside the target
                 answer["nodeDisruptionPolicy"] = record.disruption_policy
@@ -424,13 +426,14 @@ class NodeRoutes:
                 answer["rollout"] = gate
             stay[0] = desired if mine is not None and desired and desired == mine.current_config else None
             if (stage_first and mine is not None and stay[0] is None and desired and desired == record.target_for(node)
-                    and mine.current_config and mine.desired_config == mine.current_config):
+                    and mine.current_config and not is_unavailable(mine)):  # (one unavailable pulls in its slot)
                 # its slot only once it staged the image; an image not read yet: stay (read, then decided again)
                 if self.images.needs_image(mine, record, unknown) is not False:
                     desired = stay[0] = mine.current_config
                     answer["desiredConfig"] = desired
             if stay[0] is not None and mine is not None:
                 rank[0], staged[0] = rollout_rank(mine, record), mine.staged
+                first[0] = stage_first and not is_unavailable(mine)
                 pulled = self._pull(mine, record, statuses, unknown) if claim else None
                 if pulled is not None:  # let pull the target's OS image now: answered at once, not held
                     answer["prefetch"] = pulled.pull_config
@@ -457,4 +460,4 @@ class NodeRoutes:
             run()
         if unpooled:
             raise Unpooled(unpooled[0])
-        return answer, stay[0], rank[0], staged[0]
+        return answer, stay[0], rank[0], staged[0], first[0]

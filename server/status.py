@@ -22,10 +22,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from operator import attrgetter
 from typing import Any
 
+from fleet.clock import system_clock, timestamp
 from fleet.drift_events import DriftEventError, parse_events
+from fleet.image_pulls import PULL_LEASE
 from fleet.names import MAX_NAME, valid_name
 from fleet.node_labels import LabelError, check_labels
 from fleet.node_status import NODE_STATES, NodeStatus
@@ -120,7 +123,8 @@ class PoolTally:
         over every member: the fleet view keeps a tally while the store hands back the same listing)."""
         held = self._passed.get(record.name)
         if held is None or not (held[0] is record or held[0] == record):
-            held = self._passed[record.name] = (record, skipped(record, self.members))
+            lease_from = timestamp(system_clock() - timedelta(seconds=PULL_LEASE))  # (a pull let before: lapsed)
+            held = self._passed[record.name] = (record, skipped(record, self.members, lease_from))
         return held[1]
 
     def count(self, state: str | None = None, *, settled: bool | None = None,

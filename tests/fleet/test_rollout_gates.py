@@ -197,28 +197,6 @@ def test_canary_wave_ends_at_a_canary_done_at_its_own_machine_config() -> None:
     assert desired_for("n0", record, statuses, now=NOW) == NEW
 
 
-def test_an_offline_counted_canary_is_replaced_by_the_next_online_node() -> None:
-    """Two counted canaries, n9 (the oldest) offline while it waits: n7, the next online node in the order, is a
-    canary instead, so the wave neither waits for n9 nor lets the pool go on untried. One that moved already stays
-    a canary whatever its presence; canaries a selector names stay, offline or not (the wave waits for them)."""
-    record = _pool(canaries="2")
-    statuses = NodeStatuses([_n(f"n{i}", registered=_registered(9 - i)) for i in range(10)])
-    offline = {"n9"}
-
-    def present(status: NodeStatus) -> bool:
-        return status.name not in offline
-
-    assert set(canaries(record, statuses, present)) == {"n8", "n7"}
-    assert hold_reason("n0", record, statuses, NOW, present) == f"waiting for canary n7 to be Done at {NEW}"
-    assert desired_for("n7", record, statuses, now=NOW, present=present) == NEW
-    assert desired_for("n9", record, statuses, now=NOW, present=present) == OLD  # not its turn: offline
-    statuses.put(_n("n8", OLD, NEW, "Working", registered=_registered(1)))
-    offline.add("n8")  # handed the target: still a canary
-    assert set(canaries(record, statuses, present)) == {"n8", "n7"}
-    selected = _pool(canary_selector={"node-role.kubernetes.io/worker": ""})
-    assert len(canaries(selected, statuses, present)) == 10
-
-
 def test_a_node_labelled_a_canary_after_the_order_was_sorted_is_one() -> None:
     """The rollout order keeps the statuses it was sorted with (a label other than the zone moves no node): the
     selector reads each node's current labels, so `mco nodes label` makes a canary at once."""
@@ -227,6 +205,17 @@ def test_a_node_labelled_a_canary_after_the_order_was_sorted_is_one() -> None:
     assert set(canaries(record, statuses)) == set()
     statuses.put(replace(_n("n3", registered=_registered(6)), labels={"canary": "yes"}))
     assert set(canaries(record, statuses)) == {"n3"}
+
+
+def test_an_offline_canary_holds_the_wave_and_the_hold_names_it() -> None:
+    """Canaries are chosen by place, not by who is online: the wave waits for n3 (the oldest, silent) and says so;
+    no other node stands in for it (a stand-in chosen by presence would change as machines come and go)."""
+    record = _pool(canaries="1")
+    statuses = NodeStatuses([_n(f"n{i}", registered=_registered(9 - i)) for i in range(4)])
+    absent = lambda status: status.name != "n3"  # noqa: E731
+    assert set(canaries(record, statuses)) == {"n3"}
+    assert hold_reason("n2", record, statuses, NOW) == f"waiting for canary n3 to be Done at {NEW}"
+    assert desired_for("n2", record, statuses, now=NOW, present=absent) == OLD
 
 
 def test_canary_percentage_rounds_up_and_selector() -> None:

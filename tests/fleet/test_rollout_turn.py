@@ -58,6 +58,7 @@ def test_skipped_counts_waiting_nodes_before_a_moved_one_canaries_aside() -> Non
     pulling = replace(_n(0), pull_config=NEW, pull_at="2026-01-01T00:01:00Z")  # keeps its turn while it pulls
     assert skipped(POOL, [pulling, *members[1:]]) == ["n02"]
     assert skipped(POOL, [replace(pulling, staged=NEW), *members[1:]]) == ["n00", "n02"]  # staged, yet left behind
+    assert skipped(POOL, [pulling, *members[1:]], "2026-01-01T00:02:00Z") == ["n00", "n02"]  # its lease lapsed
 
 
 def test_a_revert_sends_the_nodes_going_back_first() -> None:

@@ -1,7 +1,6 @@
 """Slots in the rollout order through the real app's claim route, with nodes that ask without waiting (no long poll):
 whoever asks first does not jump the order; a node silent past the pool's offline grace is passed over, counted in
-`GET /pools` and `/metrics`, and takes its place back when it asks again, a canary too (fleet/rollout_turn.py,
-fleet/rollout_gates.py `canaries`, server/presence.py)."""
+`GET /pools` and `/metrics`, and takes its place back when it asks again (fleet/rollout_turn.py, server/presence.py)."""
 
 from __future__ import annotations
 
@@ -18,12 +17,12 @@ START = parse_timestamp("2026-12-05T10:00:00Z")
 NODES = ("node-d", "node-c", "node-b", "node-a")  # registered oldest first: node-d goes first
 
 
-async def _served(make_client: Any, grace: int, canaries: str = "") -> tuple[Any, ManualClock, str, str]:
+async def _served(make_client: Any, grace: int) -> tuple[Any, ManualClock, str, str]:
     store = MemoryStore()
     old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=1))
     new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=2))
     store.put_rendered(old)
-    publish(store, new, max_unavailable=1, rollout=RolloutSettings(offline_grace_seconds=grace, canaries=canaries))
+    publish(store, new, max_unavailable=1, rollout=RolloutSettings(offline_grace_seconds=grace))
     for i, name in enumerate(NODES):
         store.put_node_status(NodeStatus(name, "worker", old.name, old.name, "Done", "", "2026-12-01T00:00:00Z",
                                          registered_at=f"2026-11-0{i + 1}T00:00:00Z"))
@@ -77,22 +76,3 @@ async def test_an_offline_node_is_passed_over_after_the_grace_and_counted(make_c
     assert await _claim(client, "node-a") == old
     pools = await (await client.get("/pools/worker")).json()
     assert "rolloutSkipped" not in pools["status"]
-
-
-async def test_an_offline_canary_is_passed_over_for_the_next_node_and_blocks_nobody(make_client: Any) -> None:
-    """One counted canary, the oldest node, silent: once the grace has run out the next node in the order is the
-    canary instead (the change is still tried on one machine first); the others wait for it, then go on. The
-    silent node, back, is a canary again and its turn comes."""
-    client, clock, old, new = await _served(make_client, grace=60, canaries="1")
-    assert await _claim(client, "node-c") == old  # within the grace: node-d, the canary, may still come
-    clock.advance(65)
-    assert await _claim(client, "node-c") == new  # node-d passed over: node-c, the next in the order, is the canary
-    assert await _claim(client, "node-b") == old  # the canary wave
-    clock.advance(10)
-    await _done(client, "node-c", new)
-    assert await _claim(client, "node-a") == old  # node-b's turn
-    assert await _claim(client, "node-b") == new  # the canary is done: the rest of the pool goes on
-    clock.advance(10)
-    await _done(client, "node-b", new)
-    assert await _claim(client, "node-d") == new  # back: a canary again, and first in the order
-    assert await _claim(client, "node-a") == old
