@@ -45,6 +45,9 @@ CASES = [  # (id, pool, nodes, the nodes that may pull)
      [replace(n, pull_config=NEW, pull_at="2026-12-02T11:59:00Z") if n.name == "c" else n for n in _nodes()], "ac"),
     ("staged-need-none", _pool(max_concurrent_pulls=1),
      [replace(n, staged=NEW) if n.name == "a" else n for n in _nodes()], "b"),
+    ("unavailable-pull-in-their-slot", _pool(),  # Degraded at its config / updating to another: a slot held already
+     [replace(n, state="Degraded") if n.name == "a" else replace(n, desired_config="rendered-worker-other", state="Working")
+      if n.name == "b" else n for n in _nodes()], "cd"),
     ("spec-paused", replace(_pool(), paused=True), _nodes(), ""),
     ("paused-by-rollout", _pool(), _nodes(BROKEN), ""),
     ("paused-by-rollout-limit", _pool(max_concurrent_pulls=2), _nodes(BROKEN), ""),
