@@ -23,6 +23,7 @@ from applier.report import HttpReporter
 from applier.runner import SubprocessRunner
 from fleet.directory_store import DirectoryStore
 from fleet.node_status import NodeStatus
+from fleet.rendered import RenderedConfig
 from fleet.rollout_settings import RolloutSettings
 from server.run import start
 from server.settings import ServerSettings
@@ -41,7 +42,9 @@ def _claim(base: str, node: str) -> dict[str, object]:
     return dict(answer.json())
 
 
-async def test_the_os_image_is_pulled_before_the_slot_within_the_pull_limit(tmp_path: Path, sysroot: Path) -> None:
+def _moving_to_an_image(tmp_path: Path) -> tuple[DirectoryStore, RenderedConfig, RenderedConfig, str]:
+    """A store whose worker pool (maxUnavailable 1, `max-concurrent-pulls` 1) moves from v1 to v4, which changes the OS
+    image to a real OCI image (skopeo pulls it): (store, v1, v4, the image's reference)."""
     real_tool("skopeo")
     layout = make_oci_image(tmp_path, "v4", {"etc/app.conf": "app=4\n"})
     url = f"oci:{layout}:v4"
@@ -50,6 +53,11 @@ async def test_the_os_image_is_pulled_before_the_slot_within_the_pull_limit(tmp_
     store = DirectoryStore(tmp_path / "store")
     store.put_rendered(old)
     publish(store, new, max_unavailable=1, rollout=RolloutSettings(max_concurrent_pulls=1))
+    return store, old, new, url
+
+
+async def test_the_os_image_is_pulled_before_the_slot_within_the_pull_limit(tmp_path: Path, sysroot: Path) -> None:
+    store, old, new, url = _moving_to_an_image(tmp_path)
     for i, name in enumerate(("node-busy", "node-1", "node-2")):  # node-1 comes before node-2
         store.put_node_status(NodeStatus(name, "worker", old.name, new.name if name == "node-busy" else old.name,
                                          "Working" if name == "node-busy" else "Done", "",
@@ -112,14 +120,7 @@ async def test_the_first_wave_stages_the_os_image_before_it_takes_its_free_slot(
     """The slot is free from the start (the first wave): the agent's claim says `prestage=1`, so the server lets it
     pull first and hands the slot only after the image is staged; no node is unavailable during the pull, and the
     timeline has the image staged before the update's first phase."""
-    real_tool("skopeo")
-    layout = make_oci_image(tmp_path, "v4", {"etc/app.conf": "app=4\n"})
-    url = f"oci:{layout}:v4"
-    old = rendered_config("v1", [file_entry("/etc/motd", "v1\n")])
-    new = rendered_config("v4", [file_entry("/etc/motd", "v4\n")], os_image_url=url)
-    store = DirectoryStore(tmp_path / "store")
-    store.put_rendered(old)
-    publish(store, new, max_unavailable=1, rollout=RolloutSettings(max_concurrent_pulls=1))
+    store, old, new, _ = _moving_to_an_image(tmp_path)
     store.put_node_status(NodeStatus("node-1", "worker", old.name, old.name, "Done", "", "2026-12-01T00:00:00Z"))
     running = await start(ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off",
                                          store_dir=tmp_path / "store", poll_interval=0.05))

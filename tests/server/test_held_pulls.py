@@ -35,13 +35,13 @@ PROMPT = 1.5   # seconds: "about a second" after the server's first answer to th
 NODES = [f"node-{i}" for i in range(6)]  # registered in this order: the rollout's order
 
 
-def _cluster(root: Path, pulls: int) -> Path:
-    """A cluster whose worker pool has maxUnavailable 1 and `pulls` max-concurrent-pulls, on OS image `old`."""
+def _cluster(root: Path, pulls: int, max_unavailable: int = 1) -> Path:
+    """A cluster whose worker pool has `max_unavailable` and `pulls` max-concurrent-pulls, on OS image `old`."""
     (root / "manifests").mkdir(parents=True)
     (root / "cluster.yaml").write_text("name: pulls\nbaseDomain: pulls.test\n")
     pool = yaml.safe_load(ROLLOUT_POOL)
     pool["metadata"]["annotations"] = {"rollout.machine-config.io/max-concurrent-pulls": str(pulls)}
-    pool["spec"]["maxUnavailable"] = 1
+    pool["spec"]["maxUnavailable"] = max_unavailable
     (root / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
     _worker(root, "old")
     return root
@@ -57,6 +57,15 @@ async def _call(session: aiohttp.ClientSession, method: str, url: str, body: Any
     async with session.request(method, url, json=body) as response:
         assert response.status == 200, await response.text()
         return await response.json()
+
+
+async def _all_done_at_the_target(session: aiohttp.ClientSession, base: str, nodes: list[str]) -> str:
+    """Every node of `nodes` reports Done at the worker pool's target: that config's name."""
+    old = str((await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"])
+    for node in nodes:
+        await _call(session, "POST", f"{base}/nodes/{node}/status",
+                    {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+    return old
 
 
 async def _held(session: aiohttp.ClientSession, base: str, count: int) -> None:
@@ -87,10 +96,7 @@ async def test_held_claims_learn_the_new_os_image_at_once_within_the_pull_limit(
     with _served(kind, cluster, tmp_path, request) as base:
         timeout = aiohttp.ClientTimeout(total=HOLD + 60)
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
-            for node in NODES:
-                await _call(session, "POST", f"{base}/nodes/{node}/status",
-                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            old = await _all_done_at_the_target(session, base, NODES)
             answered: dict[str, tuple[float, Any]] = {}
 
             async def claim(node: str) -> None:
@@ -147,30 +153,19 @@ async def test_a_held_claim_that_staged_its_machine_config_is_not_woken_to_pull(
     """A machine document gives node-a its own config on the pool's new target (same OS image, its own files). node-a
     staged that config's image and is held for its slot (none free): no count wakes it to pull what it has, however
     often the pool is counted (the directory store counts every poll interval)."""
-    old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1), os_image_url="os:1")
-    new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), os_image_url="os:2")
-    mine = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=3), os_image_url="os:2")
-    store = DirectoryStore(tmp_path / "store")
-    store.put_rendered(old)
-    store.put_rendered(mine)
-    machine = MachineEntry(name="a", selector={"hostname": "node-a"}, rendered=mine.name, overlay={}, overlay_hash="a")
-    publish(store, new, max_unavailable=1, machines=(machine,))
+    store, old, new, mine = _machine_pool(tmp_path, 1, pulls=0)
     at = "2026-01-01T00:00:00Z"
-    store.put_node_status(NodeStatus("node-a", "worker", old.name, old.name, "Done", "", at, staged=mine.name))
-    store.put_node_status(NodeStatus("node-b", "worker", old.name, new.name, "Working", "", at))  # the one slot
-    settings = ServerSettings(cluster_dir=None, listen=("127.0.0.1", 0), access_log="off", poll_interval=0.05,
-                              store_dir=tmp_path / "store")
-    running = await start(settings, store=store)
-    _, host, port = running.addresses[0]
+    store.put_node_status(NodeStatus("node-a", "worker", old, old, "Done", "", at, staged=mine))
+    store.put_node_status(NodeStatus("node-b", "worker", old, new, "Working", "", at))  # the one slot
+    running, base = await _serve(store, tmp_path)
     waiters = running.state.handouts
     try:
         async with aiohttp.ClientSession() as session:
-            claim = asyncio.create_task(_call(session, "POST",
-                                              f"http://{host}:{port}/nodes/node-a/desired?pool=worker&wait=3"))
+            claim = asyncio.create_task(_call(session, "POST", f"{base}/nodes/node-a/desired?pool=worker&wait=3"))
             await asyncio.wait_for(_until_held(waiters), 30)
             await asyncio.sleep(1.0)  # some twenty counts
             assert waiters.pull_woken == 0, f"woken {waiters.pull_woken} times to pull an image it staged"
-            assert (await asyncio.wait_for(claim, 30))["desiredConfig"] == old.name
+            assert (await asyncio.wait_for(claim, 30))["desiredConfig"] == old
     finally:
         await running.stop()
 
@@ -193,18 +188,12 @@ async def test_a_prestage_claim_takes_its_slot_only_with_the_image_staged_and_wi
     `prestage=1` are told to pull (one at a time, in the rollout order) and get a slot only once they report the
     image staged, so never more than one node pulls, the first wave included; held claims of nodes whose slot waits
     for their image are not woken for it. A claim without `prestage` is handed its slot as before (pulls in it)."""
-    cluster = _cluster(tmp_path / "cluster", 1)
-    pool = yaml.safe_load((cluster / "manifests" / "00-pool.yaml").read_text())
-    pool["spec"]["maxUnavailable"] = 3
-    (cluster / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
+    cluster = _cluster(tmp_path / "cluster", 1, max_unavailable=3)
     with _served(kind, cluster, tmp_path, request) as base:
         timeout = aiohttp.ClientTimeout(total=HOLD + 60)
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
             nodes = NODES[:4]
-            for node in nodes:
-                await _call(session, "POST", f"{base}/nodes/{node}/status",
-                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            old = await _all_done_at_the_target(session, base, nodes)
             _worker(cluster, "new")
             new = old
             while new == old:  # the render lands
@@ -251,17 +240,11 @@ async def test_a_held_claim_without_prestage_behind_one_waiting_for_its_pull_sha
     """maxUnavailable 3, `max-concurrent-pulls` 1, three held claims when the target moves to a new OS image:
     node-0 (prestage) is told to pull, node-1 (prestage) waits for the pull share, node-2 (a client without
     prestage) is within the free slots' turns: it is woken and handed its slot at once, not at its hold's end."""
-    cluster = _cluster(tmp_path / "cluster", 1)
-    pool = yaml.safe_load((cluster / "manifests" / "00-pool.yaml").read_text())
-    pool["spec"]["maxUnavailable"] = 3
-    (cluster / "manifests" / "00-pool.yaml").write_text(yaml.safe_dump(pool))
+    cluster = _cluster(tmp_path / "cluster", 1, max_unavailable=3)
     nodes = NODES[:3]
     with _served(kind, cluster, tmp_path, request) as base:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=HOLD + 60)) as session:
-            old = (await _call(session, "GET", f"{base}/pools/worker"))["spec"]["configuration"]["name"]
-            for node in nodes:
-                await _call(session, "POST", f"{base}/nodes/{node}/status",
-                            {"pool": "worker", "currentConfig": old, "desiredConfig": old, "state": "Done"})
+            await _all_done_at_the_target(session, base, nodes)
             answered: dict[str, tuple[float, Any]] = {}
 
             async def claim(node: str) -> None:
@@ -311,9 +294,9 @@ async def test_a_prestage_claim_whose_images_cannot_be_read_stays(tmp_path: Path
         await running.stop()
 
 
-def _machine_pool(tmp_path: Path, max_unavailable: int) -> tuple[DirectoryStore, str, str, str]:
+def _machine_pool(tmp_path: Path, max_unavailable: int, pulls: int = 1) -> tuple[DirectoryStore, str, str, str]:
     """A pool whose target moves to a new OS image, where a machine document gives node-a its own config on it
-    (the same OS image); `max-concurrent-pulls` 1. (store, old, new, node-a's own config)."""
+    (the same OS image); `max-concurrent-pulls` `pulls`. (store, old, new, node-a's own config)."""
     old = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=1), os_image_url="os:1")
     new = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=2), os_image_url="os:2")
     mine = rendered_config(pool="worker", sources=SOURCES, config=ignition_config(files=3), os_image_url="os:2")
@@ -322,7 +305,7 @@ def _machine_pool(tmp_path: Path, max_unavailable: int) -> tuple[DirectoryStore,
     store.put_rendered(mine)
     machine = MachineEntry(name="a", selector={"hostname": "node-a"}, rendered=mine.name, overlay={}, overlay_hash="a")
     publish(store, new, max_unavailable=max_unavailable, machines=(machine,),
-            rollout=RolloutSettings(max_concurrent_pulls=1))
+            rollout=RolloutSettings(max_concurrent_pulls=pulls))
     return store, old.name, new.name, mine.name
 
 
