@@ -102,8 +102,11 @@ def may_pull(node: str, record: PoolRecord, statuses: NodeStatuses, now: datetim
     target = record.target_for(node)
     if mine is None or not target or not waiting(mine, record) or mine.staged == target or is_unavailable(mine):
         return False
-    if pulling_now(mine, record, timestamp(now - timedelta(seconds=PULL_LEASE))):
-        return True  # asked again while pulling (a lost answer): the same permission
+    if pulling_now(mine, record, timestamp(now - timedelta(seconds=PULL_LEASE))):  # asked again (a lost answer):
+        if record.paused:  # the same permission, unless the pool was paused since
+            return False
+        hold = pool_hold(record, statuses, now)
+        return hold is None or hold.kind != "rolloutPause"
     rule = pull_rule(record, statuses, now, present)
     return rule is not None and rule(node)
 

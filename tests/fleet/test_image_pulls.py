@@ -51,6 +51,10 @@ CASES = [  # (id, pool, nodes, the nodes that may pull)
     ("spec-paused", replace(_pool(), paused=True), _nodes(), ""),
     ("paused-by-rollout", _pool(), _nodes(BROKEN), ""),
     ("paused-by-rollout-limit", _pool(max_concurrent_pulls=2), _nodes(BROKEN), ""),
+    ("paused-while-pulling", replace(_pool(), paused=True),  # a lost answer is not answered again once paused
+     [replace(n, pull_config=NEW, pull_at="2026-12-02T11:59:00Z") if n.name == "a" else n for n in _nodes()], ""),
+    ("pulling-asks-again", _pool(max_concurrent_pulls=1),  # the limit reached by its own pull: the same permission
+     [replace(n, pull_config=NEW, pull_at="2026-12-02T11:59:00Z") if n.name == "a" else n for n in _nodes()], "a"),
     ("auto-pause-off", _pool(auto_pause=False), _nodes(BROKEN), "abcd"),
     ("canary-wave-count", _pool(canaries="2"), _nodes(), "ab"),
     ("canary-wave-count-limit", _pool(canaries="2", max_concurrent_pulls=1), _nodes(), "a"),
