@@ -263,17 +263,12 @@ def turn_comes(node: str, record: PoolRecord, statuses: NodeStatuses, free: int,
     return turn_places(record, statuses, free, present, only=only, need=need)(node)
 
 
-def _pulling_target(status: NodeStatus, record: PoolRecord, lease_from: str) -> bool:
-    """Let pull the config it is to run since `lease_from` (fleet/image_pulls.py `PULL_LEASE`), not staged yet."""
-    target = record.target_for(status.name)
-    return bool(target) and status.pull_config == target and status.staged != target and status.pull_at >= lease_from
-
-
 def skipped(record: PoolRecord, members: Collection[NodeStatus], lease_from: str = "") -> list[str]:
     """The waiting nodes that come, in the rollout order, before a node already handed the pool's target (the
     canaries, which go first by choice, aside): passed over while offline. In order. A node pulling the target's
     OS image before its slot (fleet/image_pulls.py), let since `lease_from` (its lease), is not passed over: it
     keeps its turn, and one behind it that is ready may take a free slot meanwhile."""
+    from fleet.image_pulls import pulling_now  # (fleet/image_pulls.py imports this module)
     from fleet.rollout import NodeStatuses, order_key  # (fleet/rollout.py imports this module)
     from fleet.rollout_gates import canaries as canaries_of
 
@@ -289,5 +284,5 @@ def skipped(record: PoolRecord, members: Collection[NodeStatus], lease_from: str
         return []
     last = max(moved)
     behind = sorted((order_key(s, newest), s.name) for s in members
-                    if s.name not in canaries and waiting(s, record) and not _pulling_target(s, record, lease_from))
+                    if s.name not in canaries and waiting(s, record) and not pulling_now(s, record, lease_from))
     return [name for key, name in behind if key < last]
