@@ -18,9 +18,11 @@ nodes' finished update timelines, up to the health gate), plus the pool's soak t
 holds each machine's slot, and each machine takes the first free slot, in order. With maintenance windows and
 `now` (when the rollout would begin), a machine whose slot frees outside every window starts when the next one
 opens; one already started finishes. A machine whose update changes its OS image (action `os-image`), that has not
-staged it and is available (one unavailable holds a slot already and pulls in it) pulls it first (`pull`: the agent's claims say `prestage=1`, so its slot waits for the image), as many at
-once as the pool's `max-concurrent-pulls` allows, in order, windows or not; during the canary wave only the
-canaries pull (fleet/image_pulls.py), so the rest pull once it has ended. The pull takes `durations["pull"]`.
+staged it and is available (one unavailable holds a slot already and pulls in it) pulls it first (`pull`: the
+agent's claims say `prestage=1`, so its slot waits for the image), as many at once as the pool's
+`max-concurrent-pulls` allows, in order, windows or not; during the canary wave only the canaries pull
+(fleet/image_pulls.py), so the rest pull once it has ended. The pull takes `durations["pull"]`; the slots are
+given by the turn rule (`_schedule`), so a ready machine behind one still pulling may start first.
 """
 
 from __future__ import annotations
