@@ -6,8 +6,9 @@ for as long as the payload lives (server/snapshot.py's PayloadCache keeps only c
 Translating every version up front made each replica spend ~0.3 s of CPU per render on versions no client
 of this fleet asks for, and delayed the new bytes by that much. Each variant carries a strong ETag (sha256
 of the identity body; the gzip body has its own tag, since it is a different representation), and the
-sha512 Ignition's `verification.hash` can pin. A machine's config (`base`: its pool's payload) keeps its identity
-body as parts sharing the pool's bytes (server/shared_body.py).
+sha512 Ignition's `verification.hash` can pin. A machine's config keeps its bodies whole, as its pool's: one
+contiguous body is one write per answer (bench/README.md, machine_bench.py), at the memory of a whole body per
+machine served (docs/cluster-directory.md, "Memory").
 """
 
 from __future__ import annotations
@@ -22,15 +23,14 @@ from fleet.rendered import RenderedConfig
 from server.added_files import AppendOptions, with_appended
 from server.convert import ConversionRefused, config_version, encode, to_version
 from server.negotiate import SUPPORTED_VERSIONS
-from server.shared_body import SharedBody, shared
 
 
 @dataclass(frozen=True)
 class Variant:
-    """The bytes of one config in one spec version, identity (whole, or parts sharing its pool's) and gzip."""
+    """The bytes of one config in one spec version, identity and gzip."""
 
     version: str
-    body: bytes | SharedBody
+    body: bytes
     gzip_body: bytes
     etag: str
     gzip_etag: str
@@ -41,10 +41,8 @@ class ConfigPayload:
     """Every servable form of one rendered config, each built when first asked for and kept."""
 
     def __init__(self, rendered: RenderedConfig, *, options: AppendOptions | None = None,
-                 versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6,
-                 base: ConfigPayload | None = None) -> None:
+                 versions: Iterable[str] = SUPPORTED_VERSIONS, gzip_level: int = 6) -> None:
         self.name = rendered.name
-        self._base = base
         self.pool = rendered.pool
         self.source_version = config_version(rendered.ignition)
         self._rendered = rendered
@@ -79,26 +77,15 @@ class ConfigPayload:
             served = to_version(with_appended(self._rendered, version, self._options), version)
         except ConversionRefused as exc:
             return exc
-        return make_variant(version, encode(served), gzip_level=self._gzip_level, share=self._base_body(version))
-
-    def _base_body(self, version: str) -> bytes | None:
-        """The pool's identity body in `version` to share bytes with (None: no pool payload, or it has none)."""
-        if self._base is None:
-            return None
-        try:
-            body = self._base.variant(version).body
-        except ConversionRefused:
-            return None
-        return body if isinstance(body, bytes) else None
+        return make_variant(version, encode(served), gzip_level=self._gzip_level)
 
 
-def make_variant(version: str, body: bytes, *, gzip_level: int = 6, share: bytes | None = None) -> Variant:
-    """Hash and compress one body (gzip with mtime 0, so the bytes and the tag are reproducible); `share`: bytes
-    whose common head and tail the identity body reuses."""
+def make_variant(version: str, body: bytes, *, gzip_level: int = 6) -> Variant:
+    """Hash and compress one body (gzip with mtime 0, so the bytes and the tag are reproducible)."""
     digest = hashlib.sha256(body).hexdigest()
     return Variant(
         version=version,
-        body=body if share is None else shared(body, share),
+        body=body,
         gzip_body=gzip.compress(body, compresslevel=gzip_level, mtime=0),
         etag=f'"{digest}"',
         gzip_etag=f'"{digest}-gzip"',

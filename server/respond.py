@@ -36,7 +36,6 @@ from server.machine_choice import ChoiceRefused, authorise, choose
 from server.metrics import ServerMetrics
 from server.negotiate import choose_cached
 from server.payload import ConfigPayload
-from server.shared_body import SharedBody
 from server.state import ServerState
 
 JSON = "application/json"
@@ -50,12 +49,11 @@ Query = MultiMapping[str]  # the parsed query string (yarl's MultiDictProxy, as 
 
 @dataclass(slots=True)
 class Answer:
-    """One response: `body` is the full body even for HEAD (the writer leaves it out); a machine's may be parts
-    sharing its pool's bytes (server/shared_body.py)."""
+    """One response: `body` is the full body even for HEAD (the writer leaves it out)."""
 
     status: int
     headers: CIMultiDictProxy[str]  # `response_headers`: made once per answer, copied into each response
-    body: bytes | SharedBody
+    body: bytes
     pool_label: str = "-"
     version: str = "-"
     note: dict[str, Any] = field(default_factory=dict)

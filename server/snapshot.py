@@ -117,10 +117,9 @@ class MachinePayloads:
         found = self._cache.peek(name)
         if found is not None:
             return found
-        base = self._cache.get(self._store, self._served)  # its bytes are shared (server/shared_body.py)
         if name == machine.rendered:
-            return self._cache.get(self._store, name, base=base)
-        return self._cache.put(machine_config(self._store.get_rendered(self._served), machine), base=base)
+            return self._cache.get(self._store, name)
+        return self._cache.put(machine_config(self._store.get_rendered(self._served), machine))
 
 
 class PayloadCache:
@@ -132,14 +131,13 @@ class PayloadCache:
         self._payloads: dict[str, ConfigPayload] = {}
         self._lock = threading.Lock()
 
-    def get(self, store: Store, name: str, *, base: ConfigPayload | None = None) -> ConfigPayload:
-        """The payload for a rendered config, building it on first use (`base`: its pool's, for a machine's)."""
+    def get(self, store: Store, name: str) -> ConfigPayload:
+        """The payload for a rendered config, building it on first use."""
         with self._lock:
             found = self._payloads.get(name)
         if found is not None:
             return found
-        payload = ConfigPayload(store.get_rendered(name), options=self.options, gzip_level=self.gzip_level,
-                                base=base)
+        payload = ConfigPayload(store.get_rendered(name), options=self.options, gzip_level=self.gzip_level)
         with self._lock:
             self._payloads[name] = payload
         return payload
@@ -149,9 +147,9 @@ class PayloadCache:
         with self._lock:
             return self._payloads.get(name)
 
-    def put(self, rendered: RenderedConfig, *, base: ConfigPayload | None = None) -> ConfigPayload:
+    def put(self, rendered: RenderedConfig) -> ConfigPayload:
         """Keep the payload of a config built here (not read from the store)."""
-        payload = ConfigPayload(rendered, options=self.options, gzip_level=self.gzip_level, base=base)
+        payload = ConfigPayload(rendered, options=self.options, gzip_level=self.gzip_level)
         with self._lock:
             return self._payloads.setdefault(rendered.name, payload)
 
