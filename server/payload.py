@@ -7,8 +7,8 @@ Translating every version up front made each replica spend ~0.3 s of CPU per ren
 of this fleet asks for, and delayed the new bytes by that much. Each variant carries a strong ETag (sha256
 of the identity body; the gzip body has its own tag, since it is a different representation), and the
 sha512 Ignition's `verification.hash` can pin. A machine's config keeps its bodies whole, as its pool's: one
-contiguous body is one write per answer (bench/README.md, machine_bench.py), at the memory of a whole body per
-machine served (docs/cluster-directory.md, "Memory").
+contiguous body is one write per answer (bench/README.md, machine_bench.py); server/snapshot.py's PayloadCache
+bounds how many machines' payloads it keeps (docs/cluster-directory.md, "Memory").
 """
 
 from __future__ import annotations

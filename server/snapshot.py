@@ -9,6 +9,7 @@ spec versions are built on first request, server/payload.py).
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -118,46 +119,68 @@ class MachinePayloads:
         if found is not None:
             return found
         if name == machine.rendered:
-            return self._cache.get(self._store, name)
-        return self._cache.put(machine_config(self._store.get_rendered(self._served), machine))
+            return self._cache.get(self._store, name, machine=True)
+        return self._cache.put(machine_config(self._store.get_rendered(self._served), machine), machine=True)
 
 
 class PayloadCache:
-    """Payloads by rendered name, dropped once no snapshot uses them."""
+    """Payloads by rendered name, dropped once no snapshot uses them.
+
+    A pool's payload stays while its pool serves it. A machine's (`machine=True`) is a whole body per machine
+    that fetched: only the `MACHINE_PAYLOADS` most recently used are kept, so a fleet of thousands of machines
+    costs a bounded memory (~330 MB at a 270 KB config) and a machine asking again after being dropped costs one
+    rebuild (a merge, translation and gzip, off the event loop).
+    """
+
+    MACHINE_PAYLOADS = 1024
 
     def __init__(self, *, options: AppendOptions | None = None, gzip_level: int = 6) -> None:
         self.options = options or AppendOptions()
         self.gzip_level = gzip_level
         self._payloads: dict[str, ConfigPayload] = {}
+        self._machines: OrderedDict[str, None] = OrderedDict()  # machine payloads' names, least recently used first
         self._lock = threading.Lock()
 
-    def get(self, store: Store, name: str) -> ConfigPayload:
+    def get(self, store: Store, name: str, *, machine: bool = False) -> ConfigPayload:
         """The payload for a rendered config, building it on first use."""
-        with self._lock:
-            found = self._payloads.get(name)
+        found = self.peek(name)
         if found is not None:
             return found
         payload = ConfigPayload(store.get_rendered(name), options=self.options, gzip_level=self.gzip_level)
         with self._lock:
-            self._payloads[name] = payload
-        return payload
+            return self._keep(name, payload, machine)
 
     def peek(self, name: str) -> ConfigPayload | None:
-        """The payload of `name` when it is built (no I/O)."""
+        """The payload of `name` when it is built (no I/O); a machine's counts as used."""
         with self._lock:
+            if name in self._machines:
+                self._machines.move_to_end(name)
             return self._payloads.get(name)
 
-    def put(self, rendered: RenderedConfig) -> ConfigPayload:
+    def put(self, rendered: RenderedConfig, *, machine: bool = False) -> ConfigPayload:
         """Keep the payload of a config built here (not read from the store)."""
         payload = ConfigPayload(rendered, options=self.options, gzip_level=self.gzip_level)
         with self._lock:
-            return self._payloads.setdefault(rendered.name, payload)
+            return self._keep(rendered.name, payload, machine)
+
+    def _keep(self, name: str, payload: ConfigPayload, machine: bool) -> ConfigPayload:
+        """Keep `payload` unless another thread kept one first (held: the lock); drop the least recently used
+        machine payloads beyond the bound."""
+        kept = self._payloads.setdefault(name, payload)
+        if machine:
+            self._machines[name] = None
+            self._machines.move_to_end(name)
+            while len(self._machines) > self.MACHINE_PAYLOADS:
+                dropped, _ = self._machines.popitem(last=False)
+                self._payloads.pop(dropped, None)
+        return kept
 
     def keep_only(self, names: set[str]) -> None:
         """Forget payloads of configs no pool serves any more."""
         with self._lock:
             for name in set(self._payloads) - names:
                 del self._payloads[name]
+                self._machines.pop(name, None)
 
 
 def served_config(record: PoolRecord, statuses: NodeStatuses) -> str | None:
