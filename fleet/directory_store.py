@@ -27,7 +27,7 @@ from fleet import presence_digest
 from fleet.atomic import write_atomic
 from fleet.clock import system_clock
 from fleet.node_journal import NodeIndex, load_record
-from fleet.node_status import NodeStatus
+from fleet.node_status import NodeStatus, with_report
 from fleet.rendered import PoolRecord, RenderedConfig
 from fleet.rollout import NodeStatuses
 from fleet.store import InUse, NotFound, StoreError, T, check_name, referenced_names, stored_object
@@ -45,6 +45,7 @@ class DirectoryStore:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._index = NodeIndex(self.root)  # every node's status, followed through the journal
         self._lock = threading.RLock()  # the index's: `decide` may read the store again
+        self._seen: dict[str, NodeStatus] = {}  # each node's record as this store last read or wrote it
         self._presence_last: dict[str, bytes] = {}  # what this process last wrote as each owner (`publish_presence`)
 
     def _file(self, kind: str, name: str) -> Path:
@@ -115,14 +116,36 @@ class DirectoryStore:
         return self._names("pools")
 
     def put_node_status(self, status: NodeStatus) -> None:
+        """Under the claims' lock, so a report never undoes a claim or a relabel: a record with a history
+        (fleet.node_status.with_report) was built on the node's record as this store last saw it; when another
+        writer (a process, or `mco nodes label`) changed it since, the history is built again on the record found,
+        as the etcd store does (fleet/etcd_reports.py)."""
+        with self._exclusive(".claim.lock", "nodes"):
+            self._put_node_status(status, built_on_seen=True)
+
+    def _put_node_status(self, status: NodeStatus, *, built_on_seen: bool) -> None:
+        """The write itself, the claims' lock held (`built_on_seen`: False for a claim, decided on the records
+        read under that lock)."""
+        name = check_name("nodes", status.name)
+        if built_on_seen and status.history:
+            found = load_record(self.root / "nodes", name, None)
+            current = found[1] if found is not None else None
+            with self._lock:
+                seen = self._seen.get(name)
+            if current is not None and seen is not None and current != seen:
+                status = with_report(current, status)
         data = canonical_json(status.to_dict(), pretty=True)
-        with self._index.journal.writing(check_name("nodes", status.name)):
-            self._write("nodes", status.name, data)
+        with self._index.journal.writing(name):
+            self._write("nodes", name, data)
+        with self._lock:
+            self._seen[name] = status
 
     def get_node_status(self, node: str) -> NodeStatus:
         found = load_record(self.root / "nodes", check_name("nodes", node), None)
         if found is None or found[1] is None:
             raise NotFound(f"nodes/{node}", "not found")
+        with self._lock:
+            self._seen[node] = found[1]
         return found[1]
 
     def list_node_status(self) -> list[NodeStatus]:
@@ -144,7 +167,7 @@ class DirectoryStore:
             with self._lock:
                 handed = decide(self._index.refresh())
             if handed is not None:
-                self.put_node_status(handed)
+                self._put_node_status(handed, built_on_seen=False)
             return handed
 
     def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from fleet.directory_store import DirectoryStore
 from fleet.etcd_client import Connection
 from fleet.etcd_mirror import Mirror
 from fleet.etcd_store import EtcdStore
@@ -149,3 +151,16 @@ def test_a_claim_on_a_stale_view_waits_for_the_report_it_missed(
     assert handed is not None and writer.get_node_status("node-a") == handed
     assert [t.message for t in handed.history] == ["step 1", "step 1", "step 0"]
     assert [t.desired_config for t in handed.history] == ["rendered-w-c", "rendered-w-b", "rendered-w-b"]
+
+
+def test_a_report_built_before_a_relabel_keeps_the_relabel_on_a_directory_store(tmp_path: Path) -> None:
+    """The server reads the node's record, `mco nodes label` (another process: another store) changes its labels,
+    then the server stores its report: the report is built again on the relabelled record, as on etcd."""
+    server, admin = DirectoryStore(tmp_path), DirectoryStore(tmp_path)
+    server.put_node_status(with_report(None, replace(_report(0), labels={"node-role.kubernetes.io/gpu": ""})))
+    known = server.get_node_status("node-a")
+    admin.claim_node("node-a", lambda _: replace(admin.get_node_status("node-a"), labels={"x": "1"}))
+    server.put_node_status(with_report(known, _report(1, state="Done")))
+    stored = admin.get_node_status("node-a")
+    assert stored.labels == {"x": "1"} and stored.state == "Done"
+    assert [t.message for t in stored.history] == ["step 1", "step 0"]
