@@ -5,7 +5,7 @@ Layout:
     pools/<pool>.json      PoolRecord: current target, sources, conditions, history
     nodes/<node>.json      NodeStatus: what each node last reported
     .nodes.journal         which node records changed, in order (fleet/node_journal.py)
-    .claim.lock, .nodes.journal.lock   flock(2) targets (rollout hand-outs; journal writes and compaction)
+    .claim.lock, .nodes.journal.lock   flock(2) targets (hand-outs and reports; journal writes and compaction)
     .pools.lock            flock(2) target of `update_pool` (a read, change and write of a pool record)
     presence/<owner>.json  which nodes each server process heard from lately (fleet/presence_digest.py)
 
