@@ -1,9 +1,10 @@
 """What changed between two rendered configs: the input of the disruption rules, `mco diff` and the applier's plan.
 
 Pure (no I/O). Mirrors the MCD's `newMachineConfigDiff` (MCO `pkg/daemon/update.go`): files and units are compared
-as whole entries keyed by path / name; kernel arguments are compared after splitting with kernel command
-line rules (`nil` ≡ empty); the kernel type is canonicalised (anything but `realtime` / `64k-pages` is
-`default`); the OS image and FIPS flag are compared as strings / booleans.
+as whole entries keyed by path / name; kernel arguments are compared as the spec's raw list (`nil` ≡ empty), as
+`reflect.DeepEqual` does there, so the same arguments grouped or spaced differently still count as a change (only
+the backends split them, for the kargs commands); the kernel type is canonicalised (anything but `realtime` /
+`64k-pages` is `default`); the OS image and FIPS flag are compared as strings / booleans.
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def diff_rendered(old: MachineConfigSpec, new: MachineConfigSpec) -> ConfigDiff:
         passwd=normalised(old_cfg.get("passwd") or {}) != normalised(new_cfg.get("passwd") or {}),
         ssh_keys=SetChange(added=tuple(sorted(set(new_keys) - set(old_keys))),
                            removed=tuple(sorted(set(old_keys) - set(new_keys)))),
-        kernel_arguments=ListChange(split_kernel_args(old.kernel_arguments), split_kernel_args(new.kernel_arguments)),
+        kernel_arguments=ListChange(tuple(old.kernel_arguments), tuple(new.kernel_arguments)),
         kernel_type=_value(canonical_kernel_type(old.kernel_type), canonical_kernel_type(new.kernel_type)),
         extensions=ListChange(tuple(old.extensions), tuple(new.extensions)),
         os_image=_value(old.os_image_url, new.os_image_url),

@@ -52,6 +52,14 @@ CASES = [
      "reboot", ["Reboot"], True),
     ("karg-reboots", BASE, _spec(BASE.config["storage"]["files"], kernel_arguments=("nosmt",)), USER,
      "reboot", ["Reboot"], True),
+    # MCO pkg/daemon/update.go newMachineConfigDiff: kargs = !(both empty || reflect.DeepEqual(old, new)) on the raw
+    # spec.kernelArguments lists, not on their split form: the same arguments grouped differently still reboot
+    ("karg-regrouped-reboots", _spec(kernel_arguments=("a=1 b",)), _spec(kernel_arguments=("a=1", "b")), None,
+     "reboot", ["Reboot"], True),
+    ("karg-respaced-reboots", _spec(kernel_arguments=("a=1 b",)), _spec(kernel_arguments=("a=1  b",)), None,
+     "reboot", ["Reboot"], True),
+    ("karg-same-list-none", _spec(kernel_arguments=("a=1 b",)), _spec(kernel_arguments=("a=1 b",)), None,
+     "none", ["None"], False),
     ("kernel-type-reboots", _spec(kernel_type="default"), _spec(kernel_type="realtime"), None,
      "reboot", ["Reboot"], True),
     ("kernel-type-canonical", _spec(kernel_type="default"), _spec(kernel_type="bogus"), None, "none", ["None"], False),
