@@ -106,16 +106,21 @@ class Writer:
 
     def post_actions(self, d: Disruption) -> list[str]:
         """Run the disruption's actions on a live system (the ones run, in order); under a directory root there
-        is no running service to act on, so none is run."""
+        is no running service to act on, so none is run.
+
+        As MCO performPostConfigChangeNodeDisruptionAction (pkg/daemon/update.go): one pass over the list in its
+        order, repeats kept (a policy's actions are applied in the order they are set), Special reloads CRI-O;
+        Drain was done before the writes and None asks nothing."""
         done = []
-        if d.daemon_reload and self.systemctl.live_action("daemon-reload"):
-            done.append("daemon-reload")
-        for unit in d.reload_units:
-            if self.systemctl.live_action("reload", unit):
-                done.append(f"reload {unit}")
-        for unit in d.restart_units:
-            if self.systemctl.live_action("restart", unit):
-                done.append(f"restart {unit}")
-        if any(a.type == "Special" for a in d.actions) and self.systemctl.live_action("reload", "crio.service"):
-            done.append("reload crio.service")
+        for action in d.actions:
+            if action.type == "DaemonReload":
+                args: tuple[str, ...] = ("daemon-reload",)
+            elif action.type in ("Reload", "Restart"):
+                args = (action.type.lower(), action.service)
+            elif action.type == "Special":
+                args = ("reload", "crio.service")
+            else:
+                continue
+            if self.systemctl.live_action(*args):
+                done.append(" ".join(args))
         return done
