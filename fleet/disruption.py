@@ -6,8 +6,8 @@ Used by `mco diff` (to say what a rollout will do) and by the applier (to do it)
 Rules, in the order they are applied (`calculatePostConfigChangeNodeDisruptionAction`):
   1. A change of osImageURL, kernelArguments, fips, kernelType or extensions -> [Reboot].
   2. No file, unit or passwd change -> [None].
-  3. Each changed file path takes the actions of the policy with the LONGEST `path` equal to it or a parent
-     directory of it; no policy -> [Reboot]. Each changed unit takes the exact-name unit policy; none ->
+  3. Each changed file path takes the actions of the policy with the LONGEST `path` (as written) equal to it or
+     a parent directory of it (`DisruptionPolicy.for_file`); no policy -> [Reboot]. Each changed unit takes the exact-name unit policy; none ->
      [Reboot]. A passwd change appends the `sshkey` actions.
   4. Any Reboot -> [Reboot]. None actions are dropped when any other action is present; only Nones -> [None].
      Otherwise the concatenated list, duplicates kept, files then units then sshkey.

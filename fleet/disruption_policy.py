@@ -231,14 +231,14 @@ class DisruptionPolicy:
         )
 
     def for_file(self, path: str) -> FilePolicy | None:
-        """The policy with the longest path equal to `path` or a parent directory of it."""
+        """The policy whose path is `path` as written, or a directory above it, the longest path as written
+        winning (the first listed on a tie): MCO FindClosestFilePolicyPathMatch and IsSubdirectory
+        (pkg/controller/common/helpers.go), so `/etc/foo/` covers only what is below `/etc/foo` and `/` nothing."""
         target = _clean(path)
         best: FilePolicy | None = None
         for policy in self.files:
-            cleaned = _clean(policy.path)
-            prefix = cleaned if cleaned.endswith("/") else cleaned + "/"
-            if (target == cleaned or target.startswith(prefix)) and (
-                    best is None or len(_clean(best.path)) < len(cleaned)):
+            below = target.startswith(_clean(policy.path) + "/")
+            if (path == policy.path or below) and (best is None or len(policy.path) > len(best.path)):
                 best = policy
         return best
 

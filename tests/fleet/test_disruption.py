@@ -114,6 +114,31 @@ def test_unmatched_reason_names_the_path() -> None:
     assert result.reasons == ("file /etc/other: no disruption policy matches: reboot",)
 
 
+# MCO pkg/controller/common/helpers.go FindClosestFilePolicyPathMatch: a policy matches when its path equals the
+# changed path as written, or when the changed path is below it (IsSubdirectory: filepath.Clean(policy) + "/" a
+# prefix of filepath.Clean(path)); the longest policy path as written wins, the first listed on a tie.
+PATH_CASES = [
+    # id, user file policies (path, actions), changed path, actions
+    ("trailing-slash-is-a-directory-only", [("/etc/foo/", [{"type": "None"}])], "/etc/foo", ["Reboot"]),
+    ("trailing-slash-covers-below", [("/etc/foo/", [{"type": "None"}])], "/etc/foo/bar", ["None"]),
+    ("unclean-policy-is-no-exact-match", [("/etc//foo", [{"type": "None"}])], "/etc/foo", ["Reboot"]),
+    ("longest-as-written-wins", [("/etc/a", [{"type": "None"}]), ("/etc/a/", [{"type": "DaemonReload"}])],
+     "/etc/a/x", ["DaemonReload"]),
+    ("first-listed-wins-a-tie", [("/etc/b/", [{"type": "None"}]), ("/etc//b", [{"type": "DaemonReload"}])],
+     "/etc/b/x", ["None"]),
+    ("root-covers-nothing", [("/", [{"type": "None"}])], "/etc/x", ["Reboot"]),
+    ("exact-beats-shorter-directory", [("/etc", [{"type": "DaemonReload"}]), ("/etc/c.conf", [{"type": "None"}])],
+     "/etc/c.conf", ["None"]),
+]
+
+
+@pytest.mark.parametrize("policies,path,actions", [c[1:] for c in PATH_CASES], ids=[c[0] for c in PATH_CASES])
+def test_file_policy_path_match(policies: list, path: str, actions: list[str]) -> None:
+    policy = DisruptionPolicy.from_dict({"nodeDisruptionPolicy": {
+        "files": [{"path": p, "actions": a} for p, a in policies]}})
+    assert [str(a) for a in disruption(diff_rendered(_spec(), _spec([_file(path)])), policy).actions] == actions
+
+
 REG_OLD = 'unqualified-search-registries = ["a.io"]\n[[registry]]\nlocation = "q.io"\n'
 REG_CASES = [
     ("mirror-digest-only-safe", REG_OLD + '[[registry.mirror]]\nlocation = "m.io"\npull-from-mirror = "digest-only"\n',
