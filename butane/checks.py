@@ -139,8 +139,11 @@ def validate(
             if name in value:
                 sources, last = sources + 1, name
         if sources > 1:
-            problems.error(path + (last,), m.ERR_TOO_MANY_SOURCES)
-        if path[:2] == ("ignition", "config") and last == "inline" and spec_version is not None:
+            # Resource.Validate (base v0_2+) names the last source set and stops there: an embedded config
+            # given alongside another source is not checked. FileContents.Validate (base v0_1, fcos 1.0)
+            # names `inline`, the only sugar it has.
+            problems.error(path + ("inline" if kind == "FileContents" else last,), m.ERR_TOO_MANY_SOURCES)
+        elif path[:2] == ("ignition", "config") and last == "inline" and spec_version is not None:
             check_embedded_config(value["inline"].encode("utf-8", "surrogateescape"), spec_version, path, "inline",
                                   problems)  # fmt: skip
     elif kind in ("File", "Directory") and isinstance(value.get("mode"), int):
@@ -173,7 +176,7 @@ def validate(
             problems.error(path + ("password_hash",), m.ERR_GRUB_PASSWORD)
     elif kind == "Config" and "boot_device" in node.fields:
         if _minor(node, "metadata") >= 19:
-            _validate_openshift_cex(value, path, problems)
+            _validate_openshift_cex(value, path, problems, _minor(node, "metadata"))
         _validate_fcos_root(value, node, path, problems)
     for key, member in node.fields.items():
         if key in value:
@@ -195,15 +198,19 @@ def quadlet_template(name: str) -> str | None:
 
 
 def _validate_quadlet(value: dict[str, Any], path: YPath, problems: Problems) -> None:
-    """Butane's Quadlet.Validate (base v0_8_exp): one contents source, no contents on a template instance (it
-    becomes a link), and an extension podman-systemd.unit knows."""
-    if "contents" in value and "contents_local" in value:
-        problems.error(path + ("contents_local",), m.ERR_TOO_MANY_SYSTEMD_SOURCES)
+    """Butane's Quadlet.Validate (base/v0_8_exp/validate.go), in its order: an extension podman-systemd.unit
+    does not know is the only error reported; a template instance (it becomes a link) refuses `contents` and
+    `contents_local`, each at its own key; any other quadlet takes at most one of the two."""
     name = value.get("name", "")
-    if quadlet_template(name) is not None and ("contents" in value or "contents_local" in value):
-        problems.error(path, m.ERR_TEMPLATE_INSTANCE_CONTENTS)
     if not name.endswith(QUADLET_EXTENSIONS):
         problems.error(path + ("name",), m.ERR_QUADLET_BAD_EXTENSION)
+        return
+    if quadlet_template(name) is not None:
+        for key in ("contents", "contents_local"):
+            if key in value:
+                problems.error(path + (key,), m.ERR_TEMPLATE_INSTANCE_CONTENTS)
+    elif "contents" in value and "contents_local" in value:
+        problems.error(path + ("contents_local",), m.ERR_TOO_MANY_SYSTEMD_SOURCES)
 
 
 def _swap_units(filesystem: BNode) -> bool:
@@ -268,19 +275,21 @@ def _validate_boot_device(value: dict[str, Any], node: BNode, path: YPath, probl
 _CEX_KARG = "rd.luks.key=/etc/luks/cex.key"
 
 
-def _validate_openshift_cex(value: dict[str, Any], path: YPath, problems: Problems) -> None:
+def _validate_openshift_cex(value: dict[str, Any], path: YPath, problems: Problems, minor: int) -> None:
     """openshift 4.19+ Config.Validate: CEX on the boot device, or on a storage.luks volume named root, needs
-    the key-file kernel argument in openshift.kernel_arguments. The two checks are independent, so both set
-    give the error twice (as Butane does)."""
+    the key-file kernel argument in openshift.kernel_arguments. Through 4.22 the two checks are independent,
+    so both set give the error twice (config/openshift/v4_21/validate.go); 4.23.0-experimental folds them
+    into one flag and reports it once (config/openshift/v4_23_exp/validate.go, Config.Validate)."""
     kargs = (value.get("openshift") or {}).get("kernel_arguments") or []
     if _CEX_KARG in kargs:
         return
     boot_luks = (value.get("boot_device") or {}).get("luks") or {}
-    if ((boot_luks.get("cex") or {}).get("enabled")) is True:
-        problems.error(path + ("openshift", "kernel_arguments"), m.ERR_MISSING_CEX_KARG)
+    boot_cex = ((boot_luks.get("cex") or {}).get("enabled")) is True
     luks = (value.get("storage") or {}).get("luks") or []
-    if any(isinstance(v, dict) and v.get("name") == "root" and (v.get("cex") or {}).get("enabled") is True
-           for v in luks):  # fmt: skip
+    root_cex = any(isinstance(v, dict) and v.get("name") == "root" and (v.get("cex") or {}).get("enabled") is True
+                   for v in luks)  # fmt: skip
+    found = [boot_cex or root_cex] if minor >= 23 else [boot_cex, root_cex]
+    for _ in filter(None, found):
         problems.error(path + ("openshift", "kernel_arguments"), m.ERR_MISSING_CEX_KARG)
 
 
