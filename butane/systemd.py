@@ -17,32 +17,27 @@ _ALLOWED = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 
 
 def path_escape(path: str) -> str:
-    """systemd's unit-name escaping of a path (go-systemd's UnitNamePathEscape): /var/lib/x -> var-lib-x."""
-    import posixpath
-
-    cleaned = posixpath.normpath(path) if path else "."
-    if cleaned.startswith("//"):
-        cleaned = "/" + cleaned.lstrip("/")
-    if cleaned == "/":
-        return "-"
+    """systemd's unit-name escaping of a path (go-systemd's UnitNamePathEscape, `unit/escape.go` escape()):
+    /var/lib/x -> var-lib-x. Runs of `/` become one `-` (none leading or trailing) but the path is not
+    cleaned: `.` and `..` components are kept, their dots escaped only at the very start."""
     out: list[str] = []
     in_slashes = False
     start = True
-    for byte in cleaned.encode("utf-8"):
+    for byte in path.encode("utf-8"):
         c = chr(byte)
         if c == "/":
             in_slashes = True
             continue
         if in_slashes:
+            in_slashes = False
             if not start:
                 out.append("-")
-            in_slashes = False
         if c not in _ALLOWED or (start and c == "."):
             out.append(f"\\x{byte:x}")
         else:
             out.append(c)
         start = False
-    return "".join(out)
+    return "".join(out) or "-"
 
 
 def _options(fs: dict[str, Any], remote: bool) -> str:

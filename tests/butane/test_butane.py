@@ -281,6 +281,12 @@ ESCAPES = [
     ("/var//x/", "var-x"),
     ("/srv/.hidden", "srv-.hidden"),
     (".x", "\\x2ex"),
+    # go-systemd unit/escape.go escape(): the path is not cleaned, so `.` and `..` components stay
+    ("/var/lib/../data", "var-lib-..-data"),
+    ("/var/./data", "var-.-data"),
+    ("/./x", "\\x2e-x"),
+    ("", "-"),
+    ("/srv/a\tb", "srv-a\\x9b"),
 ]
 
 
