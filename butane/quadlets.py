@@ -16,7 +16,7 @@ from butane import messages as m
 from butane.checks import quadlet_template
 from butane.context import Context
 from butane.files import LocalFileError, make_data_url, read_local
-from butane.trees import Tracker
+from butane.trees import Tracker, add_translations
 
 ROOTFUL_DIR = "/etc/containers/systemd"
 USER_DIR = "/etc/containers/systemd/users"
@@ -42,7 +42,7 @@ def process_quadlets(quadlets: list[dict[str, Any]], config: dict[str, Any], ctx
                 ctx.problems.error(ypath, m.ERR_NODE_EXISTS)
                 continue
             n = tracker.add("links", {"path": dest, "target": template})
-            ctx.translated(("storage", "links", n), ypath)
+            add_translations("links", n, ypath, ctx)
             ctx.translated(("storage", "links", n, "path"), ypath + ("name",))
             ctx.translated(("storage", "links", n, "target"), ypath)
             continue
@@ -51,7 +51,7 @@ def process_quadlets(quadlets: list[dict[str, Any]], config: dict[str, Any], ctx
             continue
         entry: dict[str, Any] = {"path": dest}
         n = tracker.add("files", entry)
-        ctx.translated(("storage", "files", n), ypath)
+        add_translations("files", n, ypath, ctx)
         ctx.translated(("storage", "files", n, "path"), ypath + ("name",))
         data = b""
         content_path: tuple[str | int, ...] = ypath

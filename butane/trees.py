@@ -137,8 +137,17 @@ def _claim(
         return None
     entry = _node(dest_path, tree)
     n = tracker.add(kind, entry)
-    ctx.translated(("storage", kind, n), ypath)
+    add_translations(kind, n, ypath, ctx)
     return n, entry
+
+
+def add_translations(kind: str, n: int, ypath: tuple, ctx: Context) -> None:
+    """Record that generated `storage.<kind>[n]` came from `ypath`; when it opens the list, so did the list
+    (walkTree and the quadlet translators' `if i == 0` translation), so an error on the whole list, such as
+    openshift's field filters, points at the tree or quadlet that made it."""
+    ctx.translated(("storage", kind, n), ypath)
+    if n == 0:
+        ctx.translated(("storage", kind), ypath)
 
 
 def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: tuple, ctx: Context) -> None:
@@ -162,7 +171,7 @@ def _expand(src: str, dest: str, tree: dict[str, Any], tracker: Tracker, ypath: 
             entry = _node(dest_path, tree)
             entry["mode"] = tree.get("dir_mode", 0o755)
             n = tracker.add("directories", entry)
-            ctx.translated(("storage", "directories", n), ypath)
+            add_translations("directories", n, ypath, ctx)
         elif stat.S_ISREG(mode):
             claimed = _claim("files", dest_path, tree, tracker, ypath, ctx)
             if claimed is None:

@@ -6,6 +6,8 @@ Each table cites the upstream function it follows.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from butane import ButaneError, transpile
@@ -128,3 +130,47 @@ def test_openshift_cex_kernel_argument(version: str, body: str, count: int) -> N
     )
     found = [e for e in _entries(doc) if e[2] == m.ERR_MISSING_CEX_KARG]
     assert found == [("error", ("openshift", "kernel_arguments"), m.ERR_MISSING_CEX_KARG)] * count
+
+
+# A list the openshift field filters refuse whole (`spec.config.storage.links`, `.directories`) is reported at
+# the list's JSON path; when sugar opened that list, Butane translates the path back to the sugar: walkTree
+# and quadletToSymlink add `if i == 0 { ts.AddTranslation(yamlPath, path.New("json", "storage", kind)) }`
+# (base/v0_8_exp/translate.go), so the error lands on the tree or quadlet, with its line:col.
+SUGAR_LISTS = [
+    ("4.16.0", "storage:\n  trees:\n    - local: tree\n", ("storage", "trees", 0), m.ERR_LINKS, (9, 7)),
+    (
+        "4.23.0-experimental",
+        "storage:\n  trees:\n    - local: tree\n      dir_mode: 0750\n",
+        ("storage", "trees", 0),
+        m.ERR_DIRECTORIES,
+        (9, 7),
+    ),
+    (
+        "4.23.0-experimental",
+        "systemd:\n  quadlets:\n    - name: a@1.container\n",
+        ("systemd", "quadlets", 0),
+        m.ERR_LINKS,
+        (9, 7),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("version", "body", "path", "message", "where"),
+    SUGAR_LISTS,
+    ids=[f"{s[0]}-{s[2][0]}" for s in SUGAR_LISTS],
+)
+def test_filtered_list_made_by_sugar(
+    tmp_path: Path, version: str, body: str, path: YPath, message: str, where: tuple[int, int]
+) -> None:
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "f").write_text("x\n")
+    (tmp_path / "tree" / "l").symlink_to("f")
+    doc = (
+        f"variant: openshift\nversion: {version}\nmetadata:\n  name: x\n  labels:\n"
+        f"    machineconfiguration.openshift.io/role: worker\n{body}"
+    )
+    with pytest.raises(ButaneError) as exc:
+        transpile(doc, files_dir=tmp_path)
+    found = [(e.path, (e.line, e.col)) for e in exc.value.problems.entries if e.message == message]
+    assert found == [(path, where)]
