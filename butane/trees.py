@@ -142,10 +142,12 @@ def _claim(
 
 
 def add_translations(kind: str, n: int, ypath: tuple, ctx: Context) -> None:
-    """Record that generated `storage.<kind>[n]` came from `ypath`; when it opens the list, so did the list
-    (walkTree and the quadlet translators' `if i == 0` translation), so an error on the whole list, such as
-    openshift's field filters, points at the tree or quadlet that made it."""
+    """Record that generated `storage.<kind>[n]` and everything in it came from `ypath` (Butane's
+    AddFromCommonSource); when it opens the list, so did the list (walkTree and the quadlet translators'
+    `if i == 0` translation), so an error on the whole list, such as openshift's field filters, or on a
+    generated field, such as Ignition's `path not absolute`, points at the tree or quadlet that made it."""
     ctx.translated(("storage", kind, n), ypath)
+    ctx.common(("storage", kind, n), ypath)
     if n == 0:
         ctx.translated(("storage", kind), ypath)
 

@@ -174,3 +174,17 @@ def test_filtered_list_made_by_sugar(
         transpile(doc, files_dir=tmp_path)
     found = [(e.path, (e.line, e.col)) for e in exc.value.problems.entries if e.message == message]
     assert found == [(path, where)]
+
+
+# walkTree adds each new node with ts.AddFromCommonSource(yamlPath, path.New("json", "storage", kind, i), node)
+# (base/v0_7/translate.go), so Ignition's errors on a generated field point at the tree, not at a
+# `storage.files` entry the document does not have.
+def test_generated_field_error_points_at_tree(tmp_path: Path) -> None:
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "f").write_text("x\n")
+    (tmp_path / "tree" / "l").symlink_to("f")
+    doc = "variant: fcos\nversion: 1.5.0\nstorage:\n  trees:\n    - local: tree\n      path: etc/t\n"
+    with pytest.raises(ButaneError) as exc:
+        transpile(doc, files_dir=tmp_path)
+    found = [(e.path, e.line, e.col, e.message) for e in exc.value.problems.entries]
+    assert found == [(("storage", "trees", 0), 5, 7, "path not absolute")] * 2
