@@ -4,7 +4,8 @@ Each input MachineConfig:
 - `kernelType` is one of "", `default`, `realtime`, `64k-pages` (`kernelType=<x> is invalid`);
 - a given `spec.config` must have a supported `ignition.version` and pass Ignition's own validation
   (errors with the JSON path inside the manifest, so file:line:col is known); warnings stay warnings;
-- no file mode above 0777 (`invalid mode 04755 for <path>, cannot exceed 0777`);
+- no file mode above 0777 (`invalid mode 04755 for <path>, cannot exceed 0777`); files only, as the MCO's
+  validateIgn3FileModes loops over `storage.files` alone: a directory keeps its setgid or sticky bit (02775, 01777);
 - extensions are checked against the allow-list (cluster.yaml `extensionsAllowList`, default the MCO's
   supported extensions) only when the MachineConfig has a config, as the MCO does.
 The merged result:
@@ -86,22 +87,22 @@ def _spec2_verdict(config: Mapping[str, Any]) -> list[tuple[str, Path, str, str]
 
 
 def _modes(config: Mapping[str, Any]) -> list[tuple[Path, str, int]]:
-    """Modes above 0777."""
+    """File modes above 0777 (MCO validateIgn3FileModes / validateIgn2FileModes check `storage.files` only:
+    Ignition itself allows special bits on a directory, and so does the MCO)."""
     out: list[tuple[Path, str, int]] = []
     storage = config.get("storage")
     if not (type(storage) is dict or isinstance(storage, Mapping)):
         return out
-    for kind in ("files", "directories"):
-        entries = storage.get(kind) or ()
-        if type(entries) is list and set(map(type, entries)) == {dict}:  # (a JSON list of objects)
-            modes = set(map(dict.get, entries, repeat("mode")))
-            if max((m for m in modes if isinstance(m, int) and not isinstance(m, bool)), default=0) <= MAX_MODE:
-                continue  # no mode above 0777: the whole list answered without a look at each entry
-        for i, entry in enumerate(entries):
-            if isinstance(entry, Mapping):
-                mode = entry.get("mode")
-                if isinstance(mode, int) and not isinstance(mode, bool) and mode > MAX_MODE:
-                    out.append((("storage", kind, i, "mode"), str(entry.get("path")), mode))
+    entries = storage.get("files") or ()
+    if type(entries) is list and set(map(type, entries)) == {dict}:  # (a JSON list of objects)
+        modes = set(map(dict.get, entries, repeat("mode")))
+        if max((m for m in modes if isinstance(m, int) and not isinstance(m, bool)), default=0) <= MAX_MODE:
+            return out  # no mode above 0777: the whole list answered without a look at each entry
+    for i, entry in enumerate(entries):
+        if isinstance(entry, Mapping):
+            mode = entry.get("mode")
+            if isinstance(mode, int) and not isinstance(mode, bool) and mode > MAX_MODE:
+                out.append((("storage", "files", i, "mode"), str(entry.get("path")), mode))
     return out
 
 
