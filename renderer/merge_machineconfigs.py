@@ -18,7 +18,9 @@ The rules, all of them, in the order they are applied (`configs` is already in m
 4. `kernelArguments` and 5. `extensions` are concatenated in order: no de-duplication, no splitting.
    `kernel-devel` with a non-default kernel type is refused (validate_machineconfigs.py).
 6. `osImageURL` is the cluster default (cluster.yaml `osImageURL`), overridden by the LAST MachineConfig
-   that is not generated (no `generated-by-controller-version` annotation) and sets a non-empty one.
+   that sets a non-empty one, generated or not (the MCO reads no annotation here). The role templates carry the
+   default themselves (templates.py, as the MCO's template controller sets them), so a MachineConfig that sorts
+   before a template of its pool does not override it.
 7. `baseOSExtensionsContainerImage`: the same rule with cluster.yaml's `baseOSExtensionsContainerImage`.
 """
 
@@ -139,11 +141,10 @@ def merge_machine_configs(configs: Sequence[MachineConfig], *, default_os_image:
             kernel_type = spec.kernel_type
         kargs.extend(spec.kernel_arguments)
         extensions.extend(spec.extensions)
-        if not mc.generated:
-            if spec.os_image_url:
-                os_image = spec.os_image_url
-            if spec.base_os_extensions_container_image:
-                ext_image = spec.base_os_extensions_container_image
+        if spec.os_image_url:
+            os_image = spec.os_image_url
+        if spec.base_os_extensions_container_image:
+            ext_image = spec.base_os_extensions_container_image
     return MachineConfigSpec(config=merge_ignition_configs(configs), os_image_url=os_image,
                              base_os_extensions_container_image=ext_image, kernel_arguments=tuple(kargs),
                              extensions=tuple(extensions), fips=fips, kernel_type=kernel_type)

@@ -52,11 +52,6 @@ class MachineConfig:
         """The `machineconfiguration.openshift.io/role` label ("" if absent)."""
         return self.labels.get(ROLE_LABEL, "")
 
-    @property
-    def generated(self) -> bool:
-        """Carries the generated-by-controller-version annotation (ignored as an osImageURL source)."""
-        return bool(self.annotations.get(GENERATED_BY))
-
 
 @dataclass(frozen=True)
 class MachineConfigPool:

@@ -188,7 +188,7 @@ def _spec_entries(mc: MachineConfig) -> list[tuple[str, tuple[str | int, ...], s
                 for i, arg in enumerate(spec.kernel_arguments)]
     if spec.extensions:
         out += [(f"extensions[{ext}]", ("spec", "extensions", i), ext) for i, ext in enumerate(spec.extensions)]
-    if (spec.os_image_url or spec.base_os_extensions_container_image) and not mc.generated:
+    if spec.os_image_url or spec.base_os_extensions_container_image:  # any MachineConfig, as the merge
         if spec.os_image_url:
             out.append(("osImageURL", ("spec", "osImageURL"), spec.os_image_url))
         if spec.base_os_extensions_container_image:

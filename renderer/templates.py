@@ -230,11 +230,16 @@ def render_role(cluster_dir: FsPath, cluster: Cluster, role: str, *, template_ro
         name = mc_dir.name.replace(source_role, role) if source_role != role else mc_dir.name
         snippets = render_snippets(cluster_dir, mc_dir, context)
         problems.extend(snippets.problems)
+        # the cluster's OS image on every template MachineConfig, as the MCO's template controller sets it
+        # (pkg/controller/template/render.go generateMachineConfigForName): MergeMachineConfigs takes the last
+        # non-empty one, so a MachineConfig sorting before a template of its role does not override it
+        origins = {**snippets.origins, "osImageURL": "cluster.yaml:osImageURL"} if cluster.os_image_url \
+            else snippets.origins
         configs.append(MachineConfig(
             name=name, labels={ROLE_LABEL: role}, annotations={GENERATED_BY: CONTROLLER_VERSION},
-            spec=MachineConfigSpec(config=snippets.config), has_config=True,
+            spec=MachineConfigSpec(config=snippets.config, os_image_url=cluster.os_image_url), has_config=True,
             origin=Origin(mc_dir.relative_to(cluster_dir).as_posix() + "/"),
-            entry_origins=snippets.origins))
+            entry_origins=origins))
     return TemplateSet(tuple(configs), tuple(problems))
 
 

@@ -134,8 +134,21 @@ SPEC_CASES = [
      "kernel_type", "64k-pages", "kernel-type-last-wins"),
     ([mc("00-worker", os_image_url="quay.io/a"), mc("10-worker", os_image_url="quay.io/b")],
      "os_image_url", "quay.io/b", "os-image-last-user-mc"),
+    # MCO MergeMachineConfigs: the last non-empty osImageURL of ALL the pool's MachineConfigs, the annotation
+    # generated-by-controller-version not looked at; the template controller's MachineConfigs carry the default
+    # (pkg/controller/template/render.go generateMachineConfigForName: GetDefaultBaseImageContainer), so one that
+    # sorts before a template does not override it
     ([mc("00-worker", os_image_url="quay.io/a"), mc("10-worker", os_image_url="quay.io/gen", generated=True)],
-     "os_image_url", "quay.io/a", "os-image-generated-ignored"),
+     "os_image_url", "quay.io/gen", "os-image-of-a-generated-mc-counts"),
+    ([mc("00-worker", os_image_url="quay.io/default", generated=True), mc("00-worker-os", os_image_url="quay.io/a"),
+      mc("01-worker-kubelet", os_image_url="quay.io/default", generated=True)],
+     "os_image_url", "quay.io/default", "os-image-before-a-template-is-overridden-by-it"),
+    ([mc("01-worker-kubelet", os_image_url="quay.io/default", generated=True), mc("50-infra", "infra",
+                                                                                  os_image_url="quay.io/a")],
+     "os_image_url", "quay.io/a", "os-image-of-a-custom-role-after-every-worker-template"),
+    ([mc("00-worker", base_os_extensions_container_image="quay.io/ext"),
+      mc("99-worker-generated-x", base_os_extensions_container_image="quay.io/gen-ext", generated=True)],
+     "base_os_extensions_container_image", "quay.io/gen-ext", "extensions-image-of-a-generated-mc-counts"),
     ([mc("00-worker")], "os_image_url", "quay.io/default", "os-image-default"),
     ([mc("00-worker", base_os_extensions_container_image="quay.io/ext")],
      "base_os_extensions_container_image", "quay.io/ext", "extensions-image-override"),

@@ -118,14 +118,13 @@ def reference_provenance(configs: Sequence[MachineConfig], *, default_source: st
         for i, ext in enumerate(spec.extensions):
             setters.setdefault(f"extensions[{ext}]", []).append(
                 _ref_where(mc, f"extensions[{ext}]", ("spec", "extensions", i), ext))
-        if not mc.generated:
-            if spec.os_image_url:
-                setters.setdefault("osImageURL", []).append(_ref_where(mc, "osImageURL", ("spec", "osImageURL"),
-                                                                       spec.os_image_url))
-            if spec.base_os_extensions_container_image:
-                setters.setdefault("baseOSExtensionsContainerImage", []).append(
-                    _ref_where(mc, "baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
-                               spec.base_os_extensions_container_image))
+        if spec.os_image_url:
+            setters.setdefault("osImageURL", []).append(_ref_where(mc, "osImageURL", ("spec", "osImageURL"),
+                                                                   spec.os_image_url))
+        if spec.base_os_extensions_container_image:
+            setters.setdefault("baseOSExtensionsContainerImage", []).append(
+                _ref_where(mc, "baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
+                           spec.base_os_extensions_container_image))
         if spec.kernel_type in ("realtime", "64k-pages"):
             setters.setdefault("kernelType", []).append(_ref_where(mc, "kernelType", ("spec", "kernelType"),
                                                                    spec.kernel_type))

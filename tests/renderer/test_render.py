@@ -272,7 +272,38 @@ def test_os_image_override_is_annotated(cluster: Path) -> None:
     rendered = render_cluster(cluster, store=MemoryStore()).pools["worker"].rendered
     assert rendered is not None and rendered.spec.os_image_url == "quay.io/lab/custom-os:41"
     assert rendered.annotations["machineconfiguration.openshift.io/os-image-url-overridden"] == "true"
-    assert rendered.provenance["osImageURL"] == "70-worker-os (manifests/70-worker-os.yaml:8)"
+    assert rendered.provenance["osImageURL"] == ("70-worker-os (manifests/70-worker-os.yaml:8); overrode "
+                                                 "01-worker-kubelet (cluster.yaml:osImageURL), 01-worker-container-"
+                                                 "runtime (cluster.yaml:osImageURL), 00-worker (cluster.yaml:osImageURL)")
+
+
+# MCO: template MachineConfigs carry the cluster's OS image (pkg/controller/template/render.go
+# generateMachineConfigForName sets `Spec.OSImageURL = GetDefaultBaseImageContainer(...)`) and MergeMachineConfigs
+# (pkg/controller/common/helpers.go) keeps the last non-empty osImageURL of all of them, generated or not. So an
+# override sorting before the last template of its role (00-worker < 00-worker-os < 01-worker-kubelet) is undone by
+# it, in a worker pool; a custom pool merges every worker MachineConfig first, so there it holds.
+OS_ORDER = [
+    ("00-worker-os", "worker", "worker", False, "before-the-templates-undone"),
+    ("01-worker-a-os", "worker", "worker", False, "between-the-templates-undone"),
+    ("01-worker-kubelet-os", "worker", "worker", True, "after-the-last-template-holds"),
+    ("00-infra-os", "infra", "infra", True, "custom-role-after-every-worker-template-holds"),
+]
+
+
+@pytest.mark.parametrize(("name", "role", "pool", "overrides"), [o[:4] for o in OS_ORDER], ids=[o[4] for o in OS_ORDER])
+def test_os_image_override_against_the_templates(cluster: Path, name: str, role: str, pool: str,
+                                                 overrides: bool) -> None:
+    default = render_cluster(cluster, store=MemoryStore()).pools[pool].rendered
+    _write(cluster, f"{name}.yaml", _mc(name, role, "  osImageURL: quay.io/lab/custom-os:41\n"))
+    rendered = render_cluster(cluster, store=MemoryStore()).pools[pool].rendered
+    assert default is not None and rendered is not None
+    if overrides:
+        assert rendered.spec.os_image_url == "quay.io/lab/custom-os:41"
+        assert rendered.annotations["machineconfiguration.openshift.io/os-image-url-overridden"] == "true"
+    else:
+        assert rendered.spec.os_image_url == default.spec.os_image_url != "quay.io/lab/custom-os:41"
+        assert "machineconfiguration.openshift.io/os-image-url-overridden" not in rendered.annotations
+        assert rendered.name == default.name
 
 
 def test_json_manifest_provenance_has_entry_lines(cluster: Path) -> None:
