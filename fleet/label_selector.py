@@ -3,7 +3,8 @@
 Semantics (`LabelSelectorAsSelector`): `matchLabels` is an AND of key == value; `matchExpressions` are
 AND-ed with it; `In` needs the label present with one of `values`, `NotIn` is true when the label is
 absent or has none of them, `Exists` / `DoesNotExist` test presence only. `In`/`NotIn` need a non-empty
-`values`, `Exists`/`DoesNotExist` must have none. A nil selector matches nothing; the MCO refuses to
+`values`, `Exists`/`DoesNotExist` must have none; every key must be a label key and every value a label value
+(`labels.NewRequirement`: validateLabelKey, validateLabelValue; fleet/node_labels.py owns that syntax). A nil selector matches nothing; the MCO refuses to
 render a pool whose selector is `{}` (it would select everything), and so do we (`is_empty`); a pool's
 `nodeSelector` that is empty or absent matches no node (MCO `pkg/helpers/helpers.go`: ListPools).
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from fleet.node_labels import key_problem, value_problem
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 Path = tuple[str | int, ...]  # a field path, as problems name it
@@ -107,6 +110,16 @@ def _label_value(value: Any) -> str | None:
     return None
 
 
+def _syntax_problem(key: object, value: str) -> tuple[str, str] | None:
+    """(code, message) when `key` is not a label key or `value` not a label value: LabelSelectorAsSelector
+    refuses such a selector (labels.NewRequirement), and the MCO's render controller fails the pool."""
+    if (problem := key_problem(key)) is not None:
+        return "selector-key", f"invalid label key {str(key)[:80]!r}: {problem}"
+    if (problem := value_problem(value)) is not None:
+        return "selector-value", f"invalid label value {value[:80]!r} for key {key!r}: {problem}"
+    return None
+
+
 def parse_selector(data: Any, path: Path) -> tuple[LabelSelector | None, list[tuple[Path, str, str]]]:
     """Read a LabelSelector object; returns the selector (None if absent or broken) and (path, code, message) problems."""
     problems: list[tuple[Path, str, str]] = []
@@ -124,6 +137,8 @@ def parse_selector(data: Any, path: Path) -> tuple[LabelSelector | None, list[tu
             if text is None:
                 problems.append(((*path, "matchLabels", key), "json-type",
                                  f"label value must be a string, got {type(value).__name__} {value!r}"))
+            elif (problem := _syntax_problem(key, text)) is not None:
+                problems.append(((*path, "matchLabels", key), *problem))
             else:
                 labels[str(key)] = text
     requirements: list[Requirement] = []
@@ -140,6 +155,9 @@ def parse_selector(data: Any, path: Path) -> tuple[LabelSelector | None, list[tu
         if not isinstance(key, str) or not key:
             problems.append(((*epath, "key"), "required", "key is required"))
             continue
+        if (problem := _syntax_problem(key, "")) is not None:
+            problems.append(((*epath, "key"), *problem))
+            continue
         if op not in OPERATORS:
             problems.append(((*epath, "operator"), "selector-operator",
                              f"operator {op!r} is not one of {', '.join(OPERATORS)}"))
@@ -153,6 +171,8 @@ def parse_selector(data: Any, path: Path) -> tuple[LabelSelector | None, list[tu
             if text is None:
                 problems.append(((*epath, "values", j), "json-type",
                                  f"values must be strings, got {type(v).__name__} {v!r}"))
+            elif (problem := _syntax_problem(key, text)) is not None:
+                problems.append(((*epath, "values", j), *problem))
             else:
                 texts.append(text)
         if op in ("In", "NotIn") and not values:

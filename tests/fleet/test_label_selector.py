@@ -24,6 +24,9 @@ CASES = [
     ({"matchLabels": {ROLE: "worker"}, "matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]},
      {ROLE: "worker"}, True, "labels-and-expressions"),
     ({}, {ROLE: "worker"}, False, "empty-selects-nothing"),
+    ({"matchLabels": {ROLE: ""}}, {ROLE: ""}, True, "matchLabels-empty-value-is-a-label-value"),
+    ({"matchLabels": {"node-role.kubernetes.io/Infra_1.x": "A-b_c.9"}},
+     {"node-role.kubernetes.io/Infra_1.x": "A-b_c.9"}, True, "matchLabels-mixed-case-name-and-value"),
 ]
 
 
@@ -41,6 +44,17 @@ BAD = [
      "exists-with-values"),
     ({"matchLabels": {"x": True}}, "json-type", "boolean-label-value"),
     ({"matchExpressions": [{"operator": "Exists"}]}, "required", "missing-key"),
+    # k8s LabelSelectorAsSelector (apimachinery pkg/apis/meta/v1/helpers.go) builds every matchLabels entry and
+    # expression with labels.NewRequirement (pkg/labels/selector.go), which refuses a key that is not a
+    # qualified name (validateLabelKey) and a value that is not a label value (validateLabelValue); the MCO's
+    # render controller then fails the pool ("invalid label selector")
+    ({"matchLabels": {"node role": "worker"}}, "selector-key", "matchLabels-key-with-space"),
+    ({"matchLabels": {"Example.com/role": "worker"}}, "selector-key", "matchLabels-key-uppercase-prefix"),
+    ({"matchLabels": {ROLE: "worker pool"}}, "selector-value", "matchLabels-value-with-space"),
+    ({"matchLabels": {ROLE: "-worker"}}, "selector-value", "matchLabels-value-starting-with-dash"),
+    ({"matchExpressions": [{"key": "a/b/c", "operator": "Exists"}]}, "selector-key", "expression-key-two-slashes"),
+    ({"matchExpressions": [{"key": ROLE, "operator": "In", "values": ["worker", "x" * 64]}]}, "selector-value",
+     "expression-value-too-long"),
 ]
 
 
