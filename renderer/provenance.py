@@ -93,26 +93,6 @@ def _where(mc: MachineConfig, key: str, path: tuple[str | int, ...], key_value: 
     return f"{mc.name} ({origin})"
 
 
-def _config_entries(config: Mapping[str, Any]) -> list[tuple[str, tuple[str | int, ...], str]]:
-    """(key, path inside the config, key value) of every keyed entry of one config."""
-    out: list[tuple[str, tuple[str | int, ...], str]] = []
-    for section, name, key in _KEYED:
-        block = config.get(section)
-        if not isinstance(block, Mapping):
-            continue
-        for i, entry in enumerate(block.get(name) or ()):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get(key), str):
-                continue
-            value = entry[key]
-            out.append((f"{section}.{name}[{value}]", (section, name, i), value))
-            if name == "units":
-                for j, dropin in enumerate(entry.get("dropins") or ()):
-                    if isinstance(dropin, Mapping) and isinstance(dropin.get("name"), str):
-                        out.append((f"systemd.units[{value}].dropins[{dropin['name']}]",
-                                    (section, name, i, "dropins", j), dropin["name"]))
-    return out
-
-
 def butane_origins(mc: MachineConfig, text: str, source: str) -> dict[str, str]:
     """`file:line` in a Butane document for each entry and kernel argument its MachineConfig sets.
 
@@ -130,7 +110,8 @@ def butane_origins(mc: MachineConfig, text: str, source: str) -> dict[str, str]:
         return None
 
     out: dict[str, str] = {}
-    for key, _path, value in _config_entries(mc.spec.config) if mc.has_config else ():
+    keys, _paths, values = _config_entries(mc.spec.config) if mc.has_config else ([], [], [])
+    for key, value in zip(keys, values, strict=True):
         line = find(value, ("path:", "name:", "device:"))
         if line is not None:
             out[key] = f"{source}:{line}"
@@ -145,13 +126,15 @@ def butane_origins(mc: MachineConfig, text: str, source: str) -> dict[str, str]:
 # _KEYED grouped by section, with each key's prefix: one lookup of `storage` for its seven lists
 _SECTIONS = tuple((section, tuple((name, key, f"{section}.{name}[") for s, name, key in _KEYED if s == section))
                   for section in dict.fromkeys(s for s, _n, _k in _KEYED))
+_Path = tuple[str | int, ...]
 
 
-def _config_keys(config: Mapping[str, Any]) -> tuple[list[str], list[str | None]]:
-    """The keys and key values `_config_entries` gives, in its order, without building paths (JSON manifests
-    and generated MachineConfigs need none)."""
+def _config_entries(config: Mapping[str, Any]) -> tuple[list[str], list[_Path], list[str]]:
+    """The provenance key, path inside the config and key value of every keyed entry of one config, in
+    `_KEYED` order (a unit's dropins after it), as three lists built a list at a time."""
     keys: list[str] = []
-    values: list[str | None] = []
+    paths: list[_Path] = []
+    values: list[str] = []
     for section, lists in _SECTIONS:
         block = config.get(section)
         if not (type(block) is dict or isinstance(block, Mapping)):
@@ -161,22 +144,26 @@ def _config_keys(config: Mapping[str, Any]) -> tuple[list[str], list[str | None]
             if not entries:
                 continue
             if name != "units":
-                found = [entry[key] for entry in entries
+                found = [i for i, entry in enumerate(entries)
                          if (type(entry) is dict or isinstance(entry, Mapping)) and isinstance(entry.get(key), str)]
-                keys += [f"{prefix}{value}]" for value in found]
-                values += found
+                named = [entries[i][key] for i in found]
+                keys += [f"{prefix}{value}]" for value in named]
+                paths += [(section, name, i) for i in found]
+                values += named
                 continue
-            for entry in entries:
+            for i, entry in enumerate(entries):
                 if not (type(entry) is dict or isinstance(entry, Mapping)) or not isinstance(entry.get(key), str):
                     continue
                 value = entry[key]
                 keys.append(f"{prefix}{value}]")
+                paths.append((section, name, i))
                 values.append(value)
-                for dropin in entry.get("dropins") or ():
+                for j, dropin in enumerate(entry.get("dropins") or ()):
                     if isinstance(dropin, Mapping) and isinstance(dropin.get("name"), str):
                         keys.append(f"systemd.units[{value}].dropins[{dropin['name']}]")
+                        paths.append((section, name, i, "dropins", j))
                         values.append(dropin["name"])
-    return keys, values
+    return keys, paths, values
 
 
 def _spec_entries(mc: MachineConfig) -> list[tuple[str, tuple[str | int, ...], str | None]]:
@@ -188,12 +175,11 @@ def _spec_entries(mc: MachineConfig) -> list[tuple[str, tuple[str | int, ...], s
                 for i, arg in enumerate(spec.kernel_arguments)]
     if spec.extensions:
         out += [(f"extensions[{ext}]", ("spec", "extensions", i), ext) for i, ext in enumerate(spec.extensions)]
-    if spec.os_image_url or spec.base_os_extensions_container_image:  # any MachineConfig, as the merge
-        if spec.os_image_url:
-            out.append(("osImageURL", ("spec", "osImageURL"), spec.os_image_url))
-        if spec.base_os_extensions_container_image:
-            out.append(("baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
-                        spec.base_os_extensions_container_image))
+    if spec.os_image_url:  # from any MachineConfig, as the merge takes it
+        out.append(("osImageURL", ("spec", "osImageURL"), spec.os_image_url))
+    if spec.base_os_extensions_container_image:
+        out.append(("baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
+                    spec.base_os_extensions_container_image))
     if spec.kernel_type in ("realtime", "64k-pages"):
         out.append(("kernelType", ("spec", "kernelType"), spec.kernel_type))
     if spec.fips:
@@ -208,13 +194,14 @@ def _setters(mc: MachineConfig) -> tuple[list[str], list[str]]:
     the line of every key value comes from one dictionary and the strings from one format each."""
     doc = mc.doc
     if doc is not None and doc._node is not None:
-        entries: list[tuple[str, tuple[str | int, ...], str | None]] = []
+        entries: list[tuple[str, _Path, str | None]] = []
         if mc.has_config:
-            entries += [(key, (*mc.config_path, *path), value)
-                        for key, path, value in _config_entries(mc.spec.config)]
+            names, paths, named = _config_entries(mc.spec.config)
+            entries += zip(names, [(*mc.config_path, *path) for path in paths], named, strict=True)
         entries += _spec_entries(mc)
         return [e[0] for e in entries], [_where(mc, *e) for e in entries]
-    keys, values = _config_keys(mc.spec.config) if mc.has_config else ([], [])
+    keys, _paths, found = _config_entries(mc.spec.config) if mc.has_config else ([], [], [])
+    values: list[str | None] = [*found]
     for key, _path, value in _spec_entries(mc):
         keys.append(key)
         values.append(value)

@@ -15,6 +15,7 @@ from imagebuild.errors import ImageInputError
 from imagebuild.plan import plan_image
 from imagebuild.plan_builder import PlanSettings
 from tests.builders import rendered_config
+from tests.golden import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
 DATA = Path(__file__).parent / "data"
@@ -41,9 +42,7 @@ def test_golden_containerfile(rendered: RenderedConfig, lint: bool, request: pyt
     assert not plan.refused
     text = render_containerfile(plan, base=BASE, lint=lint)
     golden = GOLDEN / f"Containerfile.{request.node.callspec.id}"
-    if os.environ.get("MCO_UPDATE_GOLDEN") == "1":
-        golden.write_text(text)
-    assert text == golden.read_text()
+    assert_golden(golden, text)
     assert "<<" not in text  # no heredocs: Debian's buildah 1.28 cannot parse them
 
 

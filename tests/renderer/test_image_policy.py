@@ -6,7 +6,6 @@ TestGetValidBlockAndAllowedRegistries, and `container_runtime_config_controller_
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,10 @@ import pytest
 
 from renderer.image_policy import DEFAULT_POLICY, ONLY_ONE, PolicyError, update_policy
 from renderer.registries_generated import _Check, plan
+from tests.golden import assert_golden
 from tests.renderer.registries_cases import icsp, idms, image
 
 GOLDEN = Path(__file__).parent / "golden" / "policy"
-UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
 PAYLOAD = "release-reg.io/image/release"
 ACCEPT, REJECT = [{"type": "insecureAcceptAnything"}], [{"type": "reject"}]
 DAEMON = {"": ACCEPT}
@@ -76,10 +75,7 @@ def test_update_policy_json(name: str, allowed: list[str], blocked: list[str], w
     data = update_policy(DEFAULT_POLICY, blocked, allowed, PAYLOAD)
     assert json.loads(data) == want
     golden = GOLDEN / f"{_slug(name)}.json"
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_bytes(data)
-    assert data == golden.read_bytes(), f"{golden} differs (MCO_UPDATE_GOLDEN=1 to refresh)"
+    assert_golden(golden, data)
 
 
 ICSP_RULES = (("insecure.com/ns-i1", ["blocked.com/ns-b1", "other.com/ns-o1"]),

@@ -1,24 +1,25 @@
-"""renderer.provenance against the implementation it replaced (kept below as the reference).
+"""renderer.provenance: which MachineConfig (and manifest file:line) set each entry of a rendered config.
 
-The fast `compute_provenance` must give byte-identical dicts (same keys, same order, same values): they
-are stored in rendered configs and shown by `mco render --explain`. MachineConfigs are built the way the
-renderer builds them -- manifest text (JSON in several layouts, YAML) through `load_text` and
-`parse_manifest`, Butane-origin `entry_origins`, generated ones without a document -- from hypothesis
-data in which key values repeat (overrides), carry JSON escapes and `%`, and entries are sometimes junk.
+The dicts are stored in rendered configs and shown by `mco render --explain`, so what a fixed input gives is
+kept as golden files (tests/renderer/golden/provenance/, MCO_UPDATE_GOLDEN=1 to refresh): the example
+cluster, one manifest in every layout the renderer reads (JSON written several ways, YAML, a Butane
+origin, a generated MachineConfig without a document), and a cluster shaped like the render bench's.
+Hypothesis data (key values that repeat, carry JSON escapes and `%`; junk entries) checks what must hold
+for any input: a JSON manifest's line holds the entry it names, the layout changes only the lines, junk
+fails as a TypeError, and a second call (line tables cached) gives the same again.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from renderer import provenance
@@ -27,118 +28,14 @@ from renderer.load import Document, load_text
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, parse_manifest
 from renderer.order import merge_order
 from renderer.provenance import butane_origins, compute_provenance
+from tests.golden import assert_golden
 
-# ---------------------------------------------------------------------------------------------------
-# The reference: renderer/provenance.py's compute_provenance as it was before the speed-up (verbatim
-# apart from names; `_KEYED`, `_CONCATENATED` and `_config_entries` are unchanged in the module).
-
-_REF_STRING = re.compile(r'"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
-_ref_lines_cache: dict[int, tuple[Any, dict[str, int]]] = {}
+GOLDEN = Path(__file__).parent / "golden" / "provenance"
 
 
-def _ref_line(mc: MachineConfig, path: tuple[str | int, ...], key_value: str | None) -> str:
-    doc = mc.doc
-    if doc is None:
-        return str(mc.origin)
-    if doc._node is not None:
-        where = doc.locate(path)
-        return f"{doc.source}:{where[0]}" if where else doc.source
-    if key_value is not None and doc.text:
-        line = _ref_string_lines(doc).get(key_value)
-        if line is not None:
-            return f"{doc.source}:{line}"
-    return str(mc.origin)
-
-
-def _ref_string_lines(doc: Any) -> dict[str, int]:
-    cached = _ref_lines_cache.get(id(doc))
-    if cached is not None and cached[0] is doc:
-        return cached[1]
-    text = doc.text
-    table: dict[str, int] = {}
-    line, last = 1, 0
-    for m in _REF_STRING.finditer(text):
-        start = m.start()
-        line += text.count("\n", last, start)
-        last = start
-        raw = m.group(1)
-        if "\\" in raw:
-            try:
-                raw = json.loads(f'"{raw}"')
-            except ValueError:
-                continue
-        table.setdefault(raw, line)
-    if len(_ref_lines_cache) > 4096:
-        _ref_lines_cache.clear()
-    _ref_lines_cache[id(doc)] = (doc, table)
-    return table
-
-
-def _ref_where(mc: MachineConfig, key: str, path: tuple[str | int, ...], key_value: str | None) -> str:
-    origin = mc.entry_origins.get(key)
-    if origin is None:
-        origin = _ref_line(mc, path, key_value)
-    return f"{mc.name} ({origin})"
-
-
-def _ref_config_entries(config: Mapping[str, Any]) -> list[tuple[str, tuple[str | int, ...], str]]:
-    out: list[tuple[str, tuple[str | int, ...], str]] = []
-    for section, name, key in (("storage", "files", "path"), ("storage", "directories", "path"),
-                               ("storage", "links", "path"), ("storage", "disks", "device"),
-                               ("storage", "filesystems", "device"), ("storage", "raid", "name"),
-                               ("storage", "luks", "name"), ("passwd", "users", "name"),
-                               ("passwd", "groups", "name"), ("systemd", "units", "name")):
-        block = config.get(section)
-        if not isinstance(block, Mapping):
-            continue
-        for i, entry in enumerate(block.get(name) or ()):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get(key), str):
-                continue
-            value = entry[key]
-            out.append((f"{section}.{name}[{value}]", (section, name, i), value))
-            if name == "units":
-                for j, dropin in enumerate(entry.get("dropins") or ()):
-                    if isinstance(dropin, Mapping) and isinstance(dropin.get("name"), str):
-                        out.append((f"systemd.units[{value}].dropins[{dropin['name']}]",
-                                    (section, name, i, "dropins", j), dropin["name"]))
-    return out
-
-
-def reference_provenance(configs: Sequence[MachineConfig], *, default_source: str = "cluster.yaml") -> dict[str, str]:
-    """The slow routine: one `_where` (and f-strings) per entry, then a sort."""
-    setters: dict[str, list[str]] = {}
-    for mc in configs:
-        if mc.has_config:
-            for key, path, value in _ref_config_entries(mc.spec.config):
-                setters.setdefault(key, []).append(_ref_where(mc, key, (*mc.config_path, *path), value))
-        spec = mc.spec
-        for i, arg in enumerate(spec.kernel_arguments):
-            setters.setdefault(f"kernelArguments[{arg}]", []).append(
-                _ref_where(mc, f"kernelArguments[{arg}]", ("spec", "kernelArguments", i), arg))
-        for i, ext in enumerate(spec.extensions):
-            setters.setdefault(f"extensions[{ext}]", []).append(
-                _ref_where(mc, f"extensions[{ext}]", ("spec", "extensions", i), ext))
-        if spec.os_image_url:
-            setters.setdefault("osImageURL", []).append(_ref_where(mc, "osImageURL", ("spec", "osImageURL"),
-                                                                   spec.os_image_url))
-        if spec.base_os_extensions_container_image:
-            setters.setdefault("baseOSExtensionsContainerImage", []).append(
-                _ref_where(mc, "baseOSExtensionsContainerImage", ("spec", "baseOSExtensionsContainerImage"),
-                           spec.base_os_extensions_container_image))
-        if spec.kernel_type in ("realtime", "64k-pages"):
-            setters.setdefault("kernelType", []).append(_ref_where(mc, "kernelType", ("spec", "kernelType"),
-                                                                   spec.kernel_type))
-        if spec.fips:
-            setters.setdefault("fips", []).append(_ref_where(mc, "fips", ("spec", "fips"), None))
-    out: dict[str, str] = {}
-    for key, who in setters.items():
-        if key.startswith(("kernelArguments[", "extensions[")) or key == "fips":
-            out[key] = who[0] if len(who) == 1 else f"{who[0]}; also from {', '.join(who[1:])}"
-        else:
-            last, earlier = who[-1], who[:-1]
-            out[key] = last if not earlier else f"{last}; overrode {', '.join(reversed(earlier))}"
-    out.setdefault("osImageURL", f"{default_source} (default)")
-    return dict(sorted(out.items()))
+def golden_json(name: str, result: dict[str, str]) -> None:
+    """`result` (keys sorted, as stored) against golden/provenance/NAME.json."""
+    assert_golden(GOLDEN / f"{name}.json", json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -232,8 +129,8 @@ def machine_configs(data: dict[str, Any], layout: str, origins: list[bool]) -> l
             mc = replace(mc, doc=None)
         elif layout == "origins":  # some entries' lines known beforehand, the others looked up
             try:
-                keys = list(reference_provenance([mc]))
-            except TypeError:  # a junk list (`files: 3`): both raise, as the test checks
+                keys = list(compute_provenance([mc]))
+            except TypeError:  # a junk list (`files: 3`): raises, as the test checks
                 keys = []
             chosen = {k: f"templates/{i}.yaml:1" for i, (k, pick) in enumerate(zip(keys, origins, strict=False))
                       if pick}
@@ -242,27 +139,86 @@ def machine_configs(data: dict[str, Any], layout: str, origins: list[bool]) -> l
     return out
 
 
-def outcome(fn: Any, configs: list[MachineConfig]) -> tuple[str, str]:
-    """("ok", the JSON text of the result) or ("raised", the exception type): a junk config must fail
-    the same way in both."""
+def outcome(configs: list[MachineConfig]) -> tuple[str, str]:
+    """("ok", the JSON text of the provenance) or ("raised", the exception type)."""
     try:
-        return "ok", json.dumps(fn(configs), ensure_ascii=False, sort_keys=True)
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+        return "ok", json.dumps(compute_provenance(configs), ensure_ascii=False, sort_keys=True)
+    except Exception as exc:  # noqa: BLE001 - the type is what is checked
         return "raised", type(exc).__name__
+
+
+_ORIGIN = re.compile(r" \(([^()]*)\)")  # ` (source:line)` after each name (names and values hold no parentheses)
+JSON_LAYOUTS = ("json", "json-indent", "json-ascii", "json-slashes", "json-newline-colon")
+
+
+def setters(value: str) -> str:
+    """A provenance value without its origins: `b; overrode a` for `b (m.json:3); overrode a (m.json:9)`."""
+    return _ORIGIN.sub("", value)
+
+
+def key_value(key: str, mc: MachineConfig) -> str | None:
+    """The value a key names: inside its last brackets, or the spec field's (None for fips)."""
+    if key.endswith("]"):
+        return key[key.rindex("[") + 1:-1]
+    return {"osImageURL": mc.spec.os_image_url, "kernelType": mc.spec.kernel_type,
+            "baseOSExtensionsContainerImage": mc.spec.base_os_extensions_container_image}.get(key)
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(MANIFEST, st.sampled_from(LAYOUTS), st.lists(st.booleans(), max_size=20)),
                 min_size=1, max_size=5))
-def test_same_provenance_as_the_reference(manifests: list[tuple[dict[str, Any], str, list[bool]]]) -> None:
+def test_junk_raises_a_type_error_and_a_second_call_agrees(manifests: list[tuple[dict[str, Any], str, list[bool]]]) -> None:
     configs = [mc for data, layout, origins in manifests for mc in machine_configs(data, layout, origins)]
-    assert outcome(compute_provenance, configs) == outcome(reference_provenance, configs)
-    # a second call (the line tables now cached) gives the same again
-    assert outcome(compute_provenance, configs) == outcome(reference_provenance, configs)
+    first = outcome(configs)
+    assert first[0] == "ok" or first == ("raised", "TypeError")
+    assert outcome(configs) == first  # the line tables are cached now
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MANIFEST, min_size=1, max_size=4), st.sampled_from(LAYOUTS[1:]))
+def test_the_layout_changes_only_the_lines(manifests: list[dict[str, Any]], layout: str) -> None:
+    """The keys, their order of setting and who set them do not depend on how the manifests are written."""
+    plain = [mc for data in manifests for mc in machine_configs(data, "json", [])]
+    other = [mc for data in manifests for mc in machine_configs(data, layout, [])]
+    got, want = outcome(other), outcome(plain)
+    if want[0] == "raised":
+        assert got == want
+        return
+    assert got[0] == "ok"
+    assert {k: setters(v) for k, v in json.loads(got[1]).items()} == \
+        {k: setters(v) for k, v in json.loads(want[1]).items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(MANIFEST, st.sampled_from(JSON_LAYOUTS))
+def test_a_json_line_holds_the_entry_it_names(data: dict[str, Any], layout: str) -> None:
+    """Every `source:N` of a JSON manifest points at a line whose "path"/"name"/"device" is the key's value."""
+    configs = machine_configs(data, layout, [])
+    if not configs:  # not a MachineConfig the renderer reads (its problems say why)
+        return
+    (mc,) = configs
+    try:
+        result = compute_provenance([mc])
+    except TypeError:
+        return
+    assert mc.doc is not None
+    lines = mc.doc.text.split("\n")
+    for key, who in result.items():
+        origin = _ORIGIN.search(who)
+        assert origin is not None, who
+        if origin.group(1) in (str(mc.origin), "default"):  # not in the table: where the manifest starts
+            continue
+        source, _, line = origin.group(1).rpartition(":")
+        assert source == mc.doc.source, who
+        # the entry starts on that line (its value may follow on the next ones: whitespace holds newlines)
+        number = int(line)
+        rest = "\n".join(lines[number - 1:])
+        starts = [m for m in _PLAIN.finditer(rest) if "\n" not in rest[:m.start()]]
+        assert key_value(key, mc) in [json.loads(f'"{m.group(1)}"') for m in starts], (key, who)
 
 
 def test_the_layouts_are_exercised() -> None:
-    """The strategies reach what they are for: overrides, concatenations, escapes, lines from YAML nodes."""
+    """Overrides, concatenations, escapes and lines from YAML nodes, in every layout (golden files)."""
     data = {"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
             "metadata": {"name": "50-worker-a", "labels": {ROLE_LABEL: "worker"}},
             "spec": {"kernelArguments": ["nosmt", "nosmt"], "fips": True,
@@ -272,7 +228,7 @@ def test_the_layouts_are_exercised() -> None:
     for layout in LAYOUTS:
         configs = machine_configs(data, layout, [True, False] * 5) * 2
         got = compute_provenance(configs)
-        assert json.dumps(got, sort_keys=True) == json.dumps(reference_provenance(configs), sort_keys=True), layout
+        golden_json(f"layout-{layout}", got)
         assert "overrode" in got["storage.files[/etc/a]"]
         assert "also from" in got["kernelArguments[nosmt]"]
     yaml_configs = machine_configs(data, "yaml", [])
@@ -291,6 +247,24 @@ class _Text:
         self.key_lines: dict[str, int] | None = None
 
 
+# The table's definition: the first line of each key value, with the plain (backtracking) form of the
+# module's possessive regex; escapes decoded, and a value whose escapes do not decode left out.
+_PLAIN = re.compile(r'"(?:path|name|device)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
+
+
+def defined_lines(text: str) -> dict[str, int]:
+    table: dict[str, int] = {}
+    for match in _PLAIN.finditer(text):
+        value = match.group(1)
+        if "\\" in value:  # only escapes are decoded (a raw control character stays as written)
+            try:
+                value = json.loads(f'"{value}"')
+            except ValueError:
+                continue
+        table.setdefault(value, text.count("\n", 0, match.start()) + 1)
+    return table
+
+
 # near-misses of `"path": "value"`: whitespace with newlines, values with raw newlines, escapes, stray quotes
 MEMBER = st.builds("{}{}{}:{}\"{}{}".format, st.sampled_from(['"path"', '"name"', '"device"', '"pat"', 'name"']),
                    st.sampled_from(["", " ", "\n", " \n\t"]), st.sampled_from(["", " "]),
@@ -304,14 +278,13 @@ FRAGMENTS = st.one_of(MEMBER, st.sampled_from(['"path"', '"name"', '"device"', "
 @settings(max_examples=600, deadline=None)
 @given(st.lists(FRAGMENTS, max_size=30).map("".join))
 def test_line_table_on_any_text(text: str) -> None:
-    assert provenance._string_lines(_Text(text)) == _ref_string_lines(_Text(text))
+    assert provenance._string_lines(_Text(text)) == defined_lines(text)
 
 
 def test_line_table_on_json_with_escapes() -> None:
     text = json.dumps({"a": [{"path": "/x\\y"}, {"name": "/x\\y"}, {"device": "é"}, {"path": "/z"}]},
                       indent=1).replace("/z", "\\/z")
-    table = provenance._string_lines(_Text(text))
-    assert table == _ref_string_lines(_Text(text)) == {"/x\\y": 4, "é": 10, "/z": 13}
+    assert provenance._string_lines(_Text(text)) == {"/x\\y": 4, "é": 10, "/z": 13}
 
 
 @pytest.mark.parametrize("role", ["worker", "master", "infra", None])
@@ -320,11 +293,10 @@ def test_example_cluster(cluster: Path, role: str | None) -> None:
     configs = [m for m in inputs.machine_configs if role is None or m.role == role]
     selected = merge_order(configs) if role else configs
     assert selected
-    assert json.dumps(compute_provenance(selected), sort_keys=True) == json.dumps(reference_provenance(selected), sort_keys=True)
+    golden_json(f"example-{role or 'all'}", compute_provenance(selected))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(1, 30), st.integers(0, 6), st.integers(2, 7))
+@pytest.mark.parametrize(("configs", "files", "share"), [(1, 0, 2), (7, 3, 2), (30, 6, 3), (12, 6, 7)])
 def test_generated_cluster_like_the_bench(configs: int, files: int, share: int) -> None:
     """The bench's shape (bench/render_bench.py `generate`): many JSON MachineConfigs sharing paths."""
     docs = []
@@ -346,4 +318,5 @@ def test_generated_cluster_like_the_bench(configs: int, files: int, share: int) 
         configs_.append(mc)
     for role in ("worker", "master"):
         selected = merge_order(m for m in configs_ if m.role == role)
-        assert json.dumps(compute_provenance(selected), sort_keys=True) == json.dumps(reference_provenance(selected), sort_keys=True)
+        if selected:
+            golden_json(f"bench-{configs}-{files}-{share}-{role}", compute_provenance(selected))

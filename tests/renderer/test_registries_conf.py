@@ -6,7 +6,6 @@ to refresh)."""
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,10 @@ import pytest
 from renderer.mirror_sets import merge, topo_sorted
 from renderer.registries_generated import DEFAULT_REGISTRIES, Plan, pool_files
 from renderer.registries_toml import read_registries_conf, write_registries_conf
+from tests.golden import assert_golden
 from tests.renderer.registries_cases import icsp, idms, itms
 
 GOLDEN = Path(__file__).parent / "golden" / "registries"
-UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
 SEARCH = ["registry.access.redhat.com", "docker.io"]
 D, T = "digest-only", "tag-only"
 
@@ -116,10 +115,7 @@ def test_update_registries_config(name: str, insecure: Any, blocked: Any, sets: 
     got = [{k: v for k, v in r.items() if not (k == "prefix" and v == "")} for r in parsed.get("registry", [])]
     assert got == want
     golden = GOLDEN / f"{_slug(name)}.conf"
-    if UPDATE:
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_bytes(data)
-    assert data == golden.read_bytes(), f"{golden} differs (MCO_UPDATE_GOLDEN=1 to refresh)"
+    assert_golden(golden, data)
 
 
 MERGE = [  # runtime-utils TestMergedMirrorSets: (name, rule lists, {source: mirrors})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,9 +14,9 @@ from fleet.rendered import RenderedConfig
 from fleet.store import MemoryStore
 from renderer.errors import ClusterDirectoryMissing
 from renderer.render import render_cluster
+from tests.golden import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "example"
-UPDATE = os.environ.get("MCO_UPDATE_GOLDEN") == "1"
 
 
 _clock = ManualClock(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
@@ -36,10 +35,7 @@ def test_example_renders_every_pool_to_its_golden_file(cluster: Path) -> None:
         assert outcome.changed and outcome.rendered is not None
         golden = GOLDEN / f"{pool}.json"
         data = outcome.rendered.to_json_bytes()
-        if UPDATE:
-            golden.parent.mkdir(parents=True, exist_ok=True)
-            golden.write_bytes(data)
-        assert data == golden.read_bytes(), f"{pool} differs from {golden} (MCO_UPDATE_GOLDEN=1 to refresh)"
+        assert_golden(golden, data)
         assert store.get_rendered(outcome.rendered.name) == outcome.rendered
         record = store.get_pool(pool)
         assert record.current == outcome.rendered.name
