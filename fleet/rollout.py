@@ -10,7 +10,9 @@ set it (so available); and a failing node counts as unavailable, so a broken nod
 widen. A Degraded node therefore stops the rollout from
 widening; with the pool's automatic pause (on unless turned off) it stops it altogether, and maintenance windows
 and a canary wave hold it too (fleet/rollout_gates.py `hold_reason`). A node that is already moving to the target (its reported desiredConfig is the target) keeps
-getting it, so a rollout never stalls half-way. A paused pool hands out nothing new. A node the server has
+getting it, so a rollout never stalls half-way, even once the pool is paused: `spec.paused` hands out nothing new
+and takes back nothing handed (MCO `node_controller.go` `syncMachineConfigPool` only syncs a paused pool's status
+and leaves every node's desiredConfig annotation as it is, so the MCD goes on with it). A node the server has
 never heard of, or one that has reported but never ran a config, is a machine being provisioned: like
 `/config/<pool>` for a booting machine, it gets the pool's target without waiting for a slot (it has no old
 config to keep, and "no config" is no answer).
@@ -308,10 +310,10 @@ def desired_for(node: str, pool: PoolRecord, statuses: Sequence[NodeStatus], *,
         return current or target
     if mine is None or provisioning(mine):
         return target  # nothing to keep
+    if mine.desired_config == target:
+        return target  # handed it already: it goes on, paused or not (module docstring)
     if pool.paused:
         return current
-    if mine.desired_config == target:
-        return target
     now = now or system_clock()
     if hold_reason(node, pool, view, now) is not None:
         return current

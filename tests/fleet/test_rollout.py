@@ -79,6 +79,26 @@ def test_desired_for(node: str, pool: PoolRecord, statuses: list[NodeStatus], ex
     assert desired_for(node, pool, statuses) == expected
 
 
+# MCO pkg/controller/node/node_controller.go syncMachineConfigPool: a paused pool only has its status synced
+# (syncStatusOnly); no node's desiredConfig annotation is set or taken back, so a node already targeted goes on.
+PAUSED = PoolRecord(name="worker", current=NEW, paused=True)
+PAUSED_CASES = [
+    ("handed-not-started-keeps-target", "a", [_n("a", OLD, NEW, "Done"), _n("b")], NEW),
+    ("updating-keeps-target", "a", [_n("a", OLD, NEW, "Working"), _n("b")], NEW),
+    ("failing-on-target-keeps-target", "a", [_n("a", OLD, NEW, "Degraded"), _n("b")], NEW),
+    ("waiting-node-gets-nothing-new", "b", [_n("a", OLD, NEW, "Working"), _n("b")], OLD),
+    ("waiting-node-with-free-slots", "b", [_n("a"), _n("b")], OLD),
+    ("moving-to-an-older-target-not-moved-on", "a", [_n("a", OLD, "rendered-worker-mid", "Working")], OLD),
+]
+
+
+@pytest.mark.parametrize("node,statuses,expected", [c[1:] for c in PAUSED_CASES], ids=[c[0] for c in PAUSED_CASES])
+def test_paused_pool_hands_out_nothing_new_and_takes_back_nothing(node: str, statuses: list[NodeStatus],
+                                                                  expected: str) -> None:
+    assert desired_for(node, PAUSED, statuses) == expected
+    assert desired_for(node, PAUSED, NodeStatuses(statuses)) == expected
+
+
 MOVES = [  # (id, node, pool): a node moving between pools, or one reporting in another pool than it asks for
     ("node-from-other-pool-counts-as-new-member", "a", PoolRecord(name="worker", current=NEW, max_unavailable="50%"),
      [_n("a", OLD, "rendered-infra-1", "Working", pool="infra"), _n("b", OLD, NEW, "Working"), _n("c"), _n("d")],
