@@ -12,8 +12,9 @@ Counts over the nodes whose last report names the pool:
 Conditions: `Updated` (all nodes updated, none unavailable), `Updating` (not updated and not paused, by
 `spec.paused` or by the rollout: `status.rolloutPause` then names the first failing node and why,
 fleet/rollout_gates.py; `RolloutPinned` while `mco rollout revert` pins the pool),
-`NodeDegraded` (degraded > 0, with each node's message), `RenderDegraded` as the renderer recorded it,
-and `Degraded` = NodeDegraded or RenderDegraded. `status.configuration` is the target once Updated,
+`NodeDegraded` (degraded > 0; its message names each degraded node with a message, `Node N is reporting: %q`
+with Go's quoting), `RenderDegraded` as the renderer recorded it, and `Degraded` = NodeDegraded or RenderDegraded,
+with NodeDegraded's message (none when only the render is degraded). `status.configuration` is the target once Updated,
 otherwise the config most nodes are at.
 """
 
@@ -37,6 +38,7 @@ from fleet.rendered import Condition, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from fleet.rollout_turn import skipped
+from ignition.rules.unitfile import _go_quote
 from server.errors import PathError
 
 SKIPPED_LISTED = 50  # nodes the rollout passed over named in /pools (all are counted)
@@ -194,13 +196,14 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
         else:
             conditions.append(_condition("Updating", True,
                                          message=f"All nodes are updating to MachineConfig {target}"))
-    node_message = ", ".join(f'Node {n.name} is reporting: "{n.message}"' for n in degraded)
+    node_message = ", ".join(f"Node {n.name} is reporting: {_go_quote(n.message.encode('utf-8', 'surrogatepass'))}"
+                             for n in degraded if n.message)  # MCO: %q of each non-empty reason annotation
     conditions.append(_condition("NodeDegraded", bool(degraded),
                                  f"{len(degraded)} nodes are reporting degraded status on sync" if degraded else "",
                                  node_message))
     conditions.append(render.to_dict() if render is not None else _condition("RenderDegraded", False))
-    conditions.append(_condition("Degraded", bool(degraded) or render_degraded,
-                                 message=node_message or (render.message if render_degraded and render else "")))
+    # Degraded carries NodeDegraded's message, none when only the render is degraded (RenderDegraded has that one)
+    conditions.append(_condition("Degraded", bool(degraded) or render_degraded, message=node_message))
     # the render's other conditions (a refused KubeletConfig or ContainerRuntimeConfig: `<Kind>Failure`)
     conditions += [c.to_dict() for c in record.conditions if c.type.endswith("Failure") or c.type == "RolloutPinned"]
     if all_updated or not members:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from fleet.node_status import NodeStatus
-from fleet.rendered import PoolRecord
+from fleet.rendered import Condition, PoolRecord
 from fleet.rollout import is_unavailable
 from server.status import pool_summary, tally
 
@@ -38,3 +38,38 @@ def test_counts_follow_the_rules(target: str | None, keep: slice) -> None:
     else:
         assert status["configuration"]["name"] == target
     assert [n.name for n in counted.members] == [n.name for n in members]
+
+
+RENDER = Condition("RenderDegraded", "True", "", "Failed to render configuration for pool worker: bad")
+NEW = "rendered-worker-a"
+# MCO pkg/controller/node/status.go calculateStatus: NodeDegraded's message joins, with ", ", `Node %s is reporting:
+# %q` of each degraded node whose reason annotation is not empty (a node without one is counted, not named; %q is
+# Go's strconv.Quote); Degraded (NodeDegraded or RenderDegraded) carries NodeDegraded's message when nodes are
+# degraded, and none when only the render is.
+MESSAGES = [
+    ("one-node", [NodeStatus("a", "worker", "x", NEW, "Degraded", "disk full")], (), 1,
+     'Node a is reporting: "disk full"', 'Node a is reporting: "disk full"'),
+    ("empty-reason-counted-not-named",
+     [NodeStatus("a", "worker", "x", NEW, "Degraded", ""), NodeStatus("b", "worker", "x", NEW, "Degraded", "oops")],
+     (), 2, 'Node b is reporting: "oops"', 'Node b is reporting: "oops"'),
+    ("only-empty-reasons", [NodeStatus("a", "worker", "x", NEW, "Degraded", "")], (), 1, "", ""),
+    ("go-quoting", [NodeStatus("a", "worker", "x", NEW, "Degraded", 'unit "a.service" failed\n\tC:\\x \x01')], (),
+     1, 'Node a is reporting: "unit \\"a.service\\" failed\\n\\tC:\\\\x \\x01"',
+     'Node a is reporting: "unit \\"a.service\\" failed\\n\\tC:\\\\x \\x01"'),
+    ("render-only", [NodeStatus("a", "worker", NEW, NEW, "Done")], (RENDER,), 0, "", ""),
+    ("render-and-node", [NodeStatus("a", "worker", "x", NEW, "Degraded", "disk full")], (RENDER,), 1,
+     'Node a is reporting: "disk full"', 'Node a is reporting: "disk full"'),
+]
+
+
+@pytest.mark.parametrize("nodes,conditions,count,node_message,message", [c[1:] for c in MESSAGES],
+                         ids=[c[0] for c in MESSAGES])
+def test_degraded_messages(nodes: list[NodeStatus], conditions: tuple[Condition, ...], count: int,
+                           node_message: str, message: str) -> None:
+    status = pool_summary(PoolRecord("worker", current=NEW, conditions=conditions), tally("worker", nodes))["status"]
+    by_type = {c["type"]: c for c in status["conditions"]}
+    assert status["degradedMachineCount"] == count
+    assert by_type["NodeDegraded"]["status"] == ("True" if count else "False")
+    assert by_type["NodeDegraded"]["message"] == node_message
+    assert by_type["Degraded"]["status"] == ("True" if count or conditions else "False")
+    assert by_type["Degraded"]["message"] == message
