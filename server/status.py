@@ -4,7 +4,8 @@ Node reports are persisted in the store (`nodes/<node>.json`), so status survive
 status is computed from the store on every read, which keeps several worker processes consistent.
 
 Counts over the nodes whose last report names the pool:
-- updated  = state Done, currentConfig == desiredConfig == the pool's target (a machine's: its config on it)
+- updated  = state Done, currentConfig == desiredConfig == the node's target (the pool's; a node a machine
+  document names: its machine's config on it, and only that one): `updated_count`
 - ready    = updated (nodes report no separate readiness)
 - degraded = state Degraded
 - unavailable = not Done, or desired set and current != desired (mid-update or broken): fleet/rollout.py
@@ -168,12 +169,29 @@ def with_machines(body: dict[str, Any], record: PoolRecord, nodes: Any) -> dict[
     return body
 
 
+def updated_count(record: PoolRecord, counted: PoolTally) -> int:
+    """Machines Done at their own target (MCO `status.go` getUpdatedMachines: current == desired == the target):
+    the pool's, or for a node a machine document names, its machine's config (`PoolRecord.target_for`). Counted
+    from the tally's reports, then corrected by the few nodes machine documents name: a node at another node's
+    machine config, or a machine still at the pool's target, is not at its own."""
+    if not record.current:
+        return 0
+    updated = counted.count("Done", settled=True, at=record.current)
+    own = record.machine_targets
+    if own:
+        for node in counted.members:
+            config = own.get(node.name)
+            if config is not None and node.state == "Done" and node.current_config == node.desired_config:
+                updated += (node.current_config == config) - (node.current_config == record.current)
+    return updated
+
+
 def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
     """The MachineConfigPool-style object for one pool (rules in the module docstring) without the per-node list
     (`with_machines` adds it for /pools): the counts and conditions (what the fleet page shows)."""
     members = counted.members
     target = record.current
-    updated = counted.count("Done", settled=True, at=record.targets) if target else 0  # machines: their own
+    updated = updated_count(record, counted)
     degraded = [n for n in counted.failing if n.state == "Degraded"]
     unavailable_count = sum(n for report, n in counted.reports.items() if unavailable(*report))
     all_updated = updated == len(members) and not unavailable_count

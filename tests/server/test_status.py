@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from fleet.machine_entry import MachineEntry
 from fleet.node_status import NodeStatus
 from fleet.rendered import Condition, PoolRecord
 from fleet.rollout import is_unavailable
@@ -73,3 +74,31 @@ def test_degraded_messages(nodes: list[NodeStatus], conditions: tuple[Condition,
     assert by_type["NodeDegraded"]["message"] == node_message
     assert by_type["Degraded"]["status"] == ("True" if count or conditions else "False")
     assert by_type["Degraded"]["message"] == message
+
+
+MINE = "rendered-worker-a-0123"  # node m's machine document's config on the pool's target
+MACHINES = (MachineEntry("m", {"hostname": "m"}, MINE, {}, "0123"),)
+# MCO pkg/controller/node/status.go getUpdatedMachines (LayeredNodeState.IsDone): Done, current == desired, and
+# desired the config the node is to run; here a node a machine document names runs its machine's config
+# (PoolRecord.target_for), every other node the pool's target.
+OWN_TARGETS = [
+    ("machine-at-own-config", [NodeStatus("m", "worker", MINE, MINE, "Done"), NodeStatus("n", "worker", NEW, NEW, "Done")],
+     2),
+    ("machine-still-at-pool-target", [NodeStatus("m", "worker", NEW, NEW, "Done"),
+                                      NodeStatus("n", "worker", NEW, NEW, "Done")], 1),
+    ("other-node-at-the-machine-config", [NodeStatus("m", "worker", MINE, MINE, "Done"),
+                                          NodeStatus("n", "worker", MINE, MINE, "Done")], 1),
+    ("machine-working-at-own-config", [NodeStatus("m", "worker", MINE, MINE, "Working")], 0),
+    ("machine-moving-to-own-config", [NodeStatus("m", "worker", NEW, MINE, "Done")], 0),
+]
+
+
+@pytest.mark.parametrize("nodes,updated", [c[1:] for c in OWN_TARGETS], ids=[c[0] for c in OWN_TARGETS])
+def test_updated_means_at_its_own_target(nodes: list[NodeStatus], updated: int) -> None:
+    record = PoolRecord("worker", current=NEW, machines=MACHINES)
+    status = pool_summary(record, tally("worker", nodes))["status"]
+    assert status["updatedMachineCount"] == status["readyMachineCount"] == updated
+    assert sum(n.state == "Done" and n.current_config == n.desired_config == record.target_for(n.name)
+               for n in nodes) == updated  # the rule as the rollout reads each node's target
+    updated_condition = next(c for c in status["conditions"] if c["type"] == "Updated")
+    assert updated_condition["status"] == ("True" if updated == len(nodes) else "False")
