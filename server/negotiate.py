@@ -5,12 +5,16 @@ The parse and the choice follow the OpenShift machine-config server (`api.go: pa
 
 1. Split the header on `,`, each element on `;`, trim spaces. An element counts only if its first part
    contains `/` (type/subtype split at the first `/`).
-2. Parameters: only `version=<X.Y.Z>` (the first one that is a valid semantic version, so the legacy
-   `version=1` is ignored) and `q=<float>` (the first valid float; 1.0 when absent).
-3. Stable sort by q, descending. The first element whose subtype is `vnd.coreos.ignition+json` and that
-   carries a version decides; later ones are never consulted.
-4. That version: 3.x with a minor we know -> `3.<minor>.0` (patch and pre-release ignored); 3.x newer than
-   our newest -> our newest; 2.x >= 2.2.0 -> 2.2.0; anything else (1.x, 2.0, 2.1, 4.x, ...) -> 400.
+2. Parameters: only `version=<X.Y.Z>` (the first one that coreos/go-semver parses, so the legacy
+   `version=1` is ignored) and `q=<float>` (the first that strconv.ParseFloat reads as a float32; 1 when
+   absent).
+3. Stable sort by q, descending. The elements whose subtype is `vnd.coreos.ignition+json` and that carry a
+   version are tried in that order; the first whose version the MCS serves decides.
+4. Versions compare as go-semver compares them (a pre-release sorts before its release: `3.4.0-rc` is
+   below `3.4.0`). The MCS serves 3.1.0 up to the version it renders (3.5.0, the MCO's
+   `InternalMCOIgnitionVersion`): `[3.Y.0, next)` -> `3.Y.0`, `[3.5.0, 4.0.0)` -> 3.5.0, and
+   `[2.2.0, 3.0.0)` -> 2.2.0. Any other version (1.x, 2.0, 2.1, 3.0, 4.x) is not served: the next element
+   is tried, and when none is served the answer is 400.
 5. No element carrying an Ignition version (curl's `*/*`, no header, garbage) -> the default.
 
 Where we differ from the MCS, on purpose (a client error is a 4xx naming the field, never a blanket one):
@@ -25,20 +29,24 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ignition.versions import LATEST, SUPPORTED_VERSIONS
+from ignition.config_version import parse_semver as go_semver
+from ignition.versions import SUPPORTED_VERSIONS
+from renderer.merge_machineconfigs import IGNITION_VERSION as RENDERED_VERSION
 from server.errors import ServerError
 
 IGNITION_SUBTYPE = "vnd.coreos.ignition+json"
+SPEC2 = "2.2.0"
 
-# coreos/go-semver: MAJOR.MINOR.PATCH[-prerelease][+metadata]; numbers as strconv.ParseInt reads them.
-_NUM = r"[+-]?[0-9]+"
-_IDENT = r"[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*"
-_SEMVER_RE = re.compile(rf"^({_NUM})\.({_NUM})\.({_NUM})(?:-({_IDENT}))?(?:\+({_IDENT}))?$")
+# A version as coreos/go-semver orders it: (major, minor, patch, released); metadata does not count.
+Order = tuple[int, int, int, bool]
+
 # strconv.ParseFloat: decimal or hex floats, inf/infinity/nan; no underscores without a base prefix.
 _FLOAT_RE = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
+_FLOAT32_MAX = 3.4028234663852886e38
 _BAD_CHARS_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\U0010ffff]")
 
 
@@ -75,7 +83,7 @@ class MediaRange:
 
     type: str
     subtype: str
-    version: tuple[int, int, int] | None
+    version: Order | None
     version_text: str | None
     q: float
 
@@ -88,24 +96,55 @@ class Choice:
     error: NegotiationError | None = None
 
 
-def parse_semver(text: str) -> tuple[int, int, int] | None:
-    """`3.3.0` -> (3, 3, 0); None for anything go-semver would reject (such as `1` or `3.3`)."""
-    m = _SEMVER_RE.match(text)
-    if not m:
+def parse_semver(text: str) -> Order | None:
+    """`3.3.0` -> (3, 3, 0, True), `3.3.0-rc.1` -> (3, 3, 0, False): the order go-semver's `LessThan` uses (a
+    pre-release sorts before its release); None for anything go-semver rejects (such as `1` or `3.3`)."""
+    parsed = go_semver(text)
+    if parsed is None:
         return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+    major, minor, patch, pre, _metadata = parsed
+    return major, minor, patch, pre == ""
+
+
+def _release(version: str) -> Order:
+    """The order of a released version string of ours (`3.1.0`)."""
+    order = parse_semver(version)
+    assert order is not None and order[3], version
+    return order
+
+
+# The spec-3 versions the MCS serves, newest first: 3.1.0 up to the version it renders (api.go
+# detectSpecVersionFromAcceptHeader has no case for 3.0; its newest case runs up to 4.0.0).
+MCS_SPEC3: tuple[str, ...] = tuple(sorted(
+    (v for v in SUPPORTED_VERSIONS if _release("3.1.0") <= _release(v) <= _release(RENDERED_VERSION)),
+    key=_release, reverse=True))
+_SPEC2_FROM, _SPEC3_FROM, _SPEC4_FROM = _release(SPEC2), _release("3.0.0"), _release("4.0.0")
+
+
+def mcs_version(version: Order) -> str | None:
+    """The spec version the MCS serves for an Accept `version=` (api.go detectSpecVersionFromAcceptHeader), or
+    None when it serves none: `[3.Y.0, next)` -> 3.Y.0 (the newest up to 4.0.0), `[2.2.0, 3.0.0)` -> 2.2.0."""
+    if _SPEC2_FROM <= version < _SPEC3_FROM:
+        return SPEC2
+    if version >= _SPEC4_FROM:
+        return None
+    return next((v for v in MCS_SPEC3 if version >= _release(v)), None)
 
 
 def parse_q(text: str) -> float | None:
-    """A q value as Go's strconv.ParseFloat reads it, or None when it does not parse."""
+    """A q value as Go's strconv.ParseFloat(text, 32) reads it (a float32: beyond its range is an error), or
+    None when it does not parse."""
+    value: float | None = None
     if _FLOAT_RE.match(text):
-        return float(text)
-    if re.match(r"^[+-]?0[xX]", text):
+        value = float(text)
+    elif re.match(r"^[+-]?0[xX]", text):
         try:
-            return float.fromhex(text)
+            value = float.fromhex(text)
         except ValueError:
             return None
-    return None
+    if value is None or (math.isfinite(value) and abs(value) > _FLOAT32_MAX):
+        return None
+    return value if not math.isfinite(value) else struct.unpack("f", struct.pack("f", value))[0]
 
 
 def parse_accept(header: str) -> list[MediaRange]:
@@ -117,7 +156,7 @@ def parse_accept(header: str) -> list[MediaRange]:
         if "/" not in mime:
             continue
         type_, subtype = mime.split("/", 1)
-        version: tuple[int, int, int] | None = None
+        version: Order | None = None
         version_text: str | None = None
         q: float | None = None
         for param in parts[1:]:
@@ -144,22 +183,24 @@ def choose(header: str | None) -> Choice:
         return Choice(None)
     if _BAD_CHARS_RE.search(header):
         return Choice(None, MalformedAccept("contains control or non-ASCII characters"))
+    served_range = f"{MCS_SPEC3[-1]} to {MCS_SPEC3[0]}"
+    unserved: list[str] = []
     for r in sorted(parse_accept(header), key=_sort_key):
         if r.subtype != IGNITION_SUBTYPE or r.version is None:
             continue
-        major, minor, _patch = r.version
         requested = r.version_text or ""
-        if major == 3 and minor >= 0:
-            served = f"3.{minor}.0"
-            if served in SUPPORTED_VERSIONS:
-                return Choice(served)
-            return Choice(LATEST)  # a newer 3.x client gets our newest spec
-        if major == 2 and (minor, _patch) >= (2, 0):
+        served = mcs_version(r.version)
+        if served is None:  # the MCS notes the error and tries the next element
+            unserved.append(requested)
+        elif served == SPEC2:
             return Choice(None, UnsatisfiableVersion(
-                f"version {requested} asks for spec 2.2.0, which this server does not produce "
-                f"(it serves {SUPPORTED_VERSIONS[0]} to {LATEST})", requested))
+                f"version {requested} asks for spec {SPEC2}, which this server does not produce "
+                f"(it serves {served_range})", requested))
+        else:
+            return Choice(served)
+    if unserved:
         return Choice(None, MalformedAccept(
-            f"unsupported Ignition spec version {requested} (served: {SUPPORTED_VERSIONS[0]} to {LATEST})"))
+            f"unsupported Ignition spec version {', '.join(unserved)} (served: {served_range})"))
     return Choice(None)
 
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from server.negotiate import LATEST, MalformedAccept, UnsatisfiableVersion, choose, parse_q, parse_semver
+from server.negotiate import MalformedAccept, UnsatisfiableVersion, choose, parse_q, parse_semver
 
 IGN = "application/vnd.coreos.ignition+json"
 
 # (id, header, expected version | None for the default | exception type)
+# Upstream: MCO pkg/server/api.go detectSpecVersionFromAcceptHeader -- the Ignition elements are tried in q order, an
+# unserved version only notes the error (400 when no element is served); the served ranges are [2.2.0, 3.0.0) -> 2.2.0,
+# [3.Y.0, 3.Y+1.0) -> 3.Y.0 from 3.1.0, and [3.5.0, 4.0.0) -> 3.5.0 (the version it renders), compared with
+# coreos/go-semver's LessThan (a pre-release sorts before its release); q is strconv.ParseFloat(q, 32).
 CASES = [
     ("no-header", None, None),
     ("empty", "", None),
@@ -21,12 +25,17 @@ CASES = [
     ("ignition-2.7", f"{IGN};version=3.2.0, */*;q=0.1", "3.2.0"),
     ("ignition-2.15", f"{IGN};version=3.4.0, */*;q=0.1", "3.4.0"),
     ("ignition-2.20", f"{IGN};version=3.5.0, */*;q=0.1", "3.5.0"),
-    ("ignition-2.26", f"{IGN};version=3.6.0, */*;q=0.1", "3.6.0"),
-    ("ignition-2.1", f"{IGN};version=3.0.0, */*;q=0.1", "3.0.0"),
+    ("ignition-2.26-gets-rendered", f"{IGN};version=3.6.0, */*;q=0.1", "3.5.0"),
+    ("ignition-2.1-400", f"{IGN};version=3.0.0, */*;q=0.1", MalformedAccept),
     ("patch-ignored", f"{IGN};version=3.2.7", "3.2.0"),
-    ("prerelease-ignored", f"{IGN};version=3.4.0-experimental", "3.4.0"),
-    ("newer-minor-gets-newest", f"{IGN};version=3.99.0, */*;q=0.1", LATEST),
-    ("next-minor-gets-newest", f"{IGN};version=3.7.0", LATEST),
+    ("prerelease-below-its-release", f"{IGN};version=3.4.0-experimental", "3.3.0"),
+    ("prerelease-of-3.1-400", f"{IGN};version=3.1.0-rc.1", MalformedAccept),
+    ("prerelease-of-3.0-is-spec-2", f"{IGN};version=3.0.0-rc", UnsatisfiableVersion),
+    ("prerelease-of-4-gets-rendered", f"{IGN};version=4.0.0-alpha", "3.5.0"),
+    ("metadata-ignored", f"{IGN};version=3.2.0+build.5", "3.2.0"),
+    ("empty-prerelease-is-release", f"{IGN};version=3.4.0-", "3.4.0"),
+    ("newer-minor-gets-rendered", f"{IGN};version=3.99.0, */*;q=0.1", "3.5.0"),
+    ("next-minor-gets-rendered", f"{IGN};version=3.7.0", "3.5.0"),
     ("major-4-400", f"{IGN};version=4.0.0, */*;q=0.1", MalformedAccept),
     ("major-1-400", f"{IGN};version=1.0.0", MalformedAccept),
     ("spec-2.1-400", f"{IGN};version=2.1.0", MalformedAccept),
@@ -39,7 +48,14 @@ CASES = [
     ("q-order", f"{IGN};version=3.1.0;q=0.2, {IGN};version=3.4.0;q=0.8", "3.4.0"),
     ("q-order-stable", f"{IGN};version=3.1.0;q=0.5, {IGN};version=3.4.0;q=0.5", "3.1.0"),
     ("q-default-1", f"{IGN};version=3.1.0;q=0.9, {IGN};version=3.2.0", "3.2.0"),
-    ("first-qualifying-decides", f"{IGN};version=4.0.0, {IGN};version=3.3.0;q=0.5", MalformedAccept),
+    ("unserved-then-served", f"{IGN};version=4.0.0, {IGN};version=3.3.0;q=0.5", "3.3.0"),
+    ("spec-3.0-then-served", f"{IGN};version=3.0.0, {IGN};version=3.2.0;q=0.5, */*;q=0.1", "3.2.0"),
+    ("none-served-400", f"{IGN};version=3.0.0, {IGN};version=1.0.0;q=0.5, */*;q=0.1", MalformedAccept),
+    ("served-before-unserved", f"{IGN};version=3.2.0;q=0.5, {IGN};version=4.0.0;q=0.1", "3.2.0"),
+    ("spec-2-by-q-first-406", f"{IGN};version=2.4.0, {IGN};version=3.2.0;q=0.5", UnsatisfiableVersion),
+    ("spec-3-by-q-first", f"{IGN};version=2.4.0;q=0.5, {IGN};version=3.2.0", "3.2.0"),
+    ("q-float32-equal-stable", f"{IGN};version=3.1.0;q=0.3, {IGN};version=3.4.0;q=0.30000001", "3.1.0"),
+    ("q-beyond-float32-is-1", f"{IGN};version=3.1.0, {IGN};version=3.4.0;q=1e39", "3.1.0"),
     ("bad-q-ignored", f"{IGN};version=3.1.0;q=abc, {IGN};version=3.4.0;q=0.5", "3.1.0"),
     ("first-version-param-wins", f"{IGN};version=3.1.0;version=3.4.0", "3.1.0"),
     ("invalid-then-valid-version", f"{IGN};version=x;version=3.4.0", "3.4.0"),
@@ -66,15 +82,22 @@ def test_choose(header: str | None, expected: object) -> None:
 
 
 @pytest.mark.parametrize(("text", "value"), [
-    ("3.3.0", (3, 3, 0)), ("3.3.0-experimental", (3, 3, 0)), ("3.3.0+build.1", (3, 3, 0)),
-    ("1", None), ("3.3", None), ("v3.3.0", None), ("3.3.0.1", None), ("", None), ("3.x.0", None),
+    ("3.3.0", (3, 3, 0, True)), ("3.3.0-experimental", (3, 3, 0, False)), ("3.3.0+build.1", (3, 3, 0, True)),
+    ("3.3.0-", (3, 3, 0, True)), ("3.+1.0", None), ("1", None), ("3.3", None), ("v3.3.0", None), ("3.3.0.1", None),
+    ("", None), ("3.x.0", None),
 ], ids=lambda v: repr(v))
 def test_parse_semver(text: str, value: object) -> None:
     assert parse_semver(text) == value
 
 
 @pytest.mark.parametrize(("text", "value"), [
-    ("0.1", 0.1), ("1", 1.0), ("1e-1", 0.1), (".5", 0.5), ("abc", None), ("1_0", None), ("", None),
+    ("0.5", 0.5), ("1", 1.0), ("0.25e1", 2.5), (".5", 0.5), ("abc", None), ("1_0", None), ("", None),
+    ("1e39", None), ("inf", float("inf")),
 ], ids=lambda v: repr(v))
 def test_parse_q(text: str, value: float | None) -> None:
     assert parse_q(text) == value
+
+
+def test_q_is_a_float32() -> None:
+    """strconv.ParseFloat(q, 32): 0.3 and 0.30000001 are the same float32 (api.go parseAcceptHeader)."""
+    assert parse_q("0.3") == parse_q("0.30000001") != 0.3
