@@ -56,6 +56,8 @@ def register(subparsers: Any) -> None:
                    help="do not append /etc/machine-config-daemon/node-annotations.json")
     p.add_argument("--no-encapsulated", action="store_true",
                    help="do not append /etc/ignition-machine-config-encapsulated.json")
+    p.add_argument("--no-machine-config-content", action="store_true",
+                   help="do not append /etc/mcs-machine-config-content.json")
     p.add_argument("--access-log", default="-", metavar="FILE",
                    help="JSON access log: a file, '-' for stderr (default), 'off'")
     p.add_argument("--poll-interval", type=float, default=1.0, metavar="SECONDS",
@@ -122,7 +124,8 @@ def build_settings(args: argparse.Namespace) -> Any:
         cluster_dir=args.cluster_dir, store_dir=store_dir, etcd=etcd, listen=listen, tls_listen=tls_listen,
         cert_file=args.cert, key_file=args.key, workers=args.workers, default_version=args.default_version,
         policy=policy, append=AppendOptions(node_annotations=not args.no_node_annotations,
-                                            encapsulated=not args.no_encapsulated),
+                                            encapsulated=not args.no_encapsulated,
+                                            machine_config_content=not args.no_machine_config_content),
         access_log=args.access_log, poll_interval=args.poll_interval,
         limits=Limits(max_connections=args.max_connections, max_per_client=args.max_connections_per_client))
 

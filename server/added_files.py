@@ -3,11 +3,16 @@
 - `/etc/machine-config-daemon/node-annotations.json`: the node's first annotations (current, desired and
   first-pivot config = the served rendered name, state Done; images when the config names a pre-built one),
   so the on-node agent starts from the config the machine was provisioned with.
+- `/etc/mcs-machine-config-content.json`: the whole MachineConfig served, Ignition part included, laid out
+  as Go's `json.MarshalIndent(mc, "", "    ")` does (MCO `pkg/server/server.go` appendInitialMachineConfig):
+  what the machine was provisioned with, to compare with what its pool renders later.
 - `/etc/ignition-machine-config-encapsulated.json` (always last): the MachineConfig with its Ignition part
-  replaced by an empty config of the served spec version; the first-boot agent reads osImageURL and kernel
-  arguments from it.
+  replaced by an empty config of the version the MCS renders (3.5.0: `ctrlcommon.NewIgnConfig()` for every
+  spec-3 request, not the served version; server.go appendEncapsulated); the first-boot agent reads
+  osImageURL and kernel arguments from it.
 - For a spec below 3.3.0 (no `kernelArguments` in Ignition), `kernelArguments.shouldExist` moves into the
-  encapsulated MachineConfig's `spec.kernelArguments`; `shouldNotExist` cannot travel and is refused.
+  `spec.kernelArguments` of both MachineConfig files; `shouldNotExist` cannot travel and is refused
+  (server.go MigrateKernelArgsIfNecessary).
 
 Added files have mode 0644 (420), `overwrite: true` and `data:,` contents percent-escaped like Go's
 `dataurl.Escape` (bytes outside `[A-Za-z0-9-_.!~*'()]` become `%XX`). A file of the config at the same
@@ -16,6 +21,7 @@ path is replaced rather than duplicated, so the result stays valid.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,10 +29,12 @@ from urllib.parse import quote
 
 from fleet.rendered import RenderedConfig
 from ignition.canonical import canonical_json
+from renderer.merge_machineconfigs import IGNITION_VERSION as RENDERED_VERSION
 from server.convert import ConversionRefused
 
 ANNOTATIONS_PATH = "/etc/machine-config-daemon/node-annotations.json"
 ENCAPSULATED_PATH = "/etc/ignition-machine-config-encapsulated.json"
+CONTENT_PATH = "/etc/mcs-machine-config-content.json"
 ANNOTATION_PREFIX = "machineconfiguration.openshift.io/"
 PRE_BUILT_IMAGE = ANNOTATION_PREFIX + "pre-built-image"
 KARGS_SINCE = (3, 3, 0)
@@ -34,10 +42,11 @@ KARGS_SINCE = (3, 3, 0)
 
 @dataclass(frozen=True)
 class AppendOptions:
-    """Which MCS-style files to append (both on by default, as the MCS always does)."""
+    """Which MCS-style files to append (all on by default, as the MCS always does)."""
 
     node_annotations: bool = True
     encapsulated: bool = True
+    machine_config_content: bool = True
 
 
 def escape_data_url(data: bytes) -> str:
@@ -65,12 +74,14 @@ def node_annotations(rendered: RenderedConfig) -> bytes:
     return canonical_json(annotations)
 
 
-def encapsulated(rendered: RenderedConfig, version: str, kernel_arguments: tuple[str, ...]) -> bytes:
-    """The MachineConfig with `spec.config` emptied to `{"ignition":{"version":V}}`."""
+def machine_config(rendered: RenderedConfig, config: Mapping[str, Any],
+                   kernel_arguments: tuple[str, ...]) -> dict[str, Any]:
+    """The served MachineConfig: the rendered one with `config` as its Ignition part and `kernel_arguments` (its
+    own and those moved out of Ignition) as its `spec.kernelArguments`."""
     spec = rendered.spec.to_dict()
-    spec["config"] = {"ignition": {"version": version}}
+    spec["config"] = dict(config)
     spec["kernelArguments"] = list(kernel_arguments)
-    mc = {
+    return {
         "apiVersion": "machineconfiguration.openshift.io/v1",
         "kind": "MachineConfig",
         "metadata": {
@@ -80,7 +91,19 @@ def encapsulated(rendered: RenderedConfig, version: str, kernel_arguments: tuple
         },
         "spec": spec,
     }
-    return canonical_json(mc)
+
+
+def encapsulated(rendered: RenderedConfig, kernel_arguments: tuple[str, ...]) -> bytes:
+    """The MachineConfig with `spec.config` emptied to `{"ignition":{"version":"3.5.0"}}`: the version the MCS
+    renders, whichever spec-3 version is served (server.go appendEncapsulated: `ctrlcommon.NewIgnConfig()`)."""
+    return canonical_json(machine_config(rendered, {"ignition": {"version": RENDERED_VERSION}}, kernel_arguments))
+
+
+def machine_config_content(rendered: RenderedConfig, kernel_arguments: tuple[str, ...]) -> bytes:
+    """The whole MachineConfig, its Ignition config as rendered (without the appended files, not translated to
+    the served version), indented by four spaces (server.go appendInitialMachineConfig)."""
+    mc = machine_config(rendered, rendered.ignition, kernel_arguments)
+    return json.dumps(mc, indent=4, sort_keys=True).encode()
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -104,11 +127,13 @@ def with_appended(rendered: RenderedConfig, version: str, options: AppendOptions
     """The rendered Ignition config plus the appended files, ready to translate to `version`."""
     config, moved = migrate_kernel_arguments(rendered.ignition, version)
     extra: list[dict[str, Any]] = []
+    kargs = tuple(rendered.spec.kernel_arguments) + moved
     if options.node_annotations:
         extra.append(file_entry(ANNOTATIONS_PATH, node_annotations(rendered)))
+    if options.machine_config_content:
+        extra.append(file_entry(CONTENT_PATH, machine_config_content(rendered, kargs)))
     if options.encapsulated:
-        kargs = tuple(rendered.spec.kernel_arguments) + moved
-        extra.append(file_entry(ENCAPSULATED_PATH, encapsulated(rendered, version, kargs)))
+        extra.append(file_entry(ENCAPSULATED_PATH, encapsulated(rendered, kargs)))
     if not extra:
         return config
     storage = dict(config.get("storage") or {})

@@ -9,6 +9,7 @@ import pytest
 
 from server.added_files import (
     ANNOTATIONS_PATH,
+    CONTENT_PATH,
     ENCAPSULATED_PATH,
     AppendOptions,
     escape_data_url,
@@ -32,10 +33,14 @@ def test_escape_like_go_dataurl(data: bytes, url: str) -> None:
     assert escape_data_url(data) == url
 
 
-def _decoded(config: dict, path: str) -> dict:
+def _text(config: dict, path: str) -> str:
     entry = next(f for f in config["storage"]["files"] if f["path"] == path)
     assert entry["mode"] == 420 and entry["overwrite"] is True
-    return json.loads(unquote(entry["contents"]["source"][len("data:,"):]))
+    return unquote(entry["contents"]["source"][len("data:,"):])
+
+
+def _decoded(config: dict, path: str) -> dict:
+    return json.loads(_text(config, path))
 
 
 def test_annotations_and_encapsulated_are_appended_last() -> None:
@@ -43,24 +48,25 @@ def test_annotations_and_encapsulated_are_appended_last() -> None:
                              os_image_url="quay.io/x/os@sha256:1")
     out = with_appended(rendered, "3.4.0", AppendOptions())
     paths = [f["path"] for f in out["storage"]["files"]]
-    assert paths[-2:] == [ANNOTATIONS_PATH, ENCAPSULATED_PATH]
+    assert paths[-3:] == [ANNOTATIONS_PATH, CONTENT_PATH, ENCAPSULATED_PATH]  # server.go getAppenders order
     annotations = _decoded(out, ANNOTATIONS_PATH)
     prefix = "machineconfiguration.openshift.io/"
     assert annotations == {prefix + "currentConfig": rendered.name, prefix + "desiredConfig": rendered.name,
                            prefix + "firstPivotConfig": rendered.name, prefix + "state": "Done"}
     mc = _decoded(out, ENCAPSULATED_PATH)
     assert mc["kind"] == "MachineConfig" and mc["metadata"]["name"] == rendered.name
-    assert mc["spec"]["config"] == {"ignition": {"version": "3.4.0"}}
+    assert mc["spec"]["config"] == {"ignition": {"version": "3.5.0"}}
     assert mc["spec"]["kernelArguments"] == ["nosmt"]
     assert mc["spec"]["osImageURL"] == "quay.io/x/os@sha256:1"
     assert rendered.ignition["storage"]["files"][-1]["path"] == "/etc/demo/file1.conf"  # input untouched
 
 
 @pytest.mark.parametrize(("options", "expected"), [
-    (AppendOptions(False, False), []),
-    (AppendOptions(True, False), [ANNOTATIONS_PATH]),
-    (AppendOptions(False, True), [ENCAPSULATED_PATH]),
-], ids=["none", "annotations-only", "encapsulated-only"])
+    (AppendOptions(False, False, False), []),
+    (AppendOptions(True, False, False), [ANNOTATIONS_PATH]),
+    (AppendOptions(False, True, False), [ENCAPSULATED_PATH]),
+    (AppendOptions(False, False, True), [CONTENT_PATH]),
+], ids=["none", "annotations-only", "encapsulated-only", "content-only"])
 def test_append_is_configurable(options: AppendOptions, expected: list[str]) -> None:
     out = with_appended(rendered_config(pool="worker", sources=SOURCES, config=ignition_config()), "3.4.0", options)
     assert [f["path"] for f in out["storage"]["files"]][1:] == expected
@@ -99,3 +105,32 @@ def test_should_not_exist_cannot_be_served_below_3_3() -> None:
     with pytest.raises(ConversionRefused) as info:
         migrate_kernel_arguments(config, "3.2.0")
     assert info.value.fields == ("$.kernelArguments.shouldNotExist",)
+
+
+# MCO pkg/server/server.go appendEncapsulated: the emptied config is `ctrlcommon.NewIgnConfig()`, whose version is the
+# one the MCS renders (ign3types.MaxVersion, 3.5.0) for every spec-3 request, whichever version is served.
+@pytest.mark.parametrize("served", ["3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0"])
+def test_encapsulated_config_is_the_rendered_version(served: str) -> None:
+    rendered = rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.5.0"))
+    mc = _decoded(with_appended(rendered, served, AppendOptions()), ENCAPSULATED_PATH)
+    assert mc["spec"]["config"] == {"ignition": {"version": "3.5.0"}}
+
+
+# MCO pkg/server/server.go appendInitialMachineConfig: /etc/mcs-machine-config-content.json holds the whole
+# MachineConfig served (json.MarshalIndent(mc, "", "    ")), its Ignition config as rendered, after
+# MigrateKernelArgsIfNecessary moved kernel arguments into spec.kernelArguments for a spec below 3.3.0.
+@pytest.mark.parametrize(("served", "kernel_arguments"), [
+    ("3.5.0", ["nosmt"]), ("3.3.0", ["nosmt"]), ("3.2.0", ["nosmt", "quiet"]), ("3.1.0", ["nosmt", "quiet"]),
+])
+def test_machine_config_content(served: str, kernel_arguments: list[str]) -> None:
+    config = ignition_config("3.5.0", files=2, extra={"kernelArguments": {"shouldExist": ["quiet"]}})
+    rendered = rendered_config(pool="worker", sources=SOURCES, config=config, kernel_arguments=("nosmt",),
+                               os_image_url="quay.io/x/os@sha256:1")
+    out = with_appended(rendered, served, AppendOptions())
+    text = _text(out, CONTENT_PATH)
+    assert text.startswith('{\n    "')  # four-space indentation, as MarshalIndent writes it
+    mc = json.loads(text)
+    assert mc["kind"] == "MachineConfig" and mc["metadata"]["name"] == rendered.name
+    assert mc["spec"]["config"] == rendered.ignition  # the rendered config, not the served one with its files
+    assert mc["spec"]["kernelArguments"] == kernel_arguments
+    assert mc["spec"]["osImageURL"] == "quay.io/x/os@sha256:1"

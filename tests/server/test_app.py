@@ -80,8 +80,8 @@ async def test_served_config_is_translated_and_has_the_appended_files(make_clien
     assert config["ignition"]["version"] == "3.3.0"
     paths = [f["path"] for f in config["storage"]["files"]]
     assert paths[:3] == ["/etc/demo/file0.conf", "/etc/demo/file1.conf", "/etc/demo/file2.conf"]
-    assert paths[3:] == ["/etc/machine-config-daemon/node-annotations.json",
-                         "/etc/ignition-machine-config-encapsulated.json"]
+    assert paths[3:] == ["/etc/machine-config-daemon/node-annotations.json", "/etc/mcs-machine-config-content.json",
+                         "/etc/ignition-machine-config-encapsulated.json"]  # MCO server.go getAppenders
     assert response.headers["Content-Type"] == "application/json"
     assert int(response.headers["Content-Length"]) == len(body)
     assert response.headers["X-Rendered-Config"] == store.get_pool("worker").current

@@ -102,12 +102,15 @@ def test_real_ignition_writes_the_render(served: Served, scheme: str, tmp_path: 
     rendered = _rendered_config(served, "worker")
     assert rendered["ignition"]["version"] > "3.3.0"  # what Ignition 2.14 got was translated down
     assert check_root(run.root, rendered) == []
-    for appended in ("etc/machine-config-daemon/node-annotations.json", "etc/ignition-machine-config-encapsulated.json"):
+    for appended in ("etc/machine-config-daemon/node-annotations.json", "etc/mcs-machine-config-content.json",
+                     "etc/ignition-machine-config-encapsulated.json"):
         assert (run.root / appended).is_file()
     annotations = json.loads((run.root / "etc/machine-config-daemon/node-annotations.json").read_text())
     assert annotations["machineconfiguration.openshift.io/currentConfig"].startswith("rendered-worker-")
     encapsulated = json.loads((run.root / "etc/ignition-machine-config-encapsulated.json").read_text())
-    assert encapsulated["spec"]["config"] == {"ignition": {"version": "3.3.0"}}
+    assert encapsulated["spec"]["config"] == {"ignition": {"version": "3.5.0"}}  # NewIgnConfig(), not the served 3.3.0
+    content = json.loads((run.root / "etc/mcs-machine-config-content.json").read_text())
+    assert content["spec"]["config"] == rendered  # the whole MachineConfig, its config as rendered
     fetches = _ignition_fetches(served.access_log)
     assert fetches and fetches[-1]["status"] == 200 and fetches[-1]["version"] == "3.3.0"
     assert TOKEN not in served.access_log.read_text()  # no secrets in the access log
