@@ -8,11 +8,12 @@ MCO `pkg/controller/container-runtime-config/helpers.go`:
   (renderer/quantity.py), quoted in the refusals and written into storage.conf in their canonical form
   (`Quantity.String()`: `1.5Gi` is `1536Mi`), and one that is not (`quantities must match the regular
   expression ...`) is refused as the API server refuses it.
-- `createCRIODropinFiles`: `/etc/crio/crio.conf.d/01-ctrcfg-<field>` for `logLevel` (when set),
+- `createCRIODropinFiles`, in this order: `/etc/crio/crio.conf.d/01-ctrcfg-<field>` for `logLevel` (when set),
   `pidsLimit` (when given, 0 included), `logSizeMax` (when its value is not 0), `defaultRuntime` (when not
   empty); `overlaySize`, when not 0, goes into `/etc/containers/storage.conf` as `[storage.options] size`
   (`updateStorageConfig` sets `Storage.Options.Size`; the rest of that file is the MCO's template re-encoded,
-  here its driver and paths only). Each drop-in is the BurntSushi/toml
+  here its driver and paths only), the generated MachineConfig's first file (`syncContainerRuntimeConfig`
+  lists storage.conf before the drop-ins). Each drop-in is the BurntSushi/toml
   encoding of a struct `Crio { Runtime { <field> } }` (`tomlConfigCRIOLogLevel` and its siblings,
   `addTOMLgeneratedConfigFile`): the nested tables each get a header, indented two spaces a level
   (`crio_runtime_dropin`).
@@ -76,6 +77,13 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
             error(key, f"{key} is not supported by this renderer (the MCO writes it into the containers storage "
                   "and CRI-O configuration behind a feature gate); remove it or configure the stores with a "
                   "MachineConfig", "crio-unsupported")
+    if s.get("logLevel") not in (None, ""):
+        v = s["logLevel"]
+        if v not in LOG_LEVELS:
+            error("logLevel", f'invalid LogLevel "{v}", must be one of error, fatal, panic, warn, info, debug, '
+                  "or trace", "crio-log-level")
+        else:
+            dropin("logLevel", f'log_level = "{v}"')
     if "pidsLimit" in s:
         v = s["pidsLimit"]
         if isinstance(v, bool) or not isinstance(v, int):
@@ -84,13 +92,6 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
             error("pidsLimit", f"invalid PidsLimit {v}", "crio-pids-limit")
         else:
             dropin("pidsLimit", f"pids_limit = {v}")
-    if s.get("logLevel") not in (None, ""):
-        v = s["logLevel"]
-        if v not in LOG_LEVELS:
-            error("logLevel", f'invalid LogLevel "{v}", must be one of error, fatal, panic, warn, info, debug, '
-                  "or trace", "crio-log-level")
-        else:
-            dropin("logLevel", f'log_level = "{v}"')
     if s.get("logSizeMax") is not None:
         size = parse_quantity(s["logSizeMax"])
         if size is None:
@@ -118,4 +119,5 @@ def crio_config(crc: ContainerRuntimeConfig) -> tuple[list[tuple[str, bytes]], l
                 '[storage]\ndriver = "overlay"\nrunroot = "/run/containers/storage"\n'
                 'graphroot = "/var/lib/containers/storage"\n\n[storage.options]\n'
                 f'size = "{text}"\n').encode()))
+    files.sort(key=lambda f: f[0] != STORAGE_CONF)  # storage.conf, then the drop-ins in the order written
     return ([] if any(p.severity == "error" for p in problems) else files), problems

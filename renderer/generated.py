@@ -2,10 +2,14 @@
 container-runtime-config controllers).
 
 For every pool an object's `machineConfigPoolSelector` matches (nil or `{}` matches none), the object's
-files (renderer/kubelet_config.py, renderer/crio_config.py) become the MachineConfig
-`99-<pool>-generated-kubelet` (`-containerruntime`) for the first object of the pool (in `mc-name-suffix`
-annotation order, then name order) and `99-<pool>-generated-<kind>-<N>` for the next ones, at most 10 per
-pool; files are mode 0644, overwrite true, `data:text/plain;charset=utf-8;base64,...`, and the
+files (renderer/kubelet_config.py, renderer/crio_config.py) become the MachineConfig named as MCO
+`getManagedKubeletConfigKey` / `getManagedKeyCtrCfg` (kubelet-config/helpers.go,
+container-runtime-config/helpers.go) name it, the objects of a pool taken as created one after another
+(those with a `machineconfiguration.openshift.io/mc-name-suffix` annotation first, then by name): an
+annotation `""` names `99-<pool>-generated-kubelet` (`-containerruntime`), an annotation `N` names
+`...-N`; an object without one gets the plain name when it is the pool's first, else `...-<M+1>` where M is
+the largest suffix of the pool so far, refused past 9 (`max number of supported kubelet config (10) has
+been reached`). Files are mode 0644, overwrite true, `data:text/plain;charset=utf-8;base64,...`, and the
 MachineConfig is labelled with role = the pool name. Custom pools render the worker templates' kubelet
 config as their base.
 
@@ -40,7 +44,11 @@ from renderer.model import (
 from renderer.problems import Problem
 from renderer.templates import CONTROLLER_VERSION, IGNITION_VERSION
 
-MAX_PER_POOL = 10
+MAX_SUFFIX = 9  # MCO ctrlcommon.MaxMCNameSuffix: ten objects a pool
+MAX_REACHED = {"kubelet": "max number of supported kubelet config (10) has been reached. Please delete old kubelet "
+                          "configs before retrying",
+               "containerruntime": "max number of supported ctrcfgs (10) has been reached. Please delete old "
+                                   "ctrcfgs before retrying"}
 KINDS = {"kubelet": "KubeletConfig", "containerruntime": "ContainerRuntimeConfig"}
 FAILURE_CONDITIONS = ("KubeletConfigFailure", "ContainerRuntimeConfigFailure", "ImageConfigFailure")
 
@@ -107,11 +115,49 @@ T = TypeVar("T", KubeletConfig, ContainerRuntimeConfig)
 Build = Callable[[T, MachineConfigPool], tuple[list[tuple[str, bytes]], list[Problem]]]
 
 
-def _suffix_order(obj: KubeletConfig | ContainerRuntimeConfig) -> tuple[int, str]:
-    raw = obj.annotations.get(NAME_SUFFIX)
-    if raw is None:
-        return (1_000, obj.name)
-    return (int(raw) if raw.isdigit() else 0, obj.name)
+def _suffix_order(obj: KubeletConfig | ContainerRuntimeConfig) -> tuple[bool, str]:
+    """Annotated objects first (the MCO named them before), then by name (creation order unknown)."""
+    return (NAME_SUFFIX not in obj.annotations, obj.name)
+
+
+def _suffix_number(suffix: str) -> int | None:
+    """An annotation's suffix as Go's strconv.Atoi reads it ("" is the plain name: 0), None when it is not one."""
+    if suffix == "":
+        return 0
+    digits = suffix[1:] if suffix[:1] in "+-" else suffix
+    return int(suffix) if digits.isascii() and digits.isdigit() else None
+
+
+def _machine_config_names(objs: Sequence[T], pool: str, kind: str) -> list[tuple[str, str | None]]:
+    """(MachineConfig name, refusal or None) for each of a pool's objects, in `_suffix_order`."""
+    base = f"99-{pool}-generated-{kind}"
+    named: list[str] = []  # the suffixes taken so far
+    out: list[tuple[str, str | None]] = []
+    for obj in objs:
+        suffix = obj.annotations.get(NAME_SUFFIX)
+        if suffix is None:
+            if obj is objs[0]:  # no annotated object: it came first, alone in the pool
+                suffix = ""
+            else:
+                numbers = [_suffix_number(s) for s in named]
+                bad = next((s for s, n in zip(named, numbers, strict=True) if n is None), None)
+                if bad is not None:
+                    out.append((base, f'error converting {bad} to int: strconv.Atoi: parsing "{bad}": invalid '
+                                      "syntax"))
+                    continue
+                top = max((n for n in numbers if n is not None), default=0) + 1
+                if top > MAX_SUFFIX:
+                    out.append((f"{base}-{top}", MAX_REACHED[kind]))
+                    continue
+                suffix = str(top)
+        name = f"{base}-{suffix}" if suffix else base
+        if suffix in named:
+            out.append((name, f"names the MachineConfig {name} as an earlier {KINDS[kind]} of pool {pool} does "
+                              f"({NAME_SUFFIX} {suffix!r}); the MCO would let them overwrite each other"))
+            continue
+        named.append(suffix)
+        out.append((name, None))
+    return out
 
 
 @dataclass
@@ -141,12 +187,12 @@ def _generate(objects: Sequence[T], pools: Sequence[MachineConfigPool], kind: st
             per_pool.setdefault(pool.name, []).append(obj)
     for pool_name, objs in per_pool.items():
         pool = next(p for p in pools if p.name == pool_name)
-        for n, obj in enumerate(objs):
-            name = f"99-{pool_name}-generated-{kind}" + (f"-{n}" if n else "")
-            if n >= MAX_PER_POOL:
+        for obj, (name, refusal) in zip(objs, _machine_config_names(objs, pool_name, kind), strict=True):
+            if refusal is not None:
                 assert obj.doc is not None
-                found = [obj.doc.problem("max-generated", ("metadata", "name"),
-                                         f"max number of supported {kind} config ({MAX_PER_POOL}) has been reached")]
+                path = ("metadata", "annotations", NAME_SUFFIX) if NAME_SUFFIX in obj.annotations else \
+                    ("metadata", "name")
+                found = [obj.doc.problem("max-generated", path, refusal)]
                 files: list[tuple[str, bytes]] = []
             else:
                 files, found = build(obj, pool)

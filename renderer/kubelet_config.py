@@ -1,7 +1,8 @@
 """One KubeletConfig for one pool: what the MCO refuses in it, and the files it writes.
 
 MCO `pkg/controller/kubelet-config/helpers.go`:
-- `validateUserKubeletConfig`: a KubeletConfiguration field that must stay the platform's is refused when
+- `validateUserKubeletConfig`: `logLevel` outside 1-10 (`KubeletConfig's LogLevel is not valid [1,10]`); a
+  KubeletConfiguration field that must stay the platform's is refused when
   it holds a non-zero value (`cgroupDriver`, `clusterDNS`, `clusterDomain`, `featureGates`,
   `staticPodPath`, `failSwapOn` (any value), `memorySwap.swapBehavior`), in the MCO's words
   (`KubeletConfiguration: X is not allowed to be set, but contains: V`); `systemReserved` with
@@ -11,10 +12,14 @@ MCO `pkg/controller/kubelet-config/helpers.go`:
 - `generateKubeletIgnFiles`: the pool's template kubelet config merged with the user's as
   `mergo.Merge(WithOverride)` does (maps merge, a zero value -- false, 0, "", empty list or map -- does not
   override, except `protectKernelDefaults: false`, which the MCO detects by substring, and
-  `systemReservedCgroup`, which an empty value clears); `systemReserved`'s memory, cpu and
-  ephemeral-storage move to `/etc/node-sizing-enabled.env`; `reservedSystemCPUs` clears
+  `systemReservedCgroup`, which the template keeps only when the user's `kubeletConfig` sets it: the MCO
+  clears it whenever the decoded value is empty, and decoding cannot tell unset from ""); `systemReserved`'s
+  memory, cpu and ephemeral-storage move to `/etc/node-sizing-enabled.env` (an empty value there is the
+  default, `createNewKubeletDynamicSystemReservedIgnition`); `reservedSystemCPUs` clears
   `systemReservedCgroup` and leaves `enforceNodeAllocatable: [pods]`; `tlsSecurityProfile` sets
-  `tlsMinVersion` and `tlsCipherSuites` (renderer/tls_profiles.py).
+  `tlsMinVersion` and `tlsCipherSuites` (renderer/tls_profiles.py), an empty one being left out (omitempty).
+- `kubelet_config_controller.go: syncKubeletConfig` writes the generated files in the order
+  node-sizing env, logging drop-in, kubelet.conf; the rendered config keeps that order for new paths.
 A KubeletConfiguration key that is not a v1beta1 field is named in a warning: the MCO's decoder drops it.
 """
 
@@ -34,6 +39,7 @@ KUBELET_CONF = "/etc/kubernetes/kubelet.conf"
 LOGGING_DROPIN = "/etc/systemd/system/kubelet.service.d/20-logging.conf"
 NODE_SIZING = "/etc/node-sizing-enabled.env"
 CONTROL_PLANE_POOLS = ("master", "arbiter")
+LOG_LEVELS = range(1, 11)  # validateUserKubeletConfig: [1,10]
 SPEC_KEYS = ("machineConfigPoolSelector", "kubeletConfig", "logLevel", "autoSizingReserved", "tlsSecurityProfile")
 _FORBIDDEN = ("cgroupDriver", "clusterDNS", "clusterDomain", "featureGates", "staticPodPath")
 _SIZING = (("memory", "SYSTEM_RESERVED_MEMORY", "1Gi"), ("cpu", "SYSTEM_RESERVED_CPU", "500m"),
@@ -120,6 +126,11 @@ def kubelet_problems(kc: KubeletConfig, pool: str) -> list[Problem]:
     def error(path: tuple[str, ...], message: str, code: str = "kubelet-forbidden") -> None:
         out.append(doc.problem(code, path, message))
 
+    if kc.log_level is not None and kc.log_level not in LOG_LEVELS:
+        # the MCO formats the *int32 itself (an address); the value is what it means
+        error(("spec", "logLevel"), f"KubeletConfig's LogLevel is not valid [1,10]: {kc.log_level}",
+              "kubelet-log-level")
+
     for key, value in user.items():
         decode_error = _type_problem(str(key), value)
         if decode_error is not None:
@@ -173,6 +184,11 @@ def _mergo(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
     return out
 
 
+def _has_kubelet_config(kc: KubeletConfig) -> bool:
+    """Whether the manifest gives `spec.kubeletConfig` at all (the MCO merges only then)."""
+    return raw_spec(kc).get("kubeletConfig") is not None
+
+
 def _file(path: str, data: bytes) -> tuple[str, bytes]:
     return path, data
 
@@ -181,32 +197,35 @@ def kubelet_files(kc: KubeletConfig, base: Mapping[str, Any]) -> list[tuple[str,
     """(path, contents) of the files a checked KubeletConfig writes for a pool whose template config is `base`."""
     user = {k: v for k, v in kc.kubelet_config.items() if k != "featureGates"}
     reserved = dict(user.get("systemReserved") or {})
-    moved = {key: str(reserved.pop(key)) for key, _, _ in _SIZING if key in reserved}
+    moved = {key: reserved.pop(key) for key, _, _ in _SIZING if key in reserved}
     if "systemReserved" in user:
         user["systemReserved"] = reserved
     merged = _mergo(base, user)
     if user.get("protectKernelDefaults") is False:
         merged["protectKernelDefaults"] = False
-    if "systemReservedCgroup" in user and _zero(user["systemReservedCgroup"]):
+    if _has_kubelet_config(kc) and _zero(user.get("systemReservedCgroup")):
         merged.pop("systemReservedCgroup", None)
     if merged.get("reservedSystemCPUs"):
         merged.pop("systemReservedCgroup", None)
         merged["enforceNodeAllocatable"] = ["pods"]
     profile = raw_spec(kc).get("tlsSecurityProfile")
     if profile is not None:
-        merged["tlsMinVersion"], merged["tlsCipherSuites"] = profile_settings(profile)
-        if not merged["tlsCipherSuites"]:
-            del merged["tlsCipherSuites"]
+        version, ciphers = profile_settings(profile)
+        for key, value in (("tlsMinVersion", version), ("tlsCipherSuites", ciphers)):
+            if value:
+                merged[key] = value
+            else:  # `omitempty`: an empty setting is not written (nor the template's kept)
+                merged.pop(key, None)
     files = []
+    if moved or kc.auto_sizing_reserved is not None:
+        enabled = "false" if moved or not kc.auto_sizing_reserved else "true"
+        lines = [f"NODE_SIZING_ENABLED={enabled}"]
+        lines += [f"{env}={moved.get(key) or default}" for key, env, default in _SIZING]
+        files.append(_file(NODE_SIZING, ("\n".join(lines) + "\n").encode()))
+    if kc.log_level is not None:
+        files.append(_file(LOGGING_DROPIN, f'[Service]\nEnvironment="KUBELET_LOG_LEVEL={kc.log_level}"\n'.encode()))
     if kc.kubelet_config or base or profile is not None:
         merged.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
         merged.setdefault("kind", "KubeletConfiguration")
         files.append(_file(KUBELET_CONF, yaml.safe_dump(merged, sort_keys=True, default_flow_style=False).encode()))
-    if kc.log_level is not None:
-        files.append(_file(LOGGING_DROPIN, f'[Service]\nEnvironment="KUBELET_LOG_LEVEL={kc.log_level}"\n'.encode()))
-    if moved or kc.auto_sizing_reserved is not None:
-        enabled = "false" if moved or not kc.auto_sizing_reserved else "true"
-        lines = [f"NODE_SIZING_ENABLED={enabled}"]
-        lines += [f"{env}={moved.get(key, default)}" for key, env, default in _SIZING]
-        files.append(_file(NODE_SIZING, ("\n".join(lines) + "\n").encode()))
     return files

@@ -192,12 +192,10 @@ def _kubelet_config(check: Checker, data: Mapping[str, Any]) -> KubeletConfig:
     name, _, annotations = read_metadata(check, data)
     spec = check.mapping(data, "spec", ())
     selector = check.selector(spec, "machineConfigPoolSelector", ("spec",))
-    log_level = spec.get("logLevel")
+    log_level = spec.get("logLevel")  # its range is the MCO's to refuse (renderer/kubelet_config.py)
     if log_level is not None and (isinstance(log_level, bool) or not isinstance(log_level, int)):
         check.type_error(("spec", "logLevel"), "an integer", log_level)
         log_level = None
-    elif isinstance(log_level, int) and not 0 <= log_level <= 10:
-        check.add("kubelet-log-level", ("spec", "logLevel"), f"logLevel {log_level} is not in the range 0-10")
     return KubeletConfig(name=name, annotations=annotations, pool_selector=selector,
                          kubelet_config=check.mapping(spec, "kubeletConfig", ("spec",)), log_level=log_level,
                          auto_sizing_reserved=check.boolean(spec, "autoSizingReserved", ("spec",)),

@@ -78,15 +78,19 @@ TLS = [
      "VersionTLS11", ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]),
     ("custom-without-spec-is-intermediate", "  tlsSecurityProfile:\n    type: Custom\n", "VersionTLS12",
      INTERMEDIATE),
+    # GetSecurityProfileCiphers returns the custom spec's empty minTLSVersion; KubeletConfiguration.TLSMinVersion
+    # is `omitempty`, so EncodeKubeletConfig writes no tlsMinVersion at all
+    ("custom-without-min-version-writes-none", "  tlsSecurityProfile:\n    type: Custom\n    custom:\n"
+     "      ciphers: [ECDHE-RSA-AES128-GCM-SHA256]\n", None, ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"]),
 ]
 
 
 @pytest.mark.parametrize(("spec", "min_version", "ciphers"), [t[1:] for t in TLS], ids=[t[0] for t in TLS])
-def test_tls_security_profile_reaches_kubelet_conf(cluster: Path, spec: str, min_version: str,
+def test_tls_security_profile_reaches_kubelet_conf(cluster: Path, spec: str, min_version: str | None,
                                                    ciphers: list[str]) -> None:
     result = _render(cluster, "81-kc.yaml", KC.format(pool="worker", spec=spec))
     conf = yaml.safe_load(_file(result, "worker", "/etc/kubernetes/kubelet.conf") or b"{}")
-    assert conf["tlsMinVersion"] == min_version
+    assert conf.get("tlsMinVersion") == min_version
     assert conf.get("tlsCipherSuites", []) == ciphers
 
 
@@ -122,6 +126,12 @@ KUBELET = [
     ("list-for-a-bool", "worker", "  kubeletConfig:\n    serializeImagePulls: [true]\n",
      "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal array into Go struct field "
      "KubeletConfiguration.serializeImagePulls of type bool", {}),
+    # helpers.go validateUserKubeletConfig: `LogLevel < 1 || LogLevel > 10` is refused, 0 included
+    ("log-level-zero", "worker", "  logLevel: 0\n", "$.spec.logLevel: KubeletConfig's LogLevel is not valid [1,10]: 0",
+     {}),
+    ("log-level-eleven", "worker", "  logLevel: 11\n", "KubeletConfig's LogLevel is not valid [1,10]: 11", {}),
+    ("log-level-one", "worker", "  logLevel: 1\n  kubeletConfig:\n    maxPods: 200\n", "", {"maxPods": 200}),
+    ("log-level-ten", "worker", "  logLevel: 10\n", "", {}),
 ]
 
 
@@ -142,12 +152,75 @@ def test_kubelet_config_fields(cluster: Path, pool: str, spec: str, problem: str
                 assert written[key] == value
 
 
-def test_system_reserved_goes_to_the_node_sizing_file(cluster: Path) -> None:
+# helpers.go createNewKubeletDynamicSystemReservedIgnition: a reservation that is absent or "" is the default
+# (1Gi, 500m, 1Gi; MCO PR #3439, OCPBUGS-4101), and any user reservation turns auto-sizing off
+SIZING = [
+    ("memory-and-cpu", "      memory: 3Gi\n      cpu: 1000m\n", b"NODE_SIZING_ENABLED=false\n"
+     b"SYSTEM_RESERVED_MEMORY=3Gi\nSYSTEM_RESERVED_CPU=1000m\nSYSTEM_RESERVED_ES=1Gi\n"),
+    ("empty-values-are-the-defaults", "      memory: \"\"\n      cpu: 1500m\n      ephemeral-storage: \"\"\n",
+     b"NODE_SIZING_ENABLED=false\nSYSTEM_RESERVED_MEMORY=1Gi\nSYSTEM_RESERVED_CPU=1500m\nSYSTEM_RESERVED_ES=1Gi\n"),
+]
+
+
+@pytest.mark.parametrize(("reserved", "env"), [c[1:] for c in SIZING], ids=[c[0] for c in SIZING])
+def test_system_reserved_goes_to_the_node_sizing_file(cluster: Path, reserved: str, env: bytes) -> None:
     result = _render(cluster, "81-kc.yaml", KC.format(pool="worker", spec=(
-        "  kubeletConfig:\n    systemReserved:\n      memory: 3Gi\n      cpu: 1000m\n")))
-    env = _file(result, "worker", "/etc/node-sizing-enabled.env")
-    assert env == (b"NODE_SIZING_ENABLED=false\nSYSTEM_RESERVED_MEMORY=3Gi\nSYSTEM_RESERVED_CPU=1000m\n"
-                   b"SYSTEM_RESERVED_ES=1Gi\n")
+        "  kubeletConfig:\n    systemReserved:\n" + reserved)))
+    assert _file(result, "worker", "/etc/node-sizing-enabled.env") == env
+
+
+# helpers.go generateKubeletIgnFiles: after the merge, `if specKubeletConfig.SystemReservedCgroup == ""` clears the
+# template's systemReservedCgroup -- whenever spec.kubeletConfig is given and does not set one (decoding cannot
+# tell unset from ""); without spec.kubeletConfig there is no merge and the template's stays
+CGROUP = [
+    ("no-kubelet-config-keeps-it", "  logLevel: 2\n", "/system.slice"),
+    ("kubelet-config-without-it-clears-it", "  kubeletConfig:\n    maxPods: 300\n", None),
+    ("empty-clears-it", "  kubeletConfig:\n    systemReservedCgroup: \"\"\n", None),
+    ("set-keeps-it", "  kubeletConfig:\n    systemReservedCgroup: /system.slice\n    systemCgroups: /system.slice\n",
+     "/system.slice"),
+    ("reserved-cpus-clear-it", "  kubeletConfig:\n    systemReservedCgroup: /system.slice\n"
+     "    reservedSystemCPUs: 0-1\n", None),
+]
+
+
+@pytest.mark.parametrize(("spec", "want"), [c[1:] for c in CGROUP], ids=[c[0] for c in CGROUP])
+def test_system_reserved_cgroup_of_the_template(cluster: Path, spec: str, want: str | None) -> None:
+    template = cluster / "templates" / "worker" / "01-worker-kubelet" / "files" / "kubelet-conf.yaml"
+    text = template.read_text()
+    template.write_text(text.replace("    staticPodPath:", "    systemReservedCgroup: /system.slice\n"
+                                     "    staticPodPath:", 1))
+    result = _render(cluster, "81-kc.yaml", KC.format(pool="worker", spec=spec))
+    assert not any("81-kc.yaml" in p for p in _problems(result)), _problems(result)
+    conf = yaml.safe_load(_file(result, "worker", "/etc/kubernetes/kubelet.conf") or b"{}")
+    assert conf.get("systemReservedCgroup") == want
+
+
+def _paths(result: RenderResult, pool: str) -> list[str]:
+    rendered = result.pools[pool].rendered
+    assert rendered is not None, result.pools[pool].errors
+    return [f["path"] for f in rendered.spec.config["storage"]["files"]]
+
+
+# The generated MachineConfig's files are in the order the controllers append them, and the rendered config
+# keeps that order for paths no template writes (Ignition merge appends a child's new entries in order):
+# kubelet_config_controller.go syncKubeletConfig appends the node-sizing env, the logging drop-in, kubelet.conf;
+# container_runtime_config_controller.go syncContainerRuntimeConfig appends storage.conf, then
+# helpers.go createCRIODropinFiles's logLevel, pidsLimit, logSizeMax, defaultRuntime drop-ins.
+FILE_ORDER = [
+    ("kubelet", "81-kc.yaml", KC.format(pool="worker", spec="  logLevel: 4\n  autoSizingReserved: true\n"),
+     ["/etc/node-sizing-enabled.env", "/etc/systemd/system/kubelet.service.d/20-logging.conf"]),
+    ("crio", "81-crc.yaml", CRC.format(pool="worker", settings="    defaultRuntime: crun\n    logSizeMax: 16Mi\n"
+                                       "    pidsLimit: 4096\n    logLevel: info\n    overlaySize: 10G\n"),
+     ["/etc/containers/storage.conf", "/etc/crio/crio.conf.d/01-ctrcfg-logLevel",
+      "/etc/crio/crio.conf.d/01-ctrcfg-pidsLimit", "/etc/crio/crio.conf.d/01-ctrcfg-logSizeMax",
+      "/etc/crio/crio.conf.d/01-ctrcfg-defaultRuntime"]),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "order"), [c[1:] for c in FILE_ORDER], ids=[c[0] for c in FILE_ORDER])
+def test_generated_files_keep_the_controllers_order(cluster: Path, name: str, text: str, order: list[str]) -> None:
+    paths = _paths(_render(cluster, name, text), "worker")
+    assert [p for p in paths if p in order] == order
 
 
 # (id, settings, expected problem or "", {drop-in file: expected body})
@@ -223,3 +296,47 @@ def test_overlay_size_is_storage_options_size(cluster: Path, size: str, want: st
     storage = tomllib.loads(data.decode())["storage"]
     assert storage["options"] == {"size": want}
     assert storage["driver"] == "overlay"
+
+
+# kubelet-config/helpers.go getManagedKubeletConfigKey (container-runtime-config/helpers.go getManagedKeyCtrCfg):
+# an object whose mc-name-suffix annotation is "" writes 99-<pool>-generated-<kind>, one whose annotation is N
+# writes ...-N; one without it (the MCO sets it after the first sync) writes the plain name when it is alone in
+# the pool, else ...-<largest suffix of the pool + 1>, refused past 9. Objects without the annotation are taken
+# as created one after another in name order, after the annotated ones.
+NAMES = [
+    ("no-annotations", "kubelet", [("a", None), ("b", None), ("c", None)],
+     ["99-worker-generated-kubelet", "99-worker-generated-kubelet-1", "99-worker-generated-kubelet-2"], ""),
+    ("annotations-kept", "kubelet", [("a", "2"), ("b", "5")],
+     ["99-worker-generated-kubelet-2", "99-worker-generated-kubelet-5"], ""),
+    ("new-one-after-the-largest", "kubelet", [("a", None), ("b", "3")],
+     ["99-worker-generated-kubelet-3", "99-worker-generated-kubelet-4"], ""),
+    ("empty-annotation-is-the-plain-name", "kubelet", [("z", ""), ("a", None)],
+     ["99-worker-generated-kubelet", "99-worker-generated-kubelet-1"], ""),
+    ("past-nine-refused", "kubelet", [("a", "9"), ("b", None)], ["99-worker-generated-kubelet-9"],
+     "max number of supported kubelet config (10) has been reached"),
+    ("containerruntime-annotation", "containerruntime", [("a", "4")], ["99-worker-generated-containerruntime-4"], ""),
+    ("containerruntime-past-nine", "containerruntime", [("a", "9"), ("b", None)],
+     ["99-worker-generated-containerruntime-9"], "max number of supported ctrcfgs (10) has been reached"),
+]
+
+
+@pytest.mark.parametrize(("kind", "objects", "names", "problem"), [c[1:] for c in NAMES], ids=[c[0] for c in NAMES])
+def test_generated_machine_config_names(cluster: Path, kind: str, objects: list[tuple[str, str | None]],
+                                        names: list[str], problem: str) -> None:
+    (cluster / "manifests" / "80-crio-worker.yaml").unlink()
+    for obj, suffix in objects:
+        meta = "" if suffix is None else \
+            f'  annotations:\n    machineconfiguration.openshift.io/mc-name-suffix: "{suffix}"\n'
+        if kind == "kubelet":
+            text = KC.format(pool="worker", spec="  logLevel: 2\n")
+        else:
+            text = CRC.format(pool="worker", settings="    logLevel: info\n")
+        text = text.replace("  name: test-kubelet\n", f"  name: {obj}\n{meta}")
+        text = text.replace("  name: test-ctrcfg\n", f"  name: {obj}\n{meta}")
+        (cluster / "manifests" / f"81-{obj}.yaml").write_text(text)
+    result = render_cluster(cluster, store=MemoryStore())
+    rendered = result.pools["worker"].rendered
+    assert rendered is not None
+    assert [s for s in rendered.sources if f"-generated-{kind}" in s] == names
+    problems = _problems(result)
+    assert any(problem in p for p in problems) if problem else not problems, problems
