@@ -82,12 +82,25 @@ _BOOL = ("protectKernelDefaults", "serializeImagePulls", "cgroupsPerQOS", "enabl
          "enableProfilingHandler", "enableDebugFlagsHandler", "runOnce", "singleProcessOOMKill", "failCgroupV1")
 
 
+_STRING_MAPS = ("systemReserved", "kubeReserved", "evictionHard", "evictionSoft", "evictionSoftGracePeriod",
+                "evictionMinimumReclaim", "qosReserved")  # map[string]string
+
+
 def _type_problem(key: str, value: Any) -> str | None:
-    """encoding/json's refusal of a value of the wrong type for a numeric or boolean field, as the MCO's
-    DecodeKubeletConfig reports it; None when Go would read it."""
+    """encoding/json's refusal of a value of the wrong type for a numeric, boolean or map[string]string field
+    (a map entry's error names the field, not the key), as the MCO's DecodeKubeletConfig reports it; None when
+    Go would read it."""
     if value is None:
         return None
-    if key in _INT32 or key in _INT64:
+    if key in _STRING_MAPS:
+        if not isinstance(value, Mapping):
+            go = "map[string]string"
+        else:
+            value = next((v for v in value.values() if v is not None and not isinstance(v, str)), None)
+            if value is None:
+                return None
+            go = "string"
+    elif key in _INT32 or key in _INT64:
         go = "int32" if key in _INT32 else "int64"
         if isinstance(value, int) and not isinstance(value, bool):
             return None

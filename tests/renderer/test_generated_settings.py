@@ -126,6 +126,16 @@ KUBELET = [
     ("list-for-a-bool", "worker", "  kubeletConfig:\n    serializeImagePulls: [true]\n",
      "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal array into Go struct field "
      "KubeletConfiguration.serializeImagePulls of type bool", {}),
+    # KubeletConfiguration.systemReserved (and the other reservation and eviction maps) is map[string]string:
+    # DecodeKubeletConfig (encoding/json) refuses a number there, naming the field
+    ("number-in-a-string-map", "worker", "  kubeletConfig:\n    systemReserved:\n      cpu: 1\n",
+     "KubeletConfig could not be unmarshalled, err: json: cannot unmarshal number into Go struct field "
+     "KubeletConfiguration.systemReserved of type string", {}),
+    ("list-for-a-string-map", "worker", "  kubeletConfig:\n    evictionHard: [memory.available]\n",
+     "json: cannot unmarshal array into Go struct field KubeletConfiguration.evictionHard of type "
+     "map[string]string", {}),
+    ("strings-in-a-string-map", "worker", "  kubeletConfig:\n    evictionHard:\n      memory.available: 5%\n",
+     "", {"evictionHard": {"memory.available": "5%"}}),
     # helpers.go validateUserKubeletConfig: `LogLevel < 1 || LogLevel > 10` is refused, 0 included
     ("log-level-zero", "worker", "  logLevel: 0\n", "$.spec.logLevel: KubeletConfig's LogLevel is not valid [1,10]: 0",
      {}),
