@@ -22,7 +22,7 @@ from applier.ssh import write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from fleet.atomic import sweep_temp
-from fleet.diff import files_of, units_of
+from fleet.diff import dropins_of, files_of, units_of
 from fleet.disruption import Disruption
 from fleet.rendered import MachineConfigSpec, RenderedConfig
 
@@ -87,8 +87,14 @@ class Writer:
         self.files.drop_markers(self.revert(plan), keep=watched_paths(plan.old.config or {}))
 
     def adopt(self, spec: MachineConfigSpec) -> None:
-        """Stamp the adopted entries as ours, so they are deleted (not left) when they leave the config."""
-        for path in files_of(spec.config or {}):
+        """Stamp the adopted entries as ours (files, unit files and masks, drop-ins: what Ignition wrote at first
+        boot), so they are deleted (not left) when they leave the config, as MCO deleteStaleData
+        (pkg/daemon/update.go) deletes a stale file, unit or drop-in that has no backup to restore."""
+        cfg = spec.config or {}
+        paths = set(files_of(cfg))
+        paths |= {unit_path(n) for n, u in units_of(cfg).items() if u.get("contents") or u.get("mask")}
+        paths |= {dropin_path(*k.split("/", 1)) for k, d in dropins_of(cfg).items() if d.get("contents")}
+        for path in sorted(paths):
             self.files.adopt(path)
 
     def sweep(self, configs: Iterable[RenderedConfig | None]) -> None:

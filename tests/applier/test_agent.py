@@ -182,3 +182,30 @@ def test_first_run_adopts_what_is_on_disk(tmp_path: Path) -> None:
     result = n.sync(cfg)
     assert (result.state, result.rebooting, n.events()) == ("Done", False, [])
     assert n.agent.state.noorig("/etc/chrony.conf").exists()  # adopted: deleted, not left, when it leaves
+
+
+# MCO pkg/daemon/update.go deleteStaleData: a unit or drop-in of the old config that the new one lacks is deleted
+# unless a `.mcdorig` backup is restored, stamp or no stamp, so one Ignition wrote at first boot (never written
+# by the daemon) goes too; the agent's first run adopts it (stamps it as its own) for that.
+FIRST_BOOT_UNITS = [
+    ("unit", unit("app.service", SERVICE.format(name="app")), "etc/systemd/system/app.service",
+     lambda d: (d / "app.service").write_text(SERVICE.format(name="app"))),
+    ("masked", unit("bad.service", mask=True), "etc/systemd/system/bad.service",
+     lambda d: os.symlink("/dev/null", d / "bad.service")),
+    ("dropin", unit("crio.service", dropins=[{"name": "10-x.conf", "contents": "[Service]\nNice=5\n"}]),
+     "etc/systemd/system/crio.service.d/10-x.conf",
+     lambda d: ((d / "crio.service.d").mkdir(), (d / "crio.service.d/10-x.conf").write_text("[Service]\nNice=5\n"))),
+]
+
+
+@pytest.mark.parametrize("entry,path,put", [c[1:] for c in FIRST_BOOT_UNITS], ids=[c[0] for c in FIRST_BOOT_UNITS])
+def test_first_boot_unit_leaving_config_is_removed(tmp_path: Path, entry: dict, path: str, put) -> None:
+    n = Node(tmp_path)
+    (n.root / "etc/systemd/system").mkdir(parents=True)
+    put(n.root / "etc/systemd/system")  # as Ignition wrote it at first boot
+    first = rendered_config("v1", [], [entry])
+    assert n.sync(first).state == "Done"
+    n.sync(rendered_config("v2", [], []))
+    result = n.sync()  # after the reboot a unit change asks for
+    assert (result.state, result.current) == ("Done", "rendered-worker-v2"), result.message
+    assert not (n.root / path).exists() and not (n.root / path).is_symlink()
