@@ -2,8 +2,10 @@
 
 On `/` the live `systemctl` is used; under any other root `systemctl --root=ROOT`, which edits the
 enablement symlinks without a running systemd. Units go to /etc/systemd/system/<name>, drop-ins to
-/etc/systemd/system/<unit>.d/<name>, mode 0644, with the same backup rules as files. No daemon-reload or
-restart happens here: that is the disruption's job.
+/etc/systemd/system/<unit>.d/<name>, mode 0644, with the same backup rules as files. As the MCD: a unit whose
+contents are rewritten is disabled first when enabled (its old [Install] links go); `mask: false` without
+contents clears the unit's path; `enabled` is acted on only for a unit with contents or an existing unit file,
+and a unit that sets neither gets its preset. No daemon-reload or restart happens here: that is the disruption's job.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ def dropin_path(unit: str, name: str) -> str:
     if not name or "/" in name:
         raise PermanentError(f"systemd.units[{unit}].dropins[{name}]", "invalid drop-in name")
     return f"{unit_path(unit)}.d/{name}"
+
+
+def unit_file_exists(root: Path, name: str) -> bool:
+    """Whether a unit file of `name` is in /etc or a vendor directory under `root`."""
+    return any(host_path(root, f"{d}/{name}").exists() for d in VENDOR_DIRS)
+
+
+def enablement_applies(root: Path, unit: Mapping[str, Any]) -> bool:
+    """Whether the entry's `enabled` is acted on: only for a unit with contents or one whose file exists (MCO
+    `pkg/daemon/update.go` writeUnits, OCPBUGS-56648: a contents-less entry naming no unit is skipped)."""
+    return bool(unit.get("contents")) or unit_file_exists(root, str(unit.get("name", "")))
 
 
 class Systemctl:
@@ -98,7 +111,7 @@ class UnitWriter:
         self.systemctl = systemctl
 
     def _unit_file_exists(self, name: str) -> bool:
-        return any(host_path(self.root, f"{d}/{name}").exists() for d in VENDOR_DIRS)
+        return unit_file_exists(self.root, name)
 
     def write_dropin(self, unit: str, dropin: Mapping[str, Any], *, managed_before: bool) -> None:
         """Write one drop-in; empty contents remove it."""
@@ -127,26 +140,29 @@ class UnitWriter:
         contents = unit.get("contents")
         target = host_path(self.root, path)
         if contents:
-            if unit.get("enabled") is True and target.exists() and self.systemctl.is_enabled(name) == "enabled":
-                self.systemctl.disable([name], ignore_errors=True)  # re-link a changed [Install] section
+            if target.exists() and self.systemctl.is_enabled(name) == "enabled":
+                # as MCO writeUnit (OCPBUGS-33694), whatever `enabled` says: the links of a changed [Install]
+                # section go, and set_enablement links the new one
+                self.systemctl.disable([name], ignore_errors=True)
             self.files.write_bytes(path, str(contents).encode(), mode=0o644, managed_before=managed_before)
-        elif unit.get("mask") is False and target.is_symlink() and os.readlink(target) == "/dev/null":
+        elif unit.get("mask") is False and (target.is_symlink() or target.is_file()):
+            # MCO writeUnit removes whatever is at the path (a mask, or contents an earlier config wrote): ours
+            # is restored or deleted by the backup rules, a mask link goes in any case
             self.files.remove(path)
-            if target.is_symlink():
+            if target.is_symlink() and os.readlink(target) == "/dev/null":
                 target.unlink()
 
     def set_enablement(self, units: Iterable[Mapping[str, Any]]) -> None:
         """One enable call, one disable call, presets for the rest (MCO `pkg/daemon/file_writers.go`, `update.go`)."""
-        enable, disable = [], []
+        enable: list[str] = []
+        disable: list[str] = []
         for unit in units:
             name = str(unit.get("name", ""))
             if unit.get("mask"):
                 continue
-            if unit.get("enabled") is True:
-                enable.append(name)
-            elif unit.get("enabled") is False:
-                if unit.get("contents") or self._unit_file_exists(name):
-                    disable.append(name)
+            if unit.get("enabled") is not None:
+                if enablement_applies(self.root, unit):
+                    (enable if unit["enabled"] else disable).append(name)
             elif self._unit_file_exists(name):
                 self.systemctl.preset(name)
         self.systemctl.enable(enable)

@@ -16,7 +16,7 @@ from typing import Any
 
 from applier.errors import PermanentError
 from applier.files import host_path
-from applier.units import Systemctl, dropin_path, unit_path
+from applier.units import Systemctl, dropin_path, enablement_applies, unit_path
 from fleet.diff import ContentsError, file_contents, file_mode, files_of, units_of
 
 
@@ -85,7 +85,7 @@ def check_unit(root: Path, unit: Mapping[str, Any], systemctl: Systemctl | None)
         if problem:
             problems.append(problem)
     enabled = unit.get("enabled")
-    if systemctl is not None and enabled is not None:
+    if systemctl is not None and enabled is not None and enablement_applies(root, unit):
         state = systemctl.is_enabled(name)
         bad = ("disabled", "masked", "masked-runtime", "not-found") if enabled else ("enabled", "enabled-runtime")
         if state in bad:

@@ -104,3 +104,46 @@ def test_removed_override_of_vendor_unit_returns_to_preset(units: UnitWriter) ->
     units.remove_unit("v.service")
     assert not (units.root / "etc/systemd/system/v.service").exists()
     assert units.systemctl.is_enabled("v.service") == "disabled"  # the vendor preset says so
+
+
+# MCO pkg/daemon/update.go writeUnits: `enabled` is acted on only for a unit with contents or one systemd knows
+# (OCPBUGS-56648); a contents-less entry naming no unit is skipped with a log line, not an error.
+@pytest.mark.parametrize("enabled", [True, False], ids=["enable", "disable"])
+def test_enablement_of_a_unit_with_no_contents_and_no_file_is_skipped(units: UnitWriter, enabled: bool) -> None:
+    entry = unit("ghost.service", enabled=enabled)
+    units.write_unit(entry, managed_before=False)
+    units.set_enablement([entry])  # no `systemctl enable` of a unit that does not exist
+    assert units.systemctl.is_enabled("ghost.service") not in ("enabled", "disabled")
+    assert not (units.root / "etc/systemd/system/ghost.service").exists()
+    assert check_unit(units.root, entry, units.systemctl) == []  # nor is the skipped enablement drift
+
+
+# MCO pkg/daemon/file_writers.go writeUnit: a unit whose contents are rewritten is disabled first when it is
+# enabled, whatever its `enabled` (OCPBUGS-33694), so the links of its old [Install] section go.
+@pytest.mark.parametrize("enabled", [True, None], ids=["enabled", "preset"])
+def test_rewritten_unit_loses_the_links_of_its_old_install_section(units: UnitWriter, enabled: bool | None) -> None:
+    first = unit("e.service", SERVICE.format(name="e"), True)
+    units.write_unit(first, managed_before=False)
+    units.set_enablement([first])
+    moved = unit("e.service", SERVICE.format(name="e").replace("multi-user.target", "graphical.target"), enabled)
+    units.write_unit(moved, managed_before=True)
+    units.set_enablement([moved])
+    system = units.root / "etc/systemd/system"
+    assert not (system / "multi-user.target.wants/e.service").is_symlink()
+    assert os.readlink(system / "graphical.target.wants/e.service") == "/etc/systemd/system/e.service"
+
+
+# MCO pkg/daemon/file_writers.go writeUnit: `mask: false` with no contents removes what is at the unit's path
+# (a mask link, or the contents an earlier config wrote there).
+UNMASKED = [
+    ("mask-link", unit("f.service", mask=True)),
+    ("old-contents", unit("f.service", SERVICE.format(name="f"))),
+]
+
+
+@pytest.mark.parametrize("before", [c[1] for c in UNMASKED], ids=[c[0] for c in UNMASKED])
+def test_mask_false_without_contents_clears_the_unit_path(units: UnitWriter, before: dict) -> None:
+    units.write_unit(before, managed_before=False)
+    units.write_unit(unit("f.service", mask=False), managed_before=True)
+    target = units.root / "etc/systemd/system/f.service"
+    assert not target.exists() and not target.is_symlink()
