@@ -1,7 +1,11 @@
-"""SSH keys for `core` (MCO `pkg/daemon/update.go`, `rpm-ostree.go`): every user's `sshAuthorizedKeys`, in order, one per line.
+"""SSH keys and password hashes for `core` (MCO `pkg/daemon/update.go` updateSSHKeys, SetPasswordHash).
 
-Written atomically to ~core/.ssh/authorized_keys.d/ignition (mode 0600, owner core), the directories
-0700 and owned by core. No `core` user in the root's passwd -> nothing to do, as the MCD does.
+Keys: every user's `sshAuthorizedKeys`, in order, one per line, written atomically to
+~core/.ssh/authorized_keys.d/ignition (mode 0600, owner core), the directories 0700 and owned by core.
+Password hashes, on every update as the MCD's SetPasswordHash: each user of the config gets its `passwordHash`,
+or `*` (no password login) when it has none; a user of the old config missing from the new one gets an empty
+hash (deconfigureAbsentUsers). Set with `usermod -p` (`--root=ROOT` under a directory root), only where the hash
+on disk differs. No `core` user in the root's passwd -> nothing to do, as the MCD does.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 from applier.errors import PermanentError
 from applier.files import PASSWD_FILES, account_entry, host_path
+from applier.runner import CommandRunner
 from fleet.atomic import write_atomic
 from fleet.diff import ssh_keys_of
 
@@ -57,3 +62,51 @@ def write_keys(root: Path, config: Mapping[str, Any], *, durable: bool = True) -
     except OSError as exc:
         raise PermanentError(path, f"cannot write SSH keys: {exc.strerror or exc}") from exc
     return path
+
+
+def hash_on_disk(root: Path, name: str) -> str | None:
+    """`name`'s password hash as `usermod -p` keeps it: the /etc/shadow entry's, else the /etc/passwd entry's."""
+    for rel in ("etc/shadow", "etc/passwd"):
+        try:
+            lines = (root / rel).read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split(":")
+            if len(fields) >= 2 and fields[0] == name and (rel == "etc/shadow" or fields[1] != "x"):
+                return fields[1]
+    return None
+
+
+def wanted_hashes(new: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, str]:
+    """User -> the hash SetPasswordHash gives it: absent old users "" first, then each new user's hash or "*"."""
+    users = [u for u in (new.get("passwd") or {}).get("users") or () if isinstance(u, Mapping)]
+    names = {str(u.get("name")) for u in users}
+    wanted = {str(u.get("name")): "" for u in (old.get("passwd") or {}).get("users") or ()
+              if isinstance(u, Mapping) and str(u.get("name")) not in names}
+    for user in users:
+        wanted[str(user.get("name"))] = str(user.get("passwordHash") or "*")
+    return wanted
+
+
+def set_password_hashes(runner: CommandRunner, root: Path, new: Mapping[str, Any], old: Mapping[str, Any], *,
+                        live: bool) -> list[str]:
+    """Give the config's users their hashes (module docstring); returns the users changed. A failure for a user
+    of the new config is an error (the MCD fails the update), for an absent old user it is ignored, as there."""
+    if core_account(root) is None:
+        return []
+    changed = []
+    present = {str(u.get("name")) for u in (new.get("passwd") or {}).get("users") or () if isinstance(u, Mapping)}
+    for name, value in wanted_hashes(new, old).items():
+        if hash_on_disk(root, name) == value:
+            continue
+        where = [] if live else [f"--root={root}"]
+        result = runner.run(["usermod", *where, "-p", value, name], timeout=60)
+        if not result.ok:
+            if name not in present:
+                continue
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            raise PermanentError(f"passwd.users[{name}].passwordHash",
+                                 f"Failed to reset password for {name}: {detail[-1] if detail else result.returncode}")
+        changed.append(name)
+    return changed

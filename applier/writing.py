@@ -18,7 +18,7 @@ from applier.errors import ApplyError
 from applier.files import FileWriter, host_path
 from applier.plan import Plan, make_plan
 from applier.settings import LogFn, no_log
-from applier.ssh import write_keys
+from applier.ssh import set_password_hashes, write_keys
 from applier.state import StateDir
 from applier.units import Systemctl, UnitWriter, dropin_path, unit_path
 from fleet.atomic import sweep_temp
@@ -51,7 +51,7 @@ class Writer:
         self.units = UnitWriter(self.root, self.files, self.systemctl)
 
     def apply(self, plan: Plan, *, first_run: bool) -> None:
-        """Files, stale files, units, stale units, SSH keys (in that order)."""
+        """Files, stale files, units, stale units, SSH keys, password hashes (in that order, as MCO update())."""
         old_paths = set(files_of(plan.old.config or {}))
         for entry in plan.write_files:
             self.files.write(entry, managed_before=str(entry.get("path")) in old_paths and not first_run)
@@ -68,6 +68,8 @@ class Writer:
             self.units.set_enablement(plan.write_units)
         if plan.write_ssh:
             write_keys(self.root, plan.new.config or {}, durable=self.durable)
+        set_password_hashes(self.systemctl.runner, self.root, plan.new.config or {}, plan.old.config or {},
+                            live=self.systemctl.live)
         self.drift.forget([str(e.get("path")) for e in plan.write_files] + list(plan.remove_files))
 
     def revert(self, plan: Plan) -> tuple[str, ...]:

@@ -209,3 +209,36 @@ def test_first_boot_unit_leaving_config_is_removed(tmp_path: Path, entry: dict, 
     result = n.sync()  # after the reboot a unit change asks for
     assert (result.state, result.current) == ("Done", "rendered-worker-v2"), result.message
     assert not (n.root / path).exists() and not (n.root / path).is_symlink()
+
+
+def passwd_config(name: str, *users: dict) -> object:
+    """A rendered config whose passwd holds `users` (and an app file, so each one is an update)."""
+    return rendered_config(name, config={"ignition": {"version": "3.5.0"}, "passwd": {"users": list(users)},
+                                         "storage": {"files": [file_entry("/etc/app.conf", f"{name}\n")]}})
+
+
+# MCO pkg/daemon/update.go SetPasswordHash (run by update() on every update): `usermod -p` gives each user of the
+# config its passwordHash, or "*" when it has none; deconfigureAbsentUsers gives a user the new config lost "".
+PASSWORDS = [
+    ("hash", [{"name": "core", "passwordHash": "$6$s$h1"}], "$6$s$h1"),
+    ("keys-only", [{"name": "core", "sshAuthorizedKeys": ["ssh-ed25519 AAAA one"]}], "*"),
+    ("empty-hash", [{"name": "core", "passwordHash": "", "sshAuthorizedKeys": ["ssh-ed25519 AAAA one"]}], "*"),
+    ("core-dropped", [], ""),
+]
+
+
+@pytest.mark.parametrize("users,expected", [c[1:] for c in PASSWORDS], ids=[c[0] for c in PASSWORDS])
+def test_password_hash_is_set_on_update(tmp_path: Path, users: list, expected: str) -> None:
+    real_tool("usermod")
+    n = Node(tmp_path)
+    shadow = n.root / "etc/shadow"
+    shadow.write_text("root:*:19000:0:99999:7:::\ncore:!!:19000:0:99999:7:::\n")
+    os.chmod(shadow, 0)
+    for name, config_users in (("v1", [{"name": "core", "passwordHash": "$6$s$old"}]), ("v2", users)):
+        result = n.sync(passwd_config(name, *config_users))
+        result = n.sync() if result.rebooting else result  # after the reboot a new file asks for
+        assert (result.state, result.current) == ("Done", f"rendered-worker-{name}"), result.message
+        if name == "v1":
+            assert shadow.read_text().splitlines()[1].split(":")[1] == "$6$s$old"
+    assert shadow.read_text().splitlines()[1].split(":")[1] == expected
+    assert stat.S_IMODE(shadow.stat().st_mode) == 0
