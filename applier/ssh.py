@@ -1,7 +1,9 @@
 """SSH keys and password hashes for `core` (MCO `pkg/daemon/update.go` updateSSHKeys, SetPasswordHash).
 
 Keys: every user's `sshAuthorizedKeys`, in order, one per line, written atomically to
-~core/.ssh/authorized_keys.d/ignition (mode 0600, owner core), the directories 0700 and owned by core.
+~core/.ssh/authorized_keys.d/ignition (mode 0600, owner core), the directories 0700 and owned by core; as the
+MCD does where it uses that path (RHCOS 9+, FCOS, SCOS), the legacy ~core/.ssh/authorized_keys and every other
+fragment of authorized_keys.d are removed, and a ~core/.ssh not owned by core is removed and made again.
 Password hashes, on every update as the MCD's SetPasswordHash: each user of the config gets its `passwordHash`,
 or `*` (no password login) when it has none; a user of the old config missing from the new one gets an empty
 hash (deconfigureAbsentUsers). Set with `usermod -p` (`--root=ROOT` under a directory root), only where the hash
@@ -11,6 +13,7 @@ on disk differs. No `core` user in the root's passwd -> nothing to do, as the MC
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,14 @@ def keys_bytes(config: Mapping[str, Any]) -> bytes:
     return "".join(f"{k}\n" for k in ssh_keys_of(config)).encode()
 
 
+def remove_tree(path: Path) -> None:
+    """`os.RemoveAll`: a file, a symlink or a directory tree, nothing when absent."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
 def write_keys(root: Path, config: Mapping[str, Any], *, durable: bool = True) -> str | None:
     """Write core's keys; returns the path written, or None when there is no core user."""
     account = core_account(root)
@@ -51,13 +62,19 @@ def write_keys(root: Path, config: Mapping[str, Any], *, durable: bool = True) -
     uid, gid, home = account
     home_dir = host_path(root, home)
     path = f"{home.rstrip('/')}/{KEYS_FILE}"
+    ssh_dir, fragments = home_dir / ".ssh", home_dir / ".ssh" / "authorized_keys.d"
     try:
-        for directory in (home_dir / ".ssh", home_dir / ".ssh" / "authorized_keys.d"):
+        if ssh_dir.exists() and ssh_dir.stat().st_uid != uid:  # MCO atomicallyWriteSSHKey (OCPBUGS-11832)
+            remove_tree(ssh_dir)
+        for directory in (ssh_dir, fragments):
             if directory.exists() and (directory.is_symlink() or directory.stat().st_uid != uid):
                 raise PermanentError(str(directory), "exists but is not a directory owned by core")
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chown(directory, uid, gid)
             os.chmod(directory, 0o700)
+        # MCO cleanSSHKeyPaths and removeNonIgnitionKeyPathFragments: the config's keys are the only ones left
+        for other in [ssh_dir / "authorized_keys", *(e for e in fragments.iterdir() if e.name != "ignition")]:
+            remove_tree(other)
         write_atomic(host_path(root, path), keys_bytes(config), mode=0o600, uid=uid, gid=gid, durable=durable)
     except OSError as exc:
         raise PermanentError(path, f"cannot write SSH keys: {exc.strerror or exc}") from exc
