@@ -69,12 +69,20 @@ def go_list(items: Sequence[str]) -> str:
 
 
 def kargs_after(current: Sequence[str], old: Sequence[str], new: Sequence[str]) -> list[str]:
-    """MCO's kargs strategy on a command line: delete-if-present each old arg (once), then append each new one."""
+    """MCO's kargs strategy on a command line: delete each old arg (once; one not there is skipped), then append each new one."""
     result = list(current)
     for arg in split_kernel_args(old):
         if arg in result:
             result.remove(arg)
     return result + list(split_kernel_args(new))
+
+
+def kargs_command(old: Sequence[str], new: Sequence[str]) -> list[str] | None:
+    """`rpm-ostree kargs --delete=<each old arg> ... --append=<each new arg> ...`, as MCO generateKargs
+    (pkg/daemon/update.go) builds it: all old ones deleted, then all new ones appended, duplicates kept, so an old
+    argument missing from the command line fails the update there as here; None when both split to nothing."""
+    args = [*(f"--delete={a}" for a in split_kernel_args(old)), *(f"--append={a}" for a in split_kernel_args(new))]
+    return ["rpm-ostree", "kargs", *args] if args else None
 
 
 def missing_kargs(expected: Sequence[str], have: Sequence[str]) -> str | None:

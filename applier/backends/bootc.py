@@ -3,7 +3,7 @@
 (bootc-dev/bootc docs) Staging: `bootc switch --transport registry <image>` (the reference without a
 `docker://` / transport prefix); the staged entry's image (and digest, when the reference is pinned
 `@sha256:`) must then match. bootc has no per-machine kargs CLI, so kernel arguments go through
-`rpm-ostree kargs --delete-if-present=.. --append=..` as on rpm-ostree hosts. Kernel type and extensions
+`rpm-ostree kargs --delete=.. --append=..` as on rpm-ostree hosts. Kernel type and extensions
 are baked into bootc images and refused here. Before the drain (and before the node's slot,
 applier/prestage.py) `prefetch` runs `bootc switch --download-only` when this bootc has it; the update then
 applies that staged deployment with `bootc switch --from-downloaded` instead of pulling. After the reboot `status.booted` must be the staged image.
@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from applier.backends.base import Deployment, image_mismatch, missing_kargs, strip_transport
+from applier.backends.base import Deployment, image_mismatch, kargs_command, missing_kargs, strip_transport
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
-from fleet.diff import ConfigDiff, split_kernel_args
+from fleet.diff import ConfigDiff
 from fleet.rendered import MachineConfigSpec
 
 
@@ -100,10 +100,9 @@ class BootcBackend:
             cmds.append(["bootc", "switch", "--from-downloaded"])  # the locked deployment `prefetch` staged
         elif diff.os_image and new.os_image_url:
             cmds.append(["bootc", "switch", "--transport", "registry", strip_transport(new.os_image_url)])
-        if diff.kernel_arguments:
-            cmds.append(["rpm-ostree", "kargs",
-                         *[f"--delete-if-present={a}" for a in split_kernel_args(old.kernel_arguments)],
-                         *[f"--append={a}" for a in split_kernel_args(new.kernel_arguments)]])
+        kargs = kargs_command(old.kernel_arguments, new.kernel_arguments) if diff.kernel_arguments else None
+        if kargs:
+            cmds.append(kargs)
         return cmds
 
     def download_only(self) -> bool:

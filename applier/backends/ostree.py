@@ -2,7 +2,7 @@
 
 Staging is `ostree admin deploy --sysroot=S --os=OS --origin-file=F --karg-none --karg-append=...  REF`:
 a new default deployment whose kernel command line is the booted one with the old config's arguments
-removed (once each) and the new config's appended (MCO's delete-if-present/append strategy), and whose
+removed (once each) and the new config's appended (MCO's delete/append strategy; an old argument no longer there is skipped where rpm-ostree's `--delete` would fail), and whose
 origin records the osImageURL in an `[mco] image=` key. A pending deployment left by an earlier attempt is
 undeployed first (like `rpm-ostree cleanup -p`), so re-staging after a kill converges.
 

@@ -2,7 +2,7 @@
 
 Staging, in the MCD's order: `rpm-ostree cleanup -p` (drop a pending deployment), then
   OS image:    `rpm-ostree rebase --experimental ostree-unverified-registry:<osImageURL>` (skipped when booted)
-  kargs:       `rpm-ostree kargs --delete-if-present=<each old arg> ... --append=<each new arg> ...`
+  kargs:       `rpm-ostree kargs --delete=<each old arg> ... --append=<each new arg> ...`
   kernel type: realtime / 64k-pages `rpm-ostree override remove kernel kernel-core kernel-modules
                kernel-modules-core kernel-modules-extra --install ...`; back to default `rpm-ostree override
                reset ... --uninstall ...`
@@ -19,10 +19,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from applier.backends.base import Deployment, go_list, image_mismatch, missing_kargs, strip_transport
+from applier.backends.base import (
+    Deployment,
+    go_list,
+    image_mismatch,
+    kargs_command,
+    missing_kargs,
+    strip_transport,
+)
 from applier.errors import PermanentError
 from applier.runner import CommandRunner, check
-from fleet.diff import ConfigDiff, canonical_kernel_type, split_kernel_args
+from fleet.diff import ConfigDiff, canonical_kernel_type
 from fleet.rendered import SUPPORTED_EXTENSIONS, MachineConfigSpec
 
 RT_PACKAGES = ("kernel-rt-core", "kernel-rt-modules", "kernel-rt-modules-extra")
@@ -88,10 +95,9 @@ class RpmOstreeBackend:
         cmds: list[list[str]] = [["rpm-ostree", "cleanup", "-p"]]
         if diff.os_image and new.os_image_url and (booted is None or booted.image != new.os_image_url):
             cmds.append(["rpm-ostree", "rebase", "--experimental", f"ostree-unverified-registry:{new.os_image_url}"])
-        if diff.kernel_arguments:
-            cmds.append(["rpm-ostree", "kargs",
-                         *[f"--delete-if-present={a}" for a in split_kernel_args(old.kernel_arguments)],
-                         *[f"--append={a}" for a in split_kernel_args(new.kernel_arguments)]])
+        kargs = kargs_command(old.kernel_arguments, new.kernel_arguments) if diff.kernel_arguments else None
+        if kargs:
+            cmds.append(kargs)
         if diff.kernel_type:
             target = canonical_kernel_type(new.kernel_type)
             previous = canonical_kernel_type(old.kernel_type)

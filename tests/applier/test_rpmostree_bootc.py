@@ -45,8 +45,7 @@ COMMANDS = [
       ["rpm-ostree", "rebase", "--experimental", "ostree-unverified-registry:q.io/os@sha256:1"]]),
     ("kargs", _spec(kernel_arguments=("a=1", "b")), _spec(kernel_arguments=("b", "c d")),
      [["rpm-ostree", "cleanup", "-p"],
-      ["rpm-ostree", "kargs", "--delete-if-present=a=1", "--delete-if-present=b", "--append=b", "--append=c",
-       "--append=d"]]),
+      ["rpm-ostree", "kargs", "--delete=a=1", "--delete=b", "--append=b", "--append=c", "--append=d"]]),
     ("realtime", _spec(), _spec(kernel_type="realtime"),
      [["rpm-ostree", "cleanup", "-p"],
       ["rpm-ostree", "override", "remove", "kernel", "kernel-core", "kernel-modules", "kernel-modules-core",
@@ -184,3 +183,26 @@ def test_bootc_without_download_only_says_so() -> None:
     note = BootcBackend(runner=runner).prefetch(_spec(os_image_url="quay.io/other@sha256:ffff"))
     assert "pulled while drained" in note
     assert not any(c[:2] == ("bootc", "switch") and "--help" not in c for c in runner.calls)
+
+
+# MCO pkg/daemon/update.go generateKargs/updateKernelArguments: every old argument (split as the kernel does) is
+# deleted with `--delete=` (rpm-ostree fails on one that is not there: the update fails, as the MCD's does),
+# then every new one appended, duplicates kept; no command when both lists split to nothing.
+KARGS = [
+    ("replace", ("a=1", "b"), ("b", "c d"), ["--delete=a=1", "--delete=b", "--append=b", "--append=c", "--append=d"]),
+    ("duplicates", ("x", "x"), ("x",), ["--delete=x", "--delete=x", "--append=x"]),
+    ("quoted", (), ('dyndbg="file a.c +p"',), ['--append=dyndbg="file a.c +p"']),
+    ("only-blank", (), ("  ",), None),
+]
+
+
+@pytest.mark.parametrize("old,new,expected", [c[1:] for c in KARGS], ids=[c[0] for c in KARGS])
+def test_kargs_command_of_rpm_ostree_and_bootc(old: tuple, new: tuple, expected: list | None) -> None:
+    from applier.backends.base import Deployment
+
+    before, after = _spec(kernel_arguments=old), _spec(kernel_arguments=new)
+    booted = Deployment(id="x", booted=True)
+    want = [] if expected is None else [["rpm-ostree", "kargs", *expected]]
+    rpm = RpmOstreeBackend(runner=RecordingRunner()).commands(diff_rendered(before, after), before, after, booted)
+    assert rpm[1:] == want
+    assert BootcBackend(runner=RecordingRunner()).commands(diff_rendered(before, after), before, after) == want
