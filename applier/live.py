@@ -73,6 +73,24 @@ def fips_problems(root: Path, spec: MachineConfigSpec) -> list[str]:
     return problems
 
 
+GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}  # strconv.ParseBool
+
+
+def fips_refusal(root: Path, spec: MachineConfigSpec) -> str | None:
+    """Why an update to `spec` is refused for the node's FIPS mode (MCO pkg/daemon/update.go checkFIPS: the
+    desired `fips` must be what fips_enabled says, whatever the old config said); None without the file."""
+    text = kernel_file(root, FIPS_ENABLED)
+    if text is None:
+        return None
+    node = GO_BOOLS.get(text.removesuffix("\n"))
+    if node is None:
+        return f"error parsing FIPS file at /{FIPS_ENABLED}: {text.strip()!r} is not a boolean"
+    if node != bool(spec.fips):
+        return "detected change to FIPS flag; refusing to modify FIPS on a running cluster"
+    return None
+
+
 def fips_watch(spec: MachineConfigSpec) -> dict[str, tuple[str, str]]:
     """The paths that say whether the node is in FIPS mode, for the drift watch (applier/watching.py), when the
     config asks for it: a change of the crypto policy (or of the root's own fips_enabled) is checked at once.

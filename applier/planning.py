@@ -15,6 +15,7 @@ from typing import Any
 
 from applier.backends.base import Backend
 from applier.errors import PermanentError
+from applier.live import fips_refusal
 from applier.plan import Plan, make_plan
 from applier.repairing import Repair
 from applier.settings import AgentSettings
@@ -60,6 +61,9 @@ class Planner:
                          overrides=self.settings.overrides, interrupted=interrupted)
         if current is None and not plan.write_ssh and self.keys_out_of_date(desired.spec.config or {}):
             plan = replace(plan, write_ssh=True)
+        refusal = fips_refusal(self.root, desired.spec)
+        if refusal and refusal not in plan.unreconcilable:  # the MCD's second check, against the node itself
+            plan = replace(plan, unreconcilable=(*plan.unreconcilable, refusal))
         return plan
 
     def baseline(self, desired: MachineConfigSpec) -> MachineConfigSpec:

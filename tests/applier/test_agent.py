@@ -242,3 +242,31 @@ def test_password_hash_is_set_on_update(tmp_path: Path, users: list, expected: s
             assert shadow.read_text().splitlines()[1].split(":")[1] == "$6$s$old"
     assert shadow.read_text().splitlines()[1].split(":")[1] == expected
     assert stat.S_IMODE(shadow.stat().st_mode) == 0
+
+
+# MCO pkg/daemon/update.go reconcilable -> checkFIPS: the desired config's `fips` must be what the node runs
+# (/proc/sys/crypto/fips_enabled, when there is one), whatever the old config said; otherwise the update is
+# refused ("detected change to FIPS flag; refusing to modify FIPS on a running cluster") and nothing changes.
+NODE_FIPS = [
+    ("fips-node-config-off", "1", False, "Degraded"),
+    ("plain-node-config-on", "0", True, "Degraded"),
+    ("fips-node-config-on", "1", True, "Done"),
+    ("plain-node-config-off", "0", False, "Done"),
+]
+
+
+@pytest.mark.parametrize("enabled,fips,state", [c[1:] for c in NODE_FIPS], ids=[c[0] for c in NODE_FIPS])
+def test_update_refused_when_the_node_fips_mode_is_not_the_desired_one(tmp_path: Path, enabled: str, fips: bool,
+                                                                       state: str) -> None:
+    n = Node(tmp_path)
+    (n.root / "etc/crypto-policies").mkdir(parents=True)
+    (n.root / "etc/crypto-policies/config").write_text("FIPS\n" if enabled == "1" else "DEFAULT\n")
+    assert n.sync(rendered_config("v1", [], [], fips=fips)).state == "Done"
+    (n.root / "proc/sys/crypto").mkdir(parents=True)
+    (n.root / "proc/sys/crypto/fips_enabled").write_text(enabled + "\n")
+    result = n.sync(rendered_config("v2", [], [unit("app.service", SERVICE.format(name="app"))], fips=fips))
+    result = n.sync() if result.rebooting else result
+    assert result.state == state, result.message
+    if state == "Degraded":
+        assert result.message.endswith("detected change to FIPS flag; refusing to modify FIPS on a running cluster")
+        assert not (n.root / "etc/systemd/system/app.service").exists()
