@@ -39,7 +39,7 @@ from fleet.rendered import Condition, PoolRecord, pool_config_of
 from fleet.rollout import unavailable
 from fleet.rollout_gates import FAILED_STATES, rollout_pause
 from fleet.rollout_turn import skipped
-from ignition.rules.unitfile import _go_quote
+from ignition.rules.unitfile import go_quote
 from server.errors import PathError
 
 SKIPPED_LISTED = 50  # nodes the rollout passed over named in /pools (all are counted)
@@ -214,7 +214,7 @@ def pool_summary(record: PoolRecord, counted: PoolTally) -> dict[str, Any]:
         else:
             conditions.append(_condition("Updating", True,
                                          message=f"All nodes are updating to MachineConfig {target}"))
-    node_message = ", ".join(f"Node {n.name} is reporting: {_go_quote(n.message.encode('utf-8', 'surrogatepass'))}"
+    node_message = ", ".join(f"Node {n.name} is reporting: {go_quote(n.message.encode('utf-8', 'surrogatepass'))}"
                              for n in degraded if n.message)  # MCO: %q of each non-empty reason annotation
     conditions.append(_condition("NodeDegraded", bool(degraded),
                                  f"{len(degraded)} nodes are reporting degraded status on sync" if degraded else "",

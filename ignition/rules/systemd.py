@@ -8,7 +8,7 @@ from typing import Any
 
 from ignition.rules.context import Ctx
 from ignition.rules.paths import go_ext
-from ignition.rules.unitfile import _go_quote, unit_verdict
+from ignition.rules.unitfile import go_quote, unit_verdict
 
 _INSTANCE = re.compile(r"(.+?)@(.+?)\.service")  # Go RE2: `.` does not match a newline
 UNIT_EXTENSIONS = frozenset(
@@ -34,7 +34,7 @@ def check_units(units: list[dict[str, Any]], ctx: Ctx) -> None:
         enabled = unit.get("enabled") is True
         if enabled and contents and error is None and not has_install:
             ctx.warn(("systemd", "units", i, "contents"),
-                     f"unit {_go_quote(name.encode('utf-8', 'surrogatepass'))} is enabled, but has no install section so enable does nothing")
+                     f"unit {go_quote(name.encode('utf-8', 'surrogatepass'))} is enabled, but has no install section so enable does nothing")
         parsed[name] = (bool(contents), has_install, error is None)
         templated = templated or (enabled and "@" in name)
         dropins = unit.get("dropins")

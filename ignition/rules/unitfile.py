@@ -167,7 +167,7 @@ def deserialize(contents: str) -> list[UnitOption]:
             garbage, _ = to_eol()
             garbage = garbage.strip(b" \t\n\r\v\f")
             if garbage:
-                raise UnitParseError(f"found garbage after section name : {_go_quote(garbage)}")
+                raise UnitParseError(f"found garbage after section name : {go_quote(garbage)}")
             state = "section_or_option"
         elif state == "ignore":
             while True:
@@ -227,7 +227,7 @@ _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", 
                "\\": "\\\\", '"': '\\"'}
 
 
-def _go_quote(b: bytes) -> str:
+def go_quote(b: bytes) -> str:
     """Go's %q of a byte slice (strconv.Quote): C-style escapes, \\xNN, \\uNNNN, printable runes kept."""
     out = []
     for ch in b.decode("utf-8", "replace"):
