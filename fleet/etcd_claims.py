@@ -1,11 +1,11 @@
-"""Hand-outs on etcd in groups: the claims a replica's threads make at the same moment are decided together on
+"""Hand-outs on etcd in groups: the claims a replica makes at the same moment are decided together on
 one view of the statuses and written in one compare-and-swap transaction (the group commit of
 fleet/etcd_groups.py).
 
 Why: every hand-out compares its pool's fence (fleet/etcd_store.py), so claims made one by one succeed one per
 etcd round trip plus a watch delivery, and a replica waking a wave of held claims (server/handout_wait.py) lost
 most of them to each other. As databases flush many commits with one log write ("group commit"), the first
-claiming thread leads: it takes every claim queued meanwhile (up to GROUP), decides them in turn on the
+claim starts a leader: it takes every claim queued meanwhile (up to GROUP), decides them in turn on the
 statuses with each hand-out counted for the next (an `Overlay`, O(1) per decision), and writes every hand-out
 with its pool's fence in one transaction that compares, as a single claim does, that no fence and none of those
 nodes' records moved since the statuses' revision. No claim's outcome is final before that transaction succeeds
@@ -114,12 +114,13 @@ class ClaimingStore(Protocol):
         """The full key of a layout path."""
         ...
 
-    def _decide_at(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
-        """(revision, decision) on the statuses as of one revision."""
+    async def _decide_at_async(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
+        """(revision, decision) on the statuses as of one revision (on the connection's loop)."""
         ...
 
-    def _txn(self, compare: list[Any], success: list[Any], failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
-        """One transaction, fenced like every write of the store."""
+    async def _txn_async(self, compare: list[Any], success: list[Any],
+                         failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
+        """One transaction, fenced like every write of the store (on the connection's loop)."""
         ...
 
 
@@ -131,11 +132,7 @@ class ClaimGroups(Groups[Decide, NodeStatus]):
         self.store = store
         self.attempts = attempts
 
-    def claim(self, decide: Decide) -> NodeStatus | None:
-        """Decide and store as part of a group; returns this claim's hand-out (None: nothing stored)."""
-        return self.submit(decide)
-
-    def _run(self, group: list[Member[Decide, NodeStatus]]) -> None:
+    async def _run(self, group: list[Member[Decide, NodeStatus]]) -> None:
         store = self.store
         tx = store.conn.client.transactions
         outcomes: list[_Outcome] = []
@@ -153,7 +150,7 @@ class ClaimGroups(Groups[Decide, NodeStatus]):
                     outcomes.append((claim, status, None))
                 return outcomes
 
-            revision, outcomes = store._decide_at(decide_all)
+            revision, outcomes = await store._decide_at_async(decide_all)
             handed = [status for _, status, _ in outcomes if status is not None]
             if handed:
                 keys = [store.key("state", "nodes", check_name("nodes", h.name)) for h in handed]
@@ -161,12 +158,12 @@ class ClaimGroups(Groups[Decide, NodeStatus]):
                           for h, key in zip(handed, keys, strict=True) if h.pool}
                 compare = [tx.mod(k) < revision + 1 for k in [*fences, *keys]]
                 writes = [tx.put(k, canonical_json(h.to_dict())) for h, k in zip(handed, keys, strict=True)]
-                ok, responses = store._txn(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
-                                           [tx.get(k) for k in [*fences, *keys]])
+                ok, responses = await store._txn_async(compare, [*writes, *(tx.put(f, k) for f, k in fences.items())],
+                                                       [tx.get(k) for k in [*fences, *keys]])
                 if not ok:  # every outcome was decided on a view that moved: decide them all again
                     newest = max((found[0][1].mod_revision for found in responses if found), default=0)
                     if store.mirror is not None and newest:
-                        store.mirror.wait_for(newest, timeout=2.0)
+                        await store.mirror.applied(newest, timeout=2.0)
                     continue
             for claim, status, error in outcomes:
                 claim.finish(status, error)

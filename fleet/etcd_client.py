@@ -1,6 +1,10 @@
-"""The connection to an etcd v3 cluster (where it is: fleet/etcd_url.py): TLS client files, and one asyncio
-loop on a background thread that owns the gRPC client (aetcd), so synchronous callers (the renderer, the
-server's worker threads) and asyncio tasks (the watch, the election) share one channel.
+"""The connection to an etcd v3 cluster (where it is: fleet/etcd_url.py): TLS client files, and the one asyncio
+loop that owns the gRPC client (aetcd), so synchronous callers (the renderer, the server's worker threads) and
+asyncio tasks (the watch, the election, a replica's node writes) share one channel.
+
+The loop is a background thread of the connection's own, or, for a replica (`on_loop`), the server's own loop:
+then the watch, the mirror and the group commits of node writes run beside the request handlers that await
+them, with no thread between them (fleet/etcd_groups.py).
 
 All members go into one gRPC channel (the multi-address `ipv4:` target), which fails over to the next
 member when one dies.
@@ -95,46 +99,67 @@ def make_client(settings: EtcdSettings) -> aetcd.Client:
 
 
 class Connection:
-    """The client and its event loop on a daemon thread; `call` runs a coroutine there from any other thread."""
+    """The client and its event loop; `call` runs a coroutine there from any other thread."""
 
-    def __init__(self, settings: EtcdSettings) -> None:
+    def __init__(self, settings: EtcdSettings, *, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.settings = settings
         self.root = settings.root
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="etcd", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if loop is None:  # a loop of its own, on a daemon thread
+            self.loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self.loop.run_forever, name="etcd", daemon=True)
+            self._thread.start()
+            self._loop_thread = self._thread.ident
+        else:  # the caller's running loop (`on_loop`)
+            self.loop = loop
+            self._loop_thread = threading.get_ident()
         self.client = make_client(settings)
+
+    @classmethod
+    def on_loop(cls, settings: EtcdSettings) -> Connection:
+        """A connection on the running loop of the calling coroutine (which must stay its only loop)."""
+        return cls(settings, loop=asyncio.get_running_loop())
+
+    def on_this_loop(self) -> bool:
+        """Whether the caller runs on the connection's loop (then it awaits, never `call`s)."""
+        return threading.get_ident() == self._loop_thread
 
     def key(self, *parts: str) -> bytes:
         """`/<prefix>/v1/<part>/<part>...`."""
         return self.root + "/".join(parts).encode()
 
-    def call(self, make: Callable[[], Awaitable[T]], *, timeout: float = 4 * RPC_TIMEOUT) -> T:
-        """Run `make()` on the etcd loop and wait for it; etcd failures become StoreError."""
-        if threading.current_thread() is self._thread:
-            raise RuntimeError("Connection.call from the etcd loop itself would deadlock")
-
-        async def run() -> T:
+    async def guarded(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Await `make()` on the connection's loop; etcd failures become StoreError (each RPC has its own
+        timeout, RPC_TIMEOUT)."""
+        try:
             return await make()
+        except aetcd.ClientError as exc:
+            raise StoreError("etcd", f"{type(exc).__name__}: {exc}") from exc
 
-        future: Future[T] = asyncio.run_coroutine_threadsafe(run(), self.loop)
+    def call(self, make: Callable[[], Awaitable[T]], *, timeout: float = 4 * RPC_TIMEOUT) -> T:
+        """Run `make()` on the connection's loop from another thread and wait for it (`guarded`)."""
+        if self.on_this_loop():
+            raise RuntimeError("Connection.call on the connection's own loop would deadlock: await instead")
+        future: Future[T] = asyncio.run_coroutine_threadsafe(self.guarded(make), self.loop)
         try:
             return future.result(timeout)
         except FutureTimeout:
             future.cancel()
             raise StoreError("etcd", "no answer from etcd in time") from None
-        except aetcd.ClientError as exc:
-            raise StoreError("etcd", f"{type(exc).__name__}: {exc}") from exc
 
     def spawn(self, coro: Awaitable[Any]) -> Future[Any]:
-        """Start a long-running coroutine (watch, keepalive) on the etcd loop."""
+        """Start a long-running coroutine (watch, keepalive) on the connection's loop."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
 
     def close(self) -> None:
-        """Close the channel and stop the loop."""
+        """Close the channel; stop the loop when it is the connection's own."""
+        if self.on_this_loop():  # (a replica closing on its loop: the channel closes once the loop runs on)
+            self.loop.create_task(self.client.close())
+            return
         try:
             asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result(5)
         except Exception as exc:  # closing a channel to a dead cluster may fail; the loop stops regardless
             log.info("closing the etcd channel failed: %s", exc)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(5)
+        if self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)

@@ -93,6 +93,7 @@ class Mirror:
         self._watch: Any = None
         self._listeners: list[Callable[[], None]] = []
         self._tasks: list[Any] = []
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []  # `applied` on the loop: (revision, its future)
 
     # -- reading (any thread) -------------------------------------------------------------------------------
     def raw(self, key: bytes) -> bytes | None:
@@ -143,9 +144,24 @@ class Mirror:
         return data if isinstance(data, dict) else {}
 
     def wait_for(self, revision: int, *, timeout: float) -> bool:
-        """Block until the mirror has applied `revision` (False on timeout)."""
+        """Block until the mirror has applied `revision` (False on timeout); from another thread than its loop's."""
         with self._lock:
             return self._lock.wait_for(lambda: self.revision >= revision, timeout)
+
+    async def applied(self, revision: int, *, timeout: float) -> bool:
+        """`wait_for` on the connection's loop, which applies the watch: awaited, never blocking it."""
+        if self.revision >= revision:
+            return True
+        entry = (revision, asyncio.get_running_loop().create_future())
+        self._waiters.append(entry)
+        try:
+            await asyncio.wait_for(entry[1], timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            if entry in self._waiters:
+                self._waiters.remove(entry)
 
     def health(self) -> Health:
         """Current or how far behind (see the module docstring)."""
@@ -163,6 +179,12 @@ class Mirror:
         """The first consistent read (raises StoreError when etcd cannot answer), then the watch and probe."""
         self.conn.call(self._load)
         self._tasks = [self.conn.spawn(self._follow()), self.conn.spawn(self._probe())]
+
+    async def start_async(self) -> None:
+        """`start`, awaited on the connection's loop when that is the caller's own (a replica's)."""
+        await self.conn.guarded(self._load)
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._follow()), loop.create_task(self._probe())]
 
     def stop(self) -> None:
         """Stop the watch and the probe."""
@@ -214,6 +236,7 @@ class Mirror:
             self._contact = self._progress = time.monotonic()
             self.loaded = True
             self._lock.notify_all()
+        self._wake_waiters()
         self._notify()
 
     def _notify(self) -> None:
@@ -234,7 +257,18 @@ class Mirror:
             self._latest = max(self._latest, self.revision)
             self._contact = self._progress = time.monotonic()
             self._lock.notify_all()
+        self._wake_waiters()
         self._notify()
+
+    def _wake_waiters(self) -> None:
+        """Answer the `applied` waits the revision now applied reaches (on the loop, after each applied batch)."""
+        if not self._waiters:
+            return
+        reached = [w for w in self._waiters if w[0] <= self.revision]
+        for entry in reached:
+            self._waiters.remove(entry)
+            if not entry[1].done():
+                entry[1].set_result(None)
 
     async def _stream(self) -> None:
         """One watch stream from the applied revision + 1, read response by response (etcd's gRPC stream itself,

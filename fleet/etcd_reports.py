@@ -1,5 +1,5 @@
-"""Node records on etcd in groups: the reports (and other record writes) a replica's threads store at the same
-moment go to etcd in one transaction (the group commit of fleet/etcd_groups.py).
+"""Node records on etcd in groups: the reports (and other record writes) a replica stores at the same moment
+go to etcd in one transaction (the group commit of fleet/etcd_groups.py).
 
 Why: during a rollout every node reports twice per update (Working, Done); written one by one, each report cost
 its own gRPC call, raft proposal and watch delivery, and a replica's CPU per node update was mostly that.
@@ -59,8 +59,9 @@ class ReportingStore(Protocol):
         """The node's record and its revision from a transaction's read of its key."""
         ...
 
-    def _txn(self, compare: list[Any], success: list[Any], failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
-        """One transaction, fenced like every write of the store."""
+    async def _txn_async(self, compare: list[Any], success: list[Any],
+                         failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
+        """One transaction, fenced like every write of the store (on the connection's loop)."""
         ...
 
 
@@ -96,14 +97,14 @@ class ReportGroups(Groups[_Item, None]):
         self.store = store
         self.attempts = attempts
 
-    def put(self, status: NodeStatus) -> None:
-        """Store `status` as part of a group (returns once it is written)."""
+    def item(self, status: NodeStatus) -> _Item:
+        """What `submit` takes for `status`: the record it was built on is the one seen now, by its caller (not
+        once the group runs, later)."""
         check_name("nodes", status.name)
-        # the record it was built on is the one seen now, by its caller (not once the group runs, later)
         known, seen = self.store._node_seen(status.name) if status.history else (None, None)
-        self.submit((status, known, seen))
+        return status, known, seen
 
-    def _run(self, group: list[Member[_Item, None]]) -> None:
+    async def _run(self, group: list[Member[_Item, None]]) -> None:
         writes = [_Write(member, self.store) for member in group]
         while writes:
             batch: list[_Write] = []
@@ -121,19 +122,19 @@ class ReportGroups(Groups[_Item, None]):
                 names.add(write.status.name)
                 fenced |= pool
                 size += len(write.value)
-            self._write(batch)
+            await self._write(batch)
             writes = later
 
-    def _write(self, batch: list[_Write]) -> None:
+    async def _write(self, batch: list[_Write]) -> None:
         store = self.store
         tx = store.conn.client.transactions
         for _ in range(self.attempts):
             fences = {store.key("state", "rollout", check_name("pools", w.status.pool)): w.key
                       for w in batch if w.moves_fence()}
-            ok, responses = store._txn([tx.mod(w.key) == w.seen for w in batch if w.seen is not None],
-                                       [*(tx.put(w.key, w.value) for w in batch),
-                                        *(tx.put(fence, key) for fence, key in fences.items())],
-                                       [tx.get(w.key) for w in batch])
+            ok, responses = await store._txn_async([tx.mod(w.key) == w.seen for w in batch if w.seen is not None],
+                                                   [*(tx.put(w.key, w.value) for w in batch),
+                                                    *(tx.put(fence, key) for fence, key in fences.items())],
+                                                   [tx.get(w.key) for w in batch])
             if ok:
                 for write in batch:
                     write.member.finish()

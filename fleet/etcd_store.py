@@ -19,6 +19,7 @@ writes carry its leadership as a compare in the same transaction (`fenced`), so 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,7 +53,8 @@ def prefix_end(prefix: bytes) -> bytes:
 
 
 class EtcdStore:
-    """The Store protocol on etcd (layout in the module docstring). Thread-safe; every call blocks its caller."""
+    """The Store protocol on etcd (layout in the module docstring). Thread-safe; every call blocks its caller, but
+    the `_async` ones, which a replica's handlers await on the connection's loop (`writes_on_loop`)."""
 
     def __init__(self, conn: Connection, *, mirror: Mirror | None = None,
                  fence: tuple[bytes, int] | None = None) -> None:
@@ -75,26 +77,31 @@ class EtcdStore:
     def _range(self, start: bytes, end: bytes | None = None, *, serializable: bool = False,
                keys_only: bool = False) -> tuple[int, list[Any]]:
         """(revision, key-values) of a key or range, in key order."""
-        client = self.conn.client
+        return self.conn.call(lambda: self._range_async(start, end, serializable=serializable, keys_only=keys_only))
 
-        async def run() -> tuple[int, list[Any]]:
-            request = rpc.RangeRequest(key=start, serializable=serializable, keys_only=keys_only)
-            if end is not None:
-                request.range_end = end
-            response = await range_request(client, request)
-            return response.header.revision, list(response.kvs)
-
-        return self.conn.call(run)
+    async def _range_async(self, start: bytes, end: bytes | None = None, *, serializable: bool = False,
+                           keys_only: bool = False) -> tuple[int, list[Any]]:
+        """`_range` on the connection's loop."""
+        request = rpc.RangeRequest(key=start, serializable=serializable, keys_only=keys_only)
+        if end is not None:
+            request.range_end = end
+        response = await range_request(self.conn.client, request)
+        return response.header.revision, list(response.kvs)
 
     def _txn(self, compare: list[Any], success: list[Any], failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
         """One transaction; the fence (if any) is added to `compare`. Raises NotLeader when only the fence failed."""
+        return self.conn.call(lambda: self._txn_async(compare, success, failure))
+
+    async def _txn_async(self, compare: list[Any], success: list[Any],
+                         failure: Iterable[Any] = ()) -> tuple[bool, list[Any]]:
+        """`_txn` on the connection's loop."""
         client = self.conn.client
         tx = client.transactions
         checks = list(compare)
         if self._fence is not None:
             checks.append(tx.create(self._fence[0]) == self._fence[1])
             failure = [*failure, tx.get(self._fence[0])]
-        ok, responses = self.conn.call(lambda: client.transaction(checks, list(success), list(failure)))
+        ok, responses = await self.conn.guarded(lambda: client.transaction(checks, list(success), list(failure)))
         if not ok and self._fence is not None:
             holder = responses[-1]
             if not holder or holder[0][1].create_revision != self._fence[1]:
@@ -239,7 +246,17 @@ class EtcdStore:
         """Store a record; one that may make the node unavailable also bumps its pool's hand-out fence. A record
         with a history is compared with the node's record it was built on and built again on a newer one (no
         history entry is lost). Records stored at the same moment are written together (fleet/etcd_reports.py)."""
-        self._reports.put(status)
+        item = self._reports.item(status)
+        self.conn.call(lambda: self._reports.submit(item))
+
+    def writes_on_loop(self) -> bool:
+        """Whether the caller's loop is the connection's and the mirror is loaded: then it awaits node writes
+        (`put_node_status_async`, `claim_node_async`) and reads from memory, with no thread in between."""
+        return self.conn.on_this_loop() and self.mirror is not None and self.mirror.loaded
+
+    async def put_node_status_async(self, status: NodeStatus) -> None:
+        """`put_node_status`, awaited on the connection's loop (`writes_on_loop`)."""
+        await self._reports.submit(self._reports.item(status))
 
     def _node_seen(self, name: str) -> tuple[NodeStatus | None, int]:
         """The node's record and its revision as this store sees them (the mirror's, or one range read)."""
@@ -274,7 +291,9 @@ class EtcdStore:
 
     def read_statuses(self, read: Callable[[NodeStatuses], T]) -> T:
         """`read` on the mirror's statuses (a replica), or on one range read."""
-        return self._decide_at(read)[1]
+        if self.mirror is not None and self.mirror.loaded:
+            return self.mirror.decide(read)[1]
+        return read(NodeStatuses(self.list_node_status()))
 
     def claim_node(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """Run `decide` on every node's status and store the status it returns, as one compare-and-swap on the
@@ -283,15 +302,23 @@ class EtcdStore:
         statuses. So maxUnavailable holds across replicas and workers. Claims made at the same moment are decided
         and written together (fleet/etcd_claims.py). `decide` may run several times and must have no other effect."""
         check_name("nodes", node)
-        return self._claims.claim(decide)
+        return self.conn.call(lambda: self._claims.submit(decide))
 
-    def _decide_at(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
-        """(revision, decision): on the mirror's statuses and pool counts (O(1) per decision), or on one range read."""
+    async def claim_node_async(self, node: str,
+                               decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
+        """`claim_node`, awaited on the connection's loop (`writes_on_loop`)."""
+        check_name("nodes", node)
+        return await self._claims.submit(decide)
+
+    async def _decide_at_async(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
+        """(revision, decision): on the mirror's statuses and pool counts (O(1) per decision), or on one range read,
+        then decided in a worker thread (a decision may read the store, which blocks without a mirror)."""
         if self.mirror is not None and self.mirror.loaded:
             return self.mirror.decide(decide)
         prefix = self.key("state", "nodes", "")
-        revision, kvs = self._range(prefix, prefix_end(prefix))
-        return revision, decide(NodeStatuses(NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs))
+        revision, kvs = await self._range_async(prefix, prefix_end(prefix))
+        statuses = NodeStatuses(NodeStatus.from_dict(stored_object(kv.value, "nodes")) for kv in kvs)
+        return revision, await asyncio.to_thread(decide, statuses)
 
     # -- the controller's status ---------------------------------------------------------------------------
     def publish_presence(self, owner: str, nodes: Collection[str] | None, ttl: float) -> None:

@@ -70,6 +70,11 @@ def paused_by(store: Store, record: PoolRecord) -> Pause | None:
     return store.read_statuses(read)
 
 
+def may_pause(status: NodeStatus) -> bool:
+    """Whether `record_pause` may have a pause to record for `status` (a failure in a pool): most reports not."""
+    return status.state in FAILED_STATES and bool(status.pool)
+
+
 def record_pause(store: Store, status: NodeStatus) -> Pause | None:
     """Record the pause `status` calls for in its pool's record unless a pause is recorded there already (call it
     once the status is stored: no pause then names a report the store never took, and until it is recorded readers
@@ -78,7 +83,7 @@ def record_pause(store: Store, status: NodeStatus) -> Pause | None:
     are both stored before either records, and readers already named the one the rule picks. Returns the pause
     recorded now (None: none called for, or one was there first). Costs a store write only for a failing report
     on a pool whose record holds no pause yet."""
-    if status.state not in FAILED_STATES or not status.pool:
+    if not may_pause(status):
         return None  # (most reports: no read of the pool's record)
     try:
         seen = store.get_pool(status.pool)

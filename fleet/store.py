@@ -157,6 +157,26 @@ class ElectedStore(Store, Protocol):
         ...
 
 
+@runtime_checkable
+class LoopWrites(Protocol):
+    """A store whose node writes a caller on the store's own event loop awaits instead of blocking a thread for (an
+    etcd replica's, whose connection runs on the server's loop: fleet/etcd_store.py). Its reads are then answered
+    from memory (the mirror's), so the caller reads them on the loop too."""
+
+    def writes_on_loop(self) -> bool:
+        """Whether the caller runs on that loop and the store reads from memory."""
+        ...
+
+    async def put_node_status_async(self, status: NodeStatus) -> None:
+        """`put_node_status`, awaited."""
+        ...
+
+    async def claim_node_async(self, node: str,
+                               decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
+        """`claim_node`, awaited (`decide` runs on the loop: it must not call the store's blocking writes)."""
+        ...
+
+
 def references(records: Iterable[PoolRecord], statuses: Iterable[NodeStatus]) -> set[str]:
     """Rendered names that some pool (current or history, and each machine's config on its target) or node (current
     or desired) references."""

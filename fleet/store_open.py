@@ -4,7 +4,9 @@ Where it sits: `mco render`, `mco diff`, `mco rollout`, `mco serve` (directory, 
 `mco controller` open their store here. Nothing given: a `MemoryStore`. A path: the `DirectoryStore` there.
 An `etcd://HOST:PORT[,...][/PREFIX]` URL, or `EtcdSettings` already parsed with TLS client files
 (fleet/etcd_url.py): an `EtcdStore` on a connection of its own; `follow=True` adds the mirror a replica
-serves from (one consistent range read, then a watch: fleet/etcd_mirror.py). `close_store` undoes it.
+serves from (one consistent range read, then a watch: fleet/etcd_mirror.py). `open_following`, awaited by a
+replica's server, opens that store on the server's own loop: its handlers then await the node writes there
+(fleet/store.py `LoopWrites`). `close_store` undoes either.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from fleet.etcd_url import EtcdSettings, is_etcd_url, parse_url
 from fleet.store import MemoryStore, Store
 
-__all__ = ["close_store", "open_store"]
+__all__ = ["close_store", "open_following", "open_store"]
 
 
 def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False) -> Store:
@@ -35,6 +37,25 @@ def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False)
     mirror = Mirror(conn)
     try:
         mirror.start()
+    except BaseException:
+        conn.close()
+        raise
+    return EtcdStore(conn, mirror=mirror)
+
+
+async def open_following(where: str | Path | EtcdSettings | None) -> Store:
+    """`open_store(where, follow=True)` for a server about to serve on the running loop: an etcd store's
+    connection, watch and group commits run on that loop (`Connection.on_loop`)."""
+    if where is None or isinstance(where, Path) or (isinstance(where, str) and not is_etcd_url(where)):
+        return open_store(where)
+    from fleet.etcd_client import Connection
+    from fleet.etcd_mirror import Mirror
+    from fleet.etcd_store import EtcdStore
+
+    conn = Connection.on_loop(parse_url(where) if isinstance(where, str) else where)
+    mirror = Mirror(conn)
+    try:
+        await mirror.start_async()
     except BaseException:
         conn.close()
         raise

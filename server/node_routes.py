@@ -46,9 +46,9 @@ from fleet.node_labels import LabelError, parse_label_list
 from fleet.node_status import NodeStatus, with_report
 from fleet.rendered import PoolRecord, pool_config_of
 from fleet.rollout import NodeStatuses, is_unavailable, rollout_rank
-from fleet.rollout_control import record_pause
+from fleet.rollout_control import may_pause, record_pause
 from fleet.rollout_turn import waiting
-from fleet.store import NotFound, Store, StoreError
+from fleet.store import LoopWrites, NotFound, Store, StoreError
 from server.accesslog import LOG_NOTE
 from server.auth import AccessPolicy, BadAuthorization, Refused
 from server.errors import ServerError
@@ -130,6 +130,8 @@ class NodeRoutes:
         self.waiters.image_of = self.images.get  # which held nodes need the target's OS image (woken to pull it)
         self.waiters.load_images = self.images.load
         self._selectors: tuple[object, PoolSelectors] | None = None
+        self._loop_checked = False
+        self._loop_store: LoopWrites | None = None
         self._stop_following: Callable[[], Awaitable[None]] | None = None
         if state.feed is None:  # an etcd replica's mirror wakes held claims itself (server/replica.py)
             self._stop_following = follow_snapshots(state, store, poll_interval)
@@ -178,6 +180,16 @@ class NodeRoutes:
     def _membership(self) -> PoolSelectors:
         return self.selectors() or selectors_of(self.store)
 
+    def loop_store(self) -> LoopWrites | None:
+        """The store, when this loop awaits its node writes and reads it from memory (an etcd replica's own
+        connection: fleet/store.py `LoopWrites`); None: its calls block, and go to a worker thread."""
+        if not self._loop_checked:
+            self._loop_checked = True
+            store = self.store
+            if isinstance(store, LoopWrites) and store.writes_on_loop():
+                self._loop_store = store
+        return self._loop_store
+
     # -- checks shared by the routes (and server/reboot_slot.py) ------------------------------------------------------------------
     def refuse(self, request: web.Request, node: str, pool: str | None) -> web.Response | None:
         """403/400 unless the address passes and the request carries this node's (or the pool's) token."""
@@ -224,7 +236,7 @@ class NodeRoutes:
             return refused
         try:
             reported = status.drift  # this report's events (the stored record keeps earlier ones too)
-            known, status = await asyncio.to_thread(self._store_status, status)
+            known, status = await self._store_status(status)
         except NotFound:
             return json_error(404, "unknown-pool", f"no pool {status.pool!r}", "$.pool")
         except StoreError as exc:
@@ -250,9 +262,29 @@ class NodeRoutes:
             self.waiters.recount(status.pool)  # this report gave a pull back: the next held node may pull
         return web.Response(body=json_bytes(status.to_dict()), content_type=JSON)
 
-    def _store_status(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
+    async def _store_status(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
         """Store the report in the pool the node's labels select, with its history carried on (`with_report`);
-        returns (the previous status, None: first report; the stored one)."""
+        returns (the previous status, None: first report; the stored one). Then record the pause a failure calls
+        for: after, so that no pause names a report that was never stored (until it is recorded, readers derive the
+        same pause from the stored failure)."""
+        store = self.loop_store()
+        if store is None:
+            return await asyncio.to_thread(self._store_status_blocking, status)
+        known, stored = self._report_record(status)  # (the mirror's, in memory)
+        await store.put_node_status_async(stored)
+        if may_pause(stored):
+            await asyncio.to_thread(record_pause, self.store, stored)
+        return known, stored
+
+    def _store_status_blocking(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
+        """`_store_status` in a worker thread, for a store whose calls block."""
+        known, stored = self._report_record(status)
+        self.store.put_node_status(stored)
+        record_pause(self.store, stored)
+        return known, stored
+
+    def _report_record(self, status: NodeStatus) -> tuple[NodeStatus | None, NodeStatus]:
+        """(the node's record, None: its first report; the record to store for `status`)."""
         try:
             known = self.store.get_node_status(status.name)
         except NotFound:
@@ -262,10 +294,7 @@ class NodeRoutes:
             labels = self.machine_labels(status.name) or status.labels or role_labels(status.pool)
         else:
             labels = known.labels
-        stored = with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
-        self.store.put_node_status(stored)
-        record_pause(self.store, stored)  # after: no pause names a report that was never stored (until it is
-        return known, stored              # recorded, readers derive the same pause from the stored failure)
+        return known, with_report(known, replace(status, pool=self._membership().of(labels).pool, labels=labels))
 
     # -- the OS image before the slot (fleet/image_pulls.py) ---------------------------------------------------
     def _pull(self, mine: NodeStatus, record: PoolRecord, statuses: NodeStatuses,
@@ -351,8 +380,8 @@ class NodeRoutes:
                 # (fleet/rollout_turn.py); a held claim is woken only in its turn, by the same rule
                 # (server/handout_wait.py), and then decides without it
                 polled = not woken or self.waiters.closing
-                answer, stay, rank, staged, first = await asyncio.to_thread(self._decide, node, pool, labels,
-                                                                            authorization, claim, polled, stage_first)
+                answer, stay, rank, staged, first = await self._decide(node, pool, labels, authorization, claim,
+                                                                       polled, stage_first)
                 remaining = deadline - loop.time()
                 transport = request.transport
                 if stay is None or remaining <= 0 or transport is None or transport.is_closing():
@@ -374,9 +403,9 @@ class NodeRoutes:
             if ticket is not None:
                 self.waiters.settle(ticket)
 
-    def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
-                claim: bool, polled: bool = True,
-                stage_first: bool = False) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str, bool]:
+    async def _decide(self, node: str, pool: str, given: dict[str, str] | None, authorization: Sequence[str],
+                      claim: bool, polled: bool = True,
+                      stage_first: bool = False) -> tuple[dict[str, Any], str | None, tuple[Any, ...], str, bool]:
         """(the answer, the node's current config when the answer is "stay": a claim that may be held, and then its
         place in the rollout order, the config whose OS image it staged and whether its slot waits for the target's
         OS image: `prestage` of an available node). `polled`: a claim as it arrives, which takes a free slot only in
@@ -386,7 +415,6 @@ class NodeRoutes:
         rank: list[tuple[Any, ...]] = [()]
         staged: list[str] = [""]
         first = [False]  # its slot waits for the target's OS image (`prestage`, an available node)
-        membership = self._membership()
         unpooled: list[str] = []
         unknown: list[str] = []  # rendered configs whose OS image a decision needs and `images` lacks
         registering = self.machine_labels(node) or given
@@ -400,6 +428,7 @@ class NodeRoutes:
                     raise MissingPool()
                 self.store.get_pool(pool)  # NotFound: a node registers naming a pool that exists
             labels = mine.labels if mine is not None else (registering or role_labels(pool))
+            membership = self._membership()  # (without a snapshot yet it reads the store: in the claim's thread)
             chosen = membership.of(labels).pool
             if not self.policy.nodes_authenticated:  # the pool token it holds: of the pool it names
                 self.policy.check_token(pool or chosen or (mine.pool if mine is not None else ""), authorization)
@@ -447,17 +476,25 @@ class NodeRoutes:
                                                                        "handed out desired config", now, labels=labels))
             return None
 
-        def run() -> None:
-            if claim:
-                self.store.claim_node(node, decide)  # one claim at a time: the store's lock or compare-and-swap
-            else:
-                self.store.read_statuses(decide)  # what a claim would decide, written nowhere
-
-        run()
+        await self._run_decision(node, decide, claim)
         if unknown:  # read the images outside the claim, then decide again with them known
-            self.images.load(unknown)
+            await asyncio.to_thread(self.images.load, unknown)
             unknown.clear()
-            run()
+            await self._run_decision(node, decide, claim)
         if unpooled:
             raise Unpooled(unpooled[0])
         return answer, stay[0], rank[0], staged[0], first[0]
+
+    async def _run_decision(self, node: str, decide: Callable[[NodeStatuses], NodeStatus | None], claim: bool) -> None:
+        """`decide` as a claim (its hand-out stored; one claim at a time: the store's lock or compare-and-swap) or
+        as a read (what a claim would decide, written nowhere): awaited on the store's loop where it has one
+        (`loop_store`), else in a worker thread."""
+        store = self.loop_store()
+        if store is not None and claim:
+            await store.claim_node_async(node, decide)
+        elif store is not None:
+            self.store.read_statuses(decide)  # (the mirror's, in memory)
+        elif claim:
+            await asyncio.to_thread(self.store.claim_node, node, decide)
+        else:
+            await asyncio.to_thread(self.store.read_statuses, decide)

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from fleet.clock import Clock, system_clock
 from fleet.store import Store
-from fleet.store_open import open_store
+from fleet.store_open import open_following, open_store
 from server import accesslog
 from server.app import config_first, create_app
 from server.auth import AuthSettingsError
@@ -76,7 +76,7 @@ async def start(settings: ServerSettings, *, store: Store | None = None, leader:
     """Render (leader) or load (follower), then listen; returns once the listeners are open. `clock`: the time
     the server's rules read (rollouts, presence, reports, the render's conditions), which a test sets."""
     if store is None:  # a replica of etcd follows its whole state; else the directory store, or one in memory
-        store = open_store(settings.etcd if settings.etcd is not None else settings.store_dir, follow=True)
+        store = await open_following(settings.etcd if settings.etcd is not None else settings.store_dir)
     state = ServerState()
     if settings.etcd is not None:
         from server.replica import attach

@@ -1,10 +1,11 @@
 """fleet/etcd_claims.py on a real 3-member cluster: a group's outcomes are final only once its transaction is
 written (a "stay" decided behind a hand-out that was not written is decided again), and a group's failure
-reaches each waiting thread as its own exception instance."""
+reaches each waiting claim as its own exception instance."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
@@ -23,6 +24,20 @@ from tests.fleet.stores import etcd_store
 def etcd(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
     with etcd_store(etcd_cluster) as opened:
         yield opened
+
+
+Decide = Callable[[NodeStatuses], "NodeStatus | None"]
+
+
+def _run_group(etcd: EtcdStore, decides: list[Decide], attempts: int) -> list[Member[Decide, NodeStatus]]:
+    """One group of claims run on the store's loop, as its leader runs it; the members, answered."""
+    async def run() -> list[Member[Decide, NodeStatus]]:
+        loop = asyncio.get_running_loop()
+        members: list[Member[Decide, NodeStatus]] = [Member(decide, loop.create_future()) for decide in decides]
+        await ClaimGroups(etcd, attempts=attempts)._run(members)
+        return members
+
+    return etcd.conn.call(run)
 
 
 def _node(name: str, desired: str = "rendered-worker-old", state: str = "Done") -> NodeStatus:
@@ -47,12 +62,11 @@ def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(etcd: Et
         calls["node-b"] += 1
         return None if view.counts("worker").unavailable >= 1 else _node("node-b", desired="rendered-worker-new")
 
-    a, b = Member(decide_a), Member(decide_b)
-    ClaimGroups(etcd, attempts=5)._run([a, b])
+    a, b = _run_group(etcd, [decide_a, decide_b], attempts=5)
     assert calls == {"node-a": 2, "node-b": 2}
     with pytest.raises(ValueError, match="not in this pool"):
-        a.outcome()
-    assert b.outcome() == _node("node-b", desired="rendered-worker-new")
+        a.outcome.result()
+    assert b.outcome.result() == _node("node-b", desired="rendered-worker-new")
     assert etcd.get_node_status("node-b") == _node("node-b", desired="rendered-worker-new")
 
 
@@ -66,9 +80,8 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: Et
     def refused(view: NodeStatuses) -> NodeStatus | None:
         raise ValueError("node-r belongs to pool infra")
 
-    claims = [Member(always_moved), Member(lambda view: None), Member(refused)]
-    ClaimGroups(etcd, attempts=2)._run(claims)
-    errors = [claim.error for claim in claims]
+    claims = _run_group(etcd, [always_moved, lambda view: None, refused], attempts=2)
+    errors = [claim.outcome.exception() for claim in claims]
     assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors[:2])
     assert errors[0] is not errors[1]
     assert isinstance(errors[2], ValueError)  # a refusal stands: it is not "too many hand-outs"
@@ -79,7 +92,7 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: Et
     StoreError("etcd", "no answer from etcd in time"),
     RuntimeError("a bug"),
 ], ids=["store-error-subclass", "store-error", "other"])
-def test_a_copy_for_another_thread_keeps_what_the_server_answers_by(failure: Exception) -> None:
+def test_a_copy_for_each_claim_keeps_what_the_server_answers_by(failure: Exception) -> None:
     copy = own_copy(failure)
     assert copy is not failure and copy.__cause__ is failure
     assert type(copy) is (type(failure) if isinstance(failure, StoreError) else StoreError)

@@ -1,11 +1,11 @@
-"""fleet/etcd_groups.py: requests from many threads at once are each run exactly once, in groups no larger than the
-size, with no more groups in flight than the leaders allowed; and, on a real cluster, concurrent reports of many
-nodes through the store's report groups all land with their histories."""
+"""fleet/etcd_groups.py: requests made at once on the loop are each run exactly once, in groups no larger than the
+size, with no more groups in flight than the leaders allowed, and a failed group answers each member with its own
+error; on a real cluster, concurrent reports of many nodes from many threads through the store's report groups
+all land with their histories."""
 
 from __future__ import annotations
 
-import threading
-import time
+import asyncio
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,42 +14,72 @@ import pytest
 from fleet.etcd_groups import Groups, Member
 from fleet.etcd_store import EtcdStore
 from fleet.node_status import NodeStatus, with_report
-from fleet.store import NotFound
+from fleet.store import NotFound, StoreError
 from tests.etcd_cluster import EtcdCluster
 from tests.fleet.stores import etcd_store
 
 
 class _Doubling(Groups[int, int]):
-    """Answers each request with twice its number, counting groups in flight (a round trip is a short sleep)."""
+    """Answers each request with twice its number, counting groups in flight (a round trip is a short sleep);
+    a group holding `fail` fails whole."""
 
-    def __init__(self, size: int, leaders: int) -> None:
+    def __init__(self, size: int, leaders: int, fail: int = -1) -> None:
         super().__init__(size, leaders)
         self.runs: list[int] = []
         self.in_flight = 0
         self.most_in_flight = 0
-        self._count = threading.Lock()
+        self.fail = fail
 
-    def _run(self, group: list[Member[int, int]]) -> None:
-        with self._count:
-            self.in_flight += 1
-            self.most_in_flight = max(self.most_in_flight, self.in_flight)
-            self.runs.extend(m.item for m in group)
-        time.sleep(0.002)
-        with self._count:
-            self.in_flight -= 1
+    async def _run(self, group: list[Member[int, int]]) -> None:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self.runs.extend(m.item for m in group)
+        await asyncio.sleep(0.002)
+        self.in_flight -= 1
+        if any(m.item == self.fail for m in group):
+            raise StoreError("nodes", "the transaction failed")
         for member in group:
             member.finish(member.item * 2)
+
+
+async def _submit_all(groups: _Doubling, items: range) -> list[int | BaseException | None]:
+    answers = await asyncio.gather(*(groups.submit(i) for i in items), return_exceptions=True)
+    await asyncio.gather(*groups._leading)  # the leaders stand down once the queue is empty
+    return answers
 
 
 @pytest.mark.parametrize("leaders", [1, 4])
 def test_every_request_runs_once_within_the_size_and_the_leaders(leaders: int) -> None:
     groups = _Doubling(size=7, leaders=leaders)
-    with ThreadPoolExecutor(max_workers=32) as pool:
-        answers = list(pool.map(groups.submit, range(2000)))
+    answers = asyncio.run(_submit_all(groups, range(2000)))
     assert answers == [2 * i for i in range(2000)]
     assert sorted(groups.runs) == list(range(2000))  # each once
     assert 1 <= groups.most_in_flight <= leaders
-    assert groups._leading == 0 and not groups._queue  # every leader handed over or stood down
+    assert not groups._leading and not groups._queue and groups._running == 0
+
+
+class _Chained(_Doubling):
+    """Queues one more request at the end of its first group: its submit runs right after the leader's last look
+    found the queue empty, before the loop reaps the finished leader's task."""
+
+    def __init__(self) -> None:
+        super().__init__(size=7, leaders=1)
+        self.next: asyncio.Task[int | None] | None = None
+
+    async def _run(self, group: list[Member[int, int]]) -> None:
+        await super()._run(group)
+        if self.next is None:
+            self.next = asyncio.ensure_future(self.submit(99))
+
+
+def test_a_request_queued_as_the_last_leader_finds_the_queue_empty_gets_a_leader() -> None:
+    async def main() -> list[int | None]:
+        groups = _Chained()
+        first = await groups.submit(1)
+        assert groups.next is not None
+        return [first, await asyncio.wait_for(groups.next, 5)]  # not left waiting on the finished leader
+
+    assert asyncio.run(main()) == [2, 198]
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ fails each record with its own error."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -32,10 +33,24 @@ def _seen(etcd: EtcdStore, name: str) -> tuple[NodeStatus | None, int]:
     return etcd._found_node([(kv.value, kv) for kv in kvs], name)
 
 
-def _member(etcd: EtcdStore, report: NodeStatus) -> Member[tuple[NodeStatus, NodeStatus | None, int | None], None]:
-    """A report built on the node's record as stored now, queued with that record's revision (as `put` does)."""
+_Item = tuple[NodeStatus, NodeStatus | None, int | None]
+
+
+def _item(etcd: EtcdStore, report: NodeStatus) -> _Item:
+    """A report built on the node's record as stored now, with that record's revision (as `item` does)."""
     known, seen = _seen(etcd, report.name)
-    return Member((with_report(known, report), known, seen))
+    return with_report(known, report), known, seen
+
+
+def _run_group(etcd: EtcdStore, items: list[_Item], attempts: int) -> list[Member[_Item, None]]:
+    """One group of `items` run on the store's loop, as its leader runs it; the members, answered."""
+    async def run() -> list[Member[_Item, None]]:
+        loop = asyncio.get_running_loop()
+        members: list[Member[_Item, None]] = [Member(item, loop.create_future()) for item in items]
+        await ReportGroups(etcd, attempts=attempts)._run(members)
+        return members
+
+    return etcd.conn.call(run)
 
 
 def _states(etcd: EtcdStore, name: str) -> list[str]:
@@ -45,31 +60,31 @@ def _states(etcd: EtcdStore, name: str) -> list[str]:
 def test_a_record_that_moved_meanwhile_is_built_again_and_the_group_lands(etcd: EtcdStore) -> None:
     for name in ("node-a", "node-b"):
         etcd.put_node_status(with_report(None, _report(name, "Done", "registered")))
-    a, b = _member(etcd, _report("node-a", "Working")), _member(etcd, _report("node-b", "Working"))
+    items = [_item(etcd, _report("node-a", "Working")), _item(etcd, _report("node-b", "Working"))]
     etcd.put_node_status(with_report(etcd.get_node_status("node-b"), _report("node-b", "Done", "rebooted")))
-    ReportGroups(etcd, attempts=5)._run([a, b])
-    assert (a.outcome(), b.outcome()) == (None, None)
+    a, b = _run_group(etcd, items, attempts=5)
+    assert (a.outcome.result(), b.outcome.result()) == (None, None)
     assert _states(etcd, "node-a") == ["Working", "registered"]
     assert _states(etcd, "node-b") == ["Working", "rebooted", "registered"]  # the one written meanwhile is kept
 
 
 def test_two_records_of_one_node_in_a_group_both_land_in_turn(etcd: EtcdStore) -> None:
     etcd.put_node_status(with_report(None, _report("node-a", "Done", "registered")))
-    first = _member(etcd, _report("node-a", "Working"))
-    second = _member(etcd, _report("node-a", "Done", "updated", at="2026-01-01T00:00:09Z"))
-    ReportGroups(etcd, attempts=5)._run([first, second])
-    assert (first.outcome(), second.outcome()) == (None, None)
+    items = [_item(etcd, _report("node-a", "Working")),
+             _item(etcd, _report("node-a", "Done", "updated", at="2026-01-01T00:00:09Z"))]
+    first, second = _run_group(etcd, items, attempts=5)
+    assert (first.outcome.result(), second.outcome.result()) == (None, None)
     assert _states(etcd, "node-a") == ["updated", "Working", "registered"]
 
 
 def test_a_group_that_keeps_losing_fails_each_record_with_its_own_error(etcd: EtcdStore) -> None:
     for name in ("node-a", "node-b"):
         etcd.put_node_status(with_report(None, _report(name, "Done", "registered")))
-    members = [_member(etcd, _report(name, "Working")) for name in ("node-a", "node-b")]
+    items = [_item(etcd, _report(name, "Working")) for name in ("node-a", "node-b")]
     for name in ("node-a", "node-b"):
         etcd.put_node_status(with_report(etcd.get_node_status(name), _report(name, "Done", "again")))
-    ReportGroups(etcd, attempts=1)._run(members)
-    errors = [m.error for m in members]
+    members = _run_group(etcd, items, attempts=1)
+    errors = [m.outcome.exception() for m in members]
     assert all(isinstance(e, StoreError) for e in errors) and errors[0] is not errors[1]
     assert [e.path for e in errors if isinstance(e, StoreError)] == ["nodes/node-a", "nodes/node-b"]
     assert _states(etcd, "node-a") == ["again", "registered"]  # nothing of the failed group was written
@@ -80,7 +95,6 @@ def test_a_group_over_many_pools_stays_within_etcds_operations_per_transaction(e
     such records over 40 pools needs 140 puts, over etcd's 128 per transaction, so it is written in two."""
     reports = [NodeStatus(f"node-{i}", f"pool-{i % 40}", "rendered-old", "rendered-new", "Working", "", "2026-01-01T00:00:00Z")
                for i in range(100)]
-    members = [_member(etcd, report) for report in reports]
-    ReportGroups(etcd, attempts=5)._run(members)
-    assert [m.outcome() for m in members] == [None] * 100
+    members = _run_group(etcd, [_item(etcd, report) for report in reports], attempts=5)
+    assert [m.outcome.result() for m in members] == [None] * 100
     assert {etcd.get_node_status(r.name).state for r in reports} == {"Working"}
