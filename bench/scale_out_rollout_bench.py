@@ -11,7 +11,8 @@ comes once every node is in its loop. Measured:
   node claims once before the target moves: answers without a hand-out), from the replicas' /proc CPU times;
 - the rollout's wall time, from the new pool record landing in etcd (a watch in this process: the render is
   done) to the last node's Done, against the ideal: waves (1 / 10%) x the update time; the replicas' CPU and
-  requests during it; the most nodes updating at once (the simulator's count); the load average.
+  requests during it; the most nodes updating at once (the simulator's count: from the hand-out's answer to the sending of the
+  Done report, so never above what the replicas count unavailable); the load average.
 
 With `--canaries N --soak S` the pool names N canaries and a soak time of S seconds (annotations, docs/rollouts.md):
 a node handed a config with the pool's health gate (the answer's `rollout`) reports Done only S seconds after its
@@ -170,10 +171,10 @@ async def node(session: aiohttp.ClientSession, replicas: list[str], args: argpar
         counts.late.append(done - slept - args.update)
         await asyncio.sleep((answer.get("rollout") or {}).get("soakSeconds", 0))  # the health gate's soak
         current = desired
+        counts.updating -= 1  # (before the report: its slot frees once a replica stored it, then the next is handed)
         await call(session, replicas, "POST", f"/nodes/{name}/status",
                    {"pool": "worker", "currentConfig": current, "desiredConfig": current, "state": "Done"})
         counts.reports += 2
-        counts.updating -= 1
     counts.done_at = max(counts.done_at, time.monotonic())
 
 
