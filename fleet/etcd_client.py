@@ -153,6 +153,8 @@ class Connection:
 
     def close(self) -> None:
         """Close the channel; stop the loop when it is the connection's own."""
+        if self._thread is None and self.loop.is_closed():
+            return  # (the caller's loop ended: the channel went with it)
         if self.on_this_loop():  # (a replica closing on its loop: the channel closes once the loop runs on)
             self.loop.create_task(self.client.close())
             return
