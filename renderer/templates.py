@@ -32,11 +32,11 @@ from fleet.rendered import MachineConfigSpec
 from ignition.dataurl import encode_data_url
 from renderer.cluster import Cluster
 from renderer.load import load_text
+from renderer.merge_machineconfigs import IGNITION_VERSION
 from renderer.model import GENERATED_BY, ROLE_LABEL, MachineConfig, Origin
 from renderer.problems import Problem
 
 TEMPLATES_DIR = "templates"
-IGNITION_VERSION = "3.5.0"
 CONTROLLER_VERSION = "machine-config-renderer/1"
 _FILE_KEYS = {"path", "mode", "user", "group", "overwrite", "contents"}
 _UNIT_KEYS = {"name", "enabled", "mask", "contents", "dropins"}
