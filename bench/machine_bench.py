@@ -115,7 +115,8 @@ def measure(bench: WrkBench, args: argparse.Namespace) -> int:
     cluster = tmp / "cluster"
     write_cluster(cluster, large_files=args.large_files, small_bytes=1600)
     write_machines(cluster, args.machines)
-    servers = [bench.serve(cluster, "--access-log", "off", timeout=300, name=name) for name in ("-a", "-b")]
+    servers = [bench.serve(cluster, "--access-log", "off", "--no-machine-config-content", timeout=300, name=name)
+               for name in ("-a", "-b")]  # (bodies of server_bench.py's sizes)
     bases = [served.url for served in servers]
     pool_body = fetch(f"{bases[0]}/config/worker")
     started = time.perf_counter()
