@@ -3,20 +3,25 @@ config."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from fleet.directory_store import DirectoryStore
+from fleet.etcd_groups import Groups, Member
 from fleet.etcd_store import EtcdStore
 from fleet.store import MemoryStore, Store
 from fleet.store_open import open_store
 from tests.etcd_cluster import EtcdCluster
 
 _prefixes = itertools.count()
+I = TypeVar("I")  # noqa: E741
+R = TypeVar("R")
 
 
 
@@ -35,6 +40,17 @@ def etcd_store(cluster: EtcdCluster) -> Iterator[EtcdStore]:
         yield store
     finally:
         store.conn.close()
+
+
+def run_group(etcd: EtcdStore, groups: Groups[I, R], items: list[I]) -> list[Member[I, R]]:
+    """One group of `items` run on the store's loop, as a leader of `groups` runs it; the members, answered."""
+    async def run() -> list[Member[I, R]]:
+        loop = asyncio.get_running_loop()
+        members: list[Member[I, R]] = [Member(item, loop.create_future()) for item in items]
+        await groups._run(members)
+        return members
+
+    return etcd.conn.call(run)
 
 
 STORE_KINDS = ["memory", "directory", "etcd"]

@@ -4,20 +4,19 @@ reaches each waiting claim as its own exception instance."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
 
 from fleet.etcd_claims import ClaimGroups
-from fleet.etcd_groups import Member, own_copy
+from fleet.etcd_groups import own_copy
 from fleet.etcd_store import EtcdStore
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
 from fleet.store import NotLeader, StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import etcd_store
+from tests.fleet.stores import etcd_store, run_group
 
 
 @pytest.fixture
@@ -27,17 +26,6 @@ def etcd(etcd_cluster: EtcdCluster) -> Iterator[EtcdStore]:
 
 
 Decide = Callable[[NodeStatuses], "NodeStatus | None"]
-
-
-def _run_group(etcd: EtcdStore, decides: list[Decide], attempts: int) -> list[Member[Decide, NodeStatus]]:
-    """One group of claims run on the store's loop, as its leader runs it; the members, answered."""
-    async def run() -> list[Member[Decide, NodeStatus]]:
-        loop = asyncio.get_running_loop()
-        members: list[Member[Decide, NodeStatus]] = [Member(decide, loop.create_future()) for decide in decides]
-        await ClaimGroups(etcd, attempts=attempts)._run(members)
-        return members
-
-    return etcd.conn.call(run)
 
 
 def _node(name: str, desired: str = "rendered-worker-old", state: str = "Done") -> NodeStatus:
@@ -62,7 +50,8 @@ def test_a_stay_behind_a_hand_out_that_was_not_written_is_decided_again(etcd: Et
         calls["node-b"] += 1
         return None if view.counts("worker").unavailable >= 1 else _node("node-b", desired="rendered-worker-new")
 
-    a, b = _run_group(etcd, [decide_a, decide_b], attempts=5)
+    decides: list[Decide] = [decide_a, decide_b]
+    a, b = run_group(etcd, ClaimGroups(etcd, attempts=5), decides)
     assert calls == {"node-a": 2, "node-b": 2}
     with pytest.raises(ValueError, match="not in this pool"):
         a.outcome.result()
@@ -80,7 +69,8 @@ def test_a_group_that_keeps_losing_fails_every_claim_with_its_own_error(etcd: Et
     def refused(view: NodeStatuses) -> NodeStatus | None:
         raise ValueError("node-r belongs to pool infra")
 
-    claims = _run_group(etcd, [always_moved, lambda view: None, refused], attempts=2)
+    decides: list[Decide] = [always_moved, lambda view: None, refused]
+    claims = run_group(etcd, ClaimGroups(etcd, attempts=2), decides)
     errors = [claim.outcome.exception() for claim in claims]
     assert all(isinstance(e, StoreError) and e.path == "nodes" for e in errors[:2])
     assert errors[0] is not errors[1]

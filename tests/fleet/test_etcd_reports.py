@@ -4,18 +4,16 @@ fails each record with its own error."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
 
-from fleet.etcd_groups import Member
 from fleet.etcd_reports import ReportGroups
 from fleet.etcd_store import EtcdStore
 from fleet.node_status import NodeStatus, with_report
 from fleet.store import StoreError
 from tests.etcd_cluster import EtcdCluster
-from tests.fleet.stores import etcd_store
+from tests.fleet.stores import etcd_store, run_group
 
 
 @pytest.fixture
@@ -42,17 +40,6 @@ def _item(etcd: EtcdStore, report: NodeStatus) -> _Item:
     return with_report(known, report), known, seen
 
 
-def _run_group(etcd: EtcdStore, items: list[_Item], attempts: int) -> list[Member[_Item, None]]:
-    """One group of `items` run on the store's loop, as its leader runs it; the members, answered."""
-    async def run() -> list[Member[_Item, None]]:
-        loop = asyncio.get_running_loop()
-        members: list[Member[_Item, None]] = [Member(item, loop.create_future()) for item in items]
-        await ReportGroups(etcd, attempts=attempts)._run(members)
-        return members
-
-    return etcd.conn.call(run)
-
-
 def _states(etcd: EtcdStore, name: str) -> list[str]:
     return [t.message or t.state for t in etcd.get_node_status(name).transitions()]
 
@@ -62,7 +49,7 @@ def test_a_record_that_moved_meanwhile_is_built_again_and_the_group_lands(etcd: 
         etcd.put_node_status(with_report(None, _report(name, "Done", "registered")))
     items = [_item(etcd, _report("node-a", "Working")), _item(etcd, _report("node-b", "Working"))]
     etcd.put_node_status(with_report(etcd.get_node_status("node-b"), _report("node-b", "Done", "rebooted")))
-    a, b = _run_group(etcd, items, attempts=5)
+    a, b = run_group(etcd, ReportGroups(etcd, attempts=5), items)
     assert (a.outcome.result(), b.outcome.result()) == (None, None)
     assert _states(etcd, "node-a") == ["Working", "registered"]
     assert _states(etcd, "node-b") == ["Working", "rebooted", "registered"]  # the one written meanwhile is kept
@@ -72,7 +59,7 @@ def test_two_records_of_one_node_in_a_group_both_land_in_turn(etcd: EtcdStore) -
     etcd.put_node_status(with_report(None, _report("node-a", "Done", "registered")))
     items = [_item(etcd, _report("node-a", "Working")),
              _item(etcd, _report("node-a", "Done", "updated", at="2026-01-01T00:00:09Z"))]
-    first, second = _run_group(etcd, items, attempts=5)
+    first, second = run_group(etcd, ReportGroups(etcd, attempts=5), items)
     assert (first.outcome.result(), second.outcome.result()) == (None, None)
     assert _states(etcd, "node-a") == ["updated", "Working", "registered"]
 
@@ -83,7 +70,7 @@ def test_a_group_that_keeps_losing_fails_each_record_with_its_own_error(etcd: Et
     items = [_item(etcd, _report(name, "Working")) for name in ("node-a", "node-b")]
     for name in ("node-a", "node-b"):
         etcd.put_node_status(with_report(etcd.get_node_status(name), _report(name, "Done", "again")))
-    members = _run_group(etcd, items, attempts=1)
+    members = run_group(etcd, ReportGroups(etcd, attempts=1), items)
     errors = [m.outcome.exception() for m in members]
     assert all(isinstance(e, StoreError) for e in errors) and errors[0] is not errors[1]
     assert [e.path for e in errors if isinstance(e, StoreError)] == ["nodes/node-a", "nodes/node-b"]
@@ -95,6 +82,6 @@ def test_a_group_over_many_pools_stays_within_etcds_operations_per_transaction(e
     such records over 40 pools needs 140 puts, over etcd's 128 per transaction, so it is written in two."""
     reports = [NodeStatus(f"node-{i}", f"pool-{i % 40}", "rendered-old", "rendered-new", "Working", "", "2026-01-01T00:00:00Z")
                for i in range(100)]
-    members = _run_group(etcd, [_item(etcd, report) for report in reports], attempts=5)
+    members = run_group(etcd, ReportGroups(etcd, attempts=5), [_item(etcd, report) for report in reports])
     assert [m.outcome.result() for m in members] == [None] * 100
     assert {etcd.get_node_status(r.name).state for r in reports} == {"Working"}
