@@ -20,10 +20,11 @@ from tests.server.helpers import SOURCES, ignition_config, publish
 
 
 def demo_store() -> MemoryStore:
-    """Three pools: a small worker config, a ~100 KB one, and a master config."""
+    """Three pools: a small worker config, a large one (~180 KB served, the MCS's copy of the MachineConfig
+    included), and a master config."""
     store = MemoryStore()
     publish(store, rendered_config(pool="worker", sources=SOURCES, config=ignition_config("3.4.0", files=3)))
-    publish(store, rendered_config(pool="big", sources=SOURCES, config=ignition_config("3.4.0", files=1500)))
+    publish(store, rendered_config(pool="big", sources=SOURCES, config=ignition_config("3.4.0", files=200)))
     publish(store, rendered_config(pool="master", sources=SOURCES, config=ignition_config("3.3.0")))
     return store
 
