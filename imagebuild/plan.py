@@ -6,7 +6,8 @@ moved from Ignition to image mode sees the same paths):
 
 - `storage.files`        -> the file at its path, its mode (default 0644), numeric owner (default root)
 - `storage.directories`  -> the directory with its mode (default 0755); other parents are 0755 root
-- `storage.links`        -> a symlink; a hard link when its target is a file of the same plan
+- `storage.links`        -> a symlink with its numeric owner (default root); a hard link when its target is a
+                            file of the same plan (sharing that file's inode and owner)
 - `systemd.units`        -> `<unit_dir>/<name>` and `<unit_dir>/<name>.d/<dropin>`; `mask` -> `-> /dev/null`;
                             `enabled` -> a line in Ignition's preset file *and* the symlinks `systemctl enable`
                             would create (see units.py), because presets only apply at first boot

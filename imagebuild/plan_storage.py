@@ -1,5 +1,5 @@
 """Planning `storage.files`, `directories` and `links` into image entries (plan.py states the rules):
-numeric owners only, modes, contents decoded and verified (ignition/resource.py), hard links to files of this plan."""
+numeric owners only (symlinks too), modes, contents decoded and verified (ignition/resource.py), hard links to files of this plan."""
 
 from __future__ import annotations
 
@@ -91,7 +91,12 @@ def plan_files(b: PlanBuilder, storage: Mapping[str, Any], base: str) -> None:
         if link.get("hard"):
             hard.append((origin, path, posixpath.normpath(posixpath.join(posixpath.dirname(path), target))))
             continue
-        b.add(Entry(path, "symlink", 0o777, target=target, origin=origin))
+        # Ignition's WriteLink lchowns a symlink to its user/group; a hard link shares its target's inode
+        # (and owner), so Ignition ignores user/group there.
+        uid, gid = _owner(b, origin, link, "user"), _owner(b, origin, link, "group")
+        if uid is None or gid is None:
+            continue
+        b.add(Entry(path, "symlink", 0o777, target=target, uid=uid, gid=gid, origin=origin))
     for origin, path, target in hard:
         found = b.entries.get(target)
         if found is None or found.kind != "file":

@@ -68,6 +68,8 @@ PROBLEMS = {
                [("file-append", REFUSED, "$.spec.config.storage.files.0.append")]),
     "owner-name": ({"storage": {"files": [f("/etc/x", user={"name": "core"})]}}, {},
                    [("owner-by-name", REFUSED, "$.spec.config.storage.files.0.user.name")]),
+    "link-owner-name": ({"storage": {"links": [{"path": "/etc/l", "target": "/x", "group": {"name": "wheel"}}]}}, {},
+                        [("owner-by-name", REFUSED, "$.spec.config.storage.links.0.group.name")]),
     "hard-link-outside": ({"storage": {"links": [{"path": "/etc/l", "target": "/etc/nothere", "hard": True}]}}, {},
                           [("hard-link", REFUSED, "$.spec.config.storage.links.0.target")]),
     "file-under-file": ({"storage": {"files": [f("/etc/a"), f("/etc/a/b")]}}, {},
@@ -130,6 +132,34 @@ ENTRIES = {
 def test_entries(config: dict[str, Any], expected: dict[str, tuple[str, int]]) -> None:
     plan = plan_image(rc(config))
     assert {e.path: (e.kind, e.mode) for e in plan.entries} == expected
+
+
+# Owners of links. Ignition's files stage, internal/exec/util/file.go WriteLink: a symlink is created, then
+# SetPermissions(nil, node) lchowns it to the node's user/group ids (names looked up, which an image layer
+# cannot do); a hard link is os.Link and shares its target's inode, so its owner is the target's (config
+# v3 types: "user/group ignored for hard link").
+LINK_OWNERS = {
+    "symlink-explicit-ids": ({"links": [{"path": "/etc/l", "target": "/nowhere", "user": {"id": 42},
+                                         "group": {"id": 43}}]},
+                             "/etc/l", (42, 43)),
+    "symlink-user-only": ({"links": [{"path": "/etc/l", "target": "/nowhere", "user": {"id": 42}}]},
+                          "/etc/l", (42, 0)),
+    "symlink-root-by-name": ({"links": [{"path": "/etc/l", "target": "/nowhere", "user": {"name": "root"},
+                                         "group": {"name": "root"}}]},
+                             "/etc/l", (0, 0)),
+    "symlink-no-owner": ({"links": [{"path": "/etc/l", "target": "/nowhere"}]}, "/etc/l", (0, 0)),
+    "hard-link-shares-target-owner": ({"files": [f("/etc/a", user={"id": 7}, group={"id": 8})],
+                                       "links": [{"path": "/etc/h", "target": "/etc/a", "hard": True}]},
+                                      "/etc/h", (7, 8)),
+}
+
+
+@pytest.mark.parametrize("storage,path,owner", LINK_OWNERS.values(), ids=LINK_OWNERS.keys())
+def test_link_owners(storage: dict[str, Any], path: str, owner: tuple[int, int]) -> None:
+    plan = plan_image(rc({"storage": storage}))
+    assert not plan.problems
+    entry = next(e for e in plan.entries if e.path == path)
+    assert (entry.uid, entry.gid) == owner
 
 
 def test_kernel_arguments_become_kargs_d() -> None:
