@@ -63,8 +63,11 @@ def from_line(base: str) -> str:
     return base.removeprefix("docker://")
 
 
-def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False) -> str:
-    """The Containerfile text for a plan (pure: the golden tests compare it byte for byte)."""
+def render_containerfile(plan: ImagePlan, *, base: str, base_label: str = "", lint: bool = False) -> str:
+    """The Containerfile text for a plan (pure: the golden tests compare it byte for byte).
+
+    `baseOSContainerImage` is a pull spec, as MCO's template labels it with the FROM operand: `base_label`
+    when the caller resolved the base (pinned by digest, as oci mode labels it), else the FROM operand."""
     lines = [f"{HEADER} from {plan.name} (pool {plan.pool}). Regenerate, do not edit."]
     lines += [f"# left for Ignition at first boot: {p.code} at {p.path}" for p in plan.first_boot]
     lines.append(f"FROM {from_line(base)}")
@@ -96,7 +99,7 @@ def render_containerfile(plan: ImagePlan, *, base: str, lint: bool = False) -> s
         lines.append("RUN systemctl enable " + " ".join(_shell_quote(u) for u in plan.enable_in_build))
     if plan.disable_in_build:
         lines.append("RUN systemctl disable " + " ".join(_shell_quote(u) for u in plan.disable_in_build))
-    labels = {**plan.labels(), "baseOSContainerImage": base}
+    labels = {**plan.labels(), "baseOSContainerImage": base_label or from_line(base)}
     lines.append("LABEL " + " \\\n      ".join(f"{k}={_quote_label(v)}" for k, v in sorted(labels.items())))
     if lint:
         lines.append("RUN bootc container lint")
@@ -122,7 +125,7 @@ def _materialize(entry: Entry, root: Path) -> None:
         os.link(root / entry.target.lstrip("/"), target)
 
 
-def write_context(plan: ImagePlan, dest: Path, *, base: str, lint: bool = False) -> Path:
+def write_context(plan: ImagePlan, dest: Path, *, base: str, base_label: str = "", lint: bool = False) -> Path:
     """Write `Containerfile`, `rootfs/` and `owned/` into `dest` (atomically replaced); returns the Containerfile."""
     dest = Path(dest)
     if dest.exists():
@@ -149,7 +152,7 @@ def write_context(plan: ImagePlan, dest: Path, *, base: str, lint: bool = False)
             for i, entry in enumerate(owned):
                 (tmp / "owned" / str(i)).write_bytes(entry.data)
                 os.chmod(tmp / "owned" / str(i), entry.mode)
-        (tmp / "Containerfile").write_text(render_containerfile(plan, base=base, lint=lint))
+        (tmp / "Containerfile").write_text(render_containerfile(plan, base=base, base_label=base_label, lint=lint))
         # A whole directory is swapped in (two renames), which fleet/atomic.py (whole files) does not do.
         if dest.exists():
             old = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.old-"))

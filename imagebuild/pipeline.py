@@ -210,17 +210,20 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
     temporary = request.context is None
     if temporary and not request.build:
         raise ImageInputError("--context", "containerfile mode needs --context DIR (or --build)")
+    label = ""
     if request.build or isinstance(parse_ref(request.base, "--base"), LayoutRef):
         # COPY replaces directory metadata and symlinked directories of the base: fit the tree to the base
         progress(f"resolving base {request.base}")
-        plan = _fit(request, plan, open_base(request.base, arch=request.arch, registry=request.registry), progress)
+        base = open_base(request.base, arch=request.arch, registry=request.registry)
+        plan = _fit(request, plan, base, progress)
+        label = base_label(base)
     else:
         progress("note: the registry base is not read without --build: parent directories in rootfs/ are 0755 "
                  "root, and paths below symlinked directories of the base are not rewritten")
     context = request.context or Path(tempfile.mkdtemp(prefix="mco-context-"))
     try:
         progress(f"writing build context {context}")
-        write_context(plan, context, base=_buildable_base(request.base), lint=request.lint)
+        write_context(plan, context, base=_buildable_base(request.base), base_label=label, lint=request.lint)
         if not request.build:
             return BuildResult(plan, "containerfile", request.base, context=context)
         if request.output is None and request.push is None:

@@ -37,6 +37,8 @@ def test_generated_containerfile_builds_and_matches_oci_mode(base_layout: Path, 
     info = json.loads(run(real_tool("skopeo"), "inspect", "--tls-verify=false", f"docker://{registry}/tiny/built:v2"))
     assert info["Labels"]["machineconfig"] == "rendered-worker-0123456789abcdef"
     assert info["Labels"]["containers.bootc"] == "1"
+    direct = json.loads(run(real_tool("skopeo"), "inspect", f"oci:{tmp_path / 'direct'}:v2"))
+    assert info["Labels"]["baseOSContainerImage"] == direct["Labels"]["baseOSContainerImage"]
 
     from_registry = snapshot(pull_and_unpack(f"{registry}/tiny/built:v2", tmp_path))
     from_layout = snapshot(unpack_layout(tmp_path / "built", "v2", tmp_path / "built-root"))

@@ -46,6 +46,25 @@ def test_golden_containerfile(rendered: RenderedConfig, lint: bool, request: pyt
     assert "<<" not in text  # no heredocs: Debian's buildah 1.28 cannot parse them
 
 
+# MCO's pkg/controller/build/buildrequest/assets/Containerfile.on-cluster-build-template labels the image
+# `baseOSContainerImage={{.BaseOSImage}}`, the same pull spec it builds FROM: never a transport prefix, and
+# the digested reference when the base was resolved (oci mode labels it so, pipeline.py base_label).
+BASE_LABELS = {
+    "pull-spec": (BASE, "", BASE),
+    "docker-transport": ("docker://" + BASE, "", BASE),
+    "tag": ("docker://quay.io/fedora/fedora-coreos:stable", "", "quay.io/fedora/fedora-coreos:stable"),
+    "resolved": ("docker://quay.io/fedora/fedora-coreos:stable", BASE, BASE),
+    "resolved-layout": ("oci:/abs/layout:v1", "sha256:" + "3a" * 32, "sha256:" + "3a" * 32),
+}
+
+
+@pytest.mark.parametrize("base,resolved,label", BASE_LABELS.values(), ids=BASE_LABELS.keys())
+def test_base_label_is_a_pull_spec(base: str, resolved: str, label: str) -> None:
+    plan = plan_image(worker(), PlanSettings(engine=True))
+    text = render_containerfile(plan, base=base, base_label=resolved)
+    assert f'LABEL baseOSContainerImage="{label}"' in text
+
+
 def test_context_tree(tmp_path: Path) -> None:
     plan = plan_image(worker(), PlanSettings(engine=True))
     containerfile = write_context(plan, tmp_path / "ctx", base=BASE)
