@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from imagebuild.plan_builder import FIRST_BOOT, REFUSED, Entry, PlanBuilder, items_of
-from imagebuild.units import InstallSection, enablement_links, parse_install, split_instance
+from imagebuild.units import InstallSection, enablement_links, install_dropins, parse_install, split_instance
 
 
 def plan_units(b: PlanBuilder, systemd: Mapping[str, Any], base: str) -> None:
@@ -18,6 +18,7 @@ def plan_units(b: PlanBuilder, systemd: Mapping[str, Any], base: str) -> None:
     contents: dict[str, str] = {u["name"]: u["contents"] for _, u in units
                                 if isinstance(u.get("name"), str) and isinstance(u.get("contents"), str)
                                 and not u.get("mask")}
+    dropins: dict[str, dict[str, str]] = {}   # unit -> {drop-in name: contents}, for [Install] lines in drop-ins
     presets: dict[tuple[str, bool], list[str]] = {}
     to_enable: list[tuple[str, str, str]] = []   # (unit, its file, the config entry that enabled it)
     for i, unit in units:
@@ -37,6 +38,7 @@ def plan_units(b: PlanBuilder, systemd: Mapping[str, Any], base: str) -> None:
             elif isinstance(dropin.get("contents"), str):
                 b.add(Entry(posixpath.join(f"{path}.d", dropin["name"]), "file", 0o644,
                             dropin["contents"].encode(), origin=f"{origin}.dropins.{j}"))
+                dropins.setdefault(name, {})[dropin["name"]] = dropin["contents"]
         enabled = unit.get("enabled")
         if enabled is None:
             continue
@@ -60,7 +62,7 @@ def plan_units(b: PlanBuilder, systemd: Mapping[str, Any], base: str) -> None:
         if name in seen:
             continue
         seen.add(name)
-        install: InstallSection = parse_install(contents[file_name])
+        install: InstallSection = parse_install(contents[file_name], *install_dropins(name, dropins))
         for link in enablement_links(name, install, unit_dir, file_name=file_name):
             b.add(Entry(link.path, "symlink", 0o777, target=link.target, origin=why))
         to_enable.extend((also, also, why) for also in install.also if also in contents)

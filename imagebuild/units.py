@@ -11,11 +11,14 @@ exactly as `systemctl --root=IMAGE enable UNIT` creates them (checked against th
 - a template `foo@.service` is linked as `foo@<DefaultInstance>.service` (no DefaultInstance: no links);
   an instance `foo@bar.service` whose file is the template links the instance name to the template file.
 - `Also=` names other units to enable; they are returned so the caller can enable them when it has them.
+- [Install] lines in drop-ins count too: systemctl reads `<unit>.d/*.conf` (and an instance's `<template>.d/*.conf`)
+  after the unit file (systemd src/shared/install.c unit_file_search), so `parse_install` takes them in order.
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ignition.rules.unitfile import UnitParseError, deserialize
@@ -43,16 +46,20 @@ class Link:
     target: str
 
 
-def parse_install(contents: str) -> InstallSection:
-    """Read the [Install] section with the one unit-file reader (ignition/rules/unitfile.py, go-systemd's
-    lexer), then systemd's rules for its values: a continued line joins with a space, later assignments
-    append, an empty assignment resets. A unit the lexer refuses (validation has reported it) enables nothing."""
+def parse_install(contents: str, *dropins: str) -> InstallSection:
+    """Read the [Install] section of a unit file and then of its drop-ins (in the order given: see
+    `install_dropins`) with the one unit-file reader (ignition/rules/unitfile.py, go-systemd's lexer), then
+    systemd's rules for its values, across the files as within one: a continued line joins with a space, later
+    assignments append, an empty assignment resets. A file the lexer refuses (validation has reported it)
+    contributes nothing."""
     lists: dict[str, list[str]] = {k: [] for k in _LIST_KEYS}
     default_instance = ""
-    try:
-        options = deserialize(contents)
-    except UnitParseError:
-        options = []
+    options = []
+    for text in (contents, *dropins):
+        try:
+            options.extend(deserialize(text))
+        except UnitParseError:
+            continue
     for option in options:
         if option.section != "Install":
             continue
@@ -72,6 +79,19 @@ def parse_install(contents: str) -> InstallSection:
         also=tuple(lists["Also"]),
         default_instance=default_instance,
     )
+
+
+def install_dropins(name: str, dropins: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The drop-in texts `systemctl enable <name>` reads [Install] from, given {unit: {drop-in name: text}}:
+    `<name>.d/*.conf`, plus `<template>.d/*.conf` for an instance, as one list sorted by file name, where
+    the instance's file shadows the template's of the same name (install.c unit_file_search, conf_files_list)."""
+    template, instance = split_instance(name)
+    chosen: dict[str, str] = {}
+    for unit in (name, template) if instance else (name,):
+        for file_name, text in dropins.get(unit, {}).items():
+            if file_name.endswith(".conf"):
+                chosen.setdefault(file_name, text)
+    return [chosen[k] for k in sorted(chosen)]
 
 
 def split_instance(name: str) -> tuple[str, str | None]:

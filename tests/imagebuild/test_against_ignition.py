@@ -60,6 +60,10 @@ CASES = {
          "contents": "[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\nAlso=b.socket\n"},
         {"name": "b.socket", "contents": "[Socket]\nListenStream=9\n[Install]\nWantedBy=sockets.target\n"},
         {"name": "gone.service", "mask": True, "enabled": False}]}},
+    # systemctl reads [Install] from drop-ins too (systemd src/shared/install.c unit_file_search).
+    "install-in-dropin": {"ignition": {"version": "3.2.0"}, "systemd": {"units": [
+        {"name": "di.service", "enabled": True, "contents": "[Service]\nExecStart=/bin/true\n",
+         "dropins": [{"name": "install.conf", "contents": "[Install]\nWantedBy=multi-user.target\n"}]}]}},
     # WriteLink lchowns a symlink to its user/group (internal/exec/util/file.go).
     "link-owners": {"ignition": {"version": "3.2.0"}, "storage": {"links": [
         {"path": "/etc/links/explicit", "target": "/nowhere", "user": {"id": 42}, "group": {"id": 43}},
