@@ -92,7 +92,7 @@ class BuildResult:
 
 def make_plan(request: BuildRequest) -> ImagePlan:
     """Plan the image; raise PlanRefused listing every refusal."""
-    settings = PlanSettings(engine=request.mode == "containerfile",
+    settings = PlanSettings(engine=request.mode == "containerfile", arch=request.arch,
                             kargs_architectures=request.kargs_architectures)
     plan = plan_image(request.rendered, settings)
     if plan.refused:

@@ -39,6 +39,7 @@ Ignition on the machine's first boot; `REFUSED` items stop the build, all of the
 | hard-link          | a hard link whose target is not a file of this plan                | refused     |
 | path-conflict      | two entries at one path, or an entry below a file or symlink       | refused     |
 | needs-engine       | extensions or a non-default kernelType in oci mode                 | refused     |
+| kernel-type        | an unknown kernelType, or 64k-pages when not building for aarch64  | refused     |
 | extension-unknown  | an extension not in the allow-list                                 | refused     |
 | data-url, gzip, hash, hash-mismatch | contents that do not decode or verify            | refused     |
 """
@@ -51,7 +52,7 @@ from typing import Any
 
 from fleet.rendered import SUPPORTED_EXTENSIONS as EXTENSION_PACKAGES
 from fleet.rendered import RenderedConfig
-from imagebuild.kargs import split_kargs
+from imagebuild.kargs import RUST_ARCH, split_kargs
 from imagebuild.kargs import to_toml as kargs_toml
 from imagebuild.plan_builder import (
     FIRST_BOOT,
@@ -207,6 +208,10 @@ def _plan_packages(b: PlanBuilder, rendered: RenderedConfig) -> tuple[tuple[str,
     kernel_type = rendered.spec.kernel_type or "default"
     if kernel_type not in ("default", "realtime", "64k-pages"):
         b.problem("$.spec.kernelType", "kernel-type", REFUSED, f"kernelType={kernel_type} is invalid")
+    elif kernel_type == "64k-pages" and RUST_ARCH.get(b.settings.arch) != "aarch64":
+        # MCO's buildrequestopts.go getKernelPackages refuses it too: the kernel-64k packages are aarch64 only
+        b.problem("$.spec.kernelType", "kernel-type", REFUSED,
+                  f"kernelType 64k-pages is only supported for aarch64 (building for {b.settings.arch})")
     if not b.settings.engine:
         if packages:
             b.problem("$.spec.extensions", "needs-engine", REFUSED,

@@ -61,13 +61,15 @@ class Problem:
 
 @dataclass(frozen=True)
 class PlanSettings:
-    """Where things go. `engine` is True when a container engine runs the build (Containerfile mode)."""
+    """Where things go. `engine` is True when a container engine runs the build (Containerfile mode); `arch`
+    is the platform built for (`--arch`, Go names), which decides whether a kernelType exists there."""
 
     unit_dir: str = "/etc/systemd/system"
     preset_file: str = "/etc/systemd/system-preset/20-ignition.preset"
     kargs_file: str = "/usr/lib/bootc/kargs.d/50-machine-config.toml"
     kargs_architectures: tuple[str, ...] = ()
     engine: bool = False
+    arch: str = "amd64"
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,25 @@ def test_engine_mode_accepts_extensions_and_kernel_type_and_base_units() -> None
     assert plan.enable_in_build == ("chronyd.service",) and plan.disable_in_build == ("cups.service",)
 
 
+# 64k-pages kernels exist for aarch64 only: MCO refuses the kernelType elsewhere
+# (pkg/controller/build/buildrequest/buildrequestopts.go getKernelPackages: "64k-pages is only supported
+# for aarch64 architecture"). The build's target is `--arch` (Go names, as MCO's GOARCH; aarch64 accepted).
+KERNEL_ARCH = {
+    "64k-arm64": ("64k-pages", "arm64", []),
+    "64k-aarch64": ("64k-pages", "aarch64", []),
+    "64k-amd64": ("64k-pages", "amd64", [("kernel-type", REFUSED, "$.spec.kernelType")]),
+    "64k-ppc64le": ("64k-pages", "ppc64le", [("kernel-type", REFUSED, "$.spec.kernelType")]),
+    "realtime-amd64": ("realtime", "amd64", []),
+    "default-s390x": ("default", "s390x", []),
+}
+
+
+@pytest.mark.parametrize("kernel_type,arch,expected", KERNEL_ARCH.values(), ids=KERNEL_ARCH.keys())
+def test_kernel_type_architecture(kernel_type: str, arch: str, expected: list[tuple[str, str, str]]) -> None:
+    plan = plan_image(rc({}, kernel_type=kernel_type), PlanSettings(engine=True, arch=arch))
+    assert [(p.code, p.disposition, p.path) for p in plan.problems] == expected
+
+
 ENTRIES = {
     "default-modes": ({"storage": {"files": [f("/etc/a/f")], "directories": [{"path": "/etc/d"}]}},
                       {"/etc": ("dir", 0o755), "/etc/a": ("dir", 0o755), "/etc/a/f": ("file", 0o644),
