@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lint", action="store_true", help="end the Containerfile with `RUN bootc container lint`")
     p.add_argument("--compression", choices=("gzip", "none"), default="gzip",
                    help="oci mode layer compression (none: byte-identical across zlib builds)")
-    p.add_argument("--arch", default="amd64", help="platform to pick from a multi-arch base (default amd64)")
+    p.add_argument("--arch", default="amd64", help="platform built for (Go names), picked from a multi-arch base; kernelType 64k-pages needs arm64 (default amd64)")
     add_format(p, ("text", "json"), "text", old_destination=("oci:", "output_layout", "--output-layout"))
     add_deprecated_format(p, "--format", ("text", "json"))
     p.set_defaults(func=run_build)
