@@ -1,11 +1,12 @@
 """`mco image build`: render a cluster directory, then build the pool's layered OS image (imagebuild/).
 
-    mco image build CLUSTER_DIR --pool P --base REF [--mode containerfile|oci] [--context DIR]
+    mco image build CLUSTER_DIR --pool P --base REF [--mode containerfile|oci] [--out-dir DIR]
         [--output-layout oci:DIR:TAG] [--push docker://HOST/REPO:TAG] [--tls-verify=false] [--digestfile F]
         [--build] [-o text|json]
 
 `created` times are 1970-01-01 unless SOURCE_DATE_EPOCH is set. Progress goes to stderr; stdout's final line is the digested reference (`REPO@sha256:...`), or the
-Containerfile path when only a context was written; `-o json` prints one JSON object instead.
+Containerfile path when only a context was written; `-o json` prints one JSON object instead. `--out-dir DIR` is
+where the build context goes (`--context DIR`, its older spelling, still works with a warning; cli/output_flags.py).
 Exit 1: the cluster does not render, or the config holds things an image refuses; exit 2: usage, I/O,
 registry or buildah failures.
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import InvalidInput, UsageError
-from cli.output_flags import add_deprecated_format, add_format
+from cli.output_flags import add_deprecated_format, add_format, add_out_dir
 from ignition.canonical import pretty_json
 
 
@@ -43,7 +44,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--base", required=True, help="base OS image: oci:DIR:TAG or [docker://]HOST/REPO:TAG")
     p.add_argument("--mode", choices=("containerfile", "oci"), default="containerfile",
                    help="containerfile: write a build context (default); oci: write the image itself")
-    p.add_argument("--context", type=Path, help="directory for the Containerfile and the files it copies")
+    add_out_dir(p, help="containerfile mode: directory for the Containerfile and the files it copies (the build "
+                        "context)", old=("--context",))
     p.add_argument("--output-layout", metavar="oci:DIR:TAG", help="write the image into an OCI layout")
     p.add_argument("--push", metavar="docker://HOST/REPO:TAG", help="push the image to a registry")
     p.add_argument("--tls-verify", type=_bool, nargs="?", const=True, default=True, metavar="BOOL",
@@ -113,7 +115,7 @@ def run_build(args: argparse.Namespace) -> int:
         raise UsageError("SOURCE_DATE_EPOCH must be an integer (seconds since 1970)") from None
     rendered = _rendered(args.cluster_dir, args.pool)
     request = BuildRequest(
-        rendered=rendered, base=args.base, mode=args.mode, context=args.context, output=output, push=push,
+        rendered=rendered, base=args.base, mode=args.mode, context=args.out_dir, output=output, push=push,
         build=args.build, lint=args.lint, compression=args.compression, arch=args.arch, epoch=epoch,
         registry=RegistrySettings(tls_verify=args.tls_verify),
     )

@@ -2,12 +2,13 @@
 
     -o, --output FORMAT   what to print (json, yaml, text: the command lists its own)
     --output-file FILE    write the result to FILE instead of stdout
+    --out-dir DIR         write the results into directory DIR (`mco image build`'s build context)
     --output-layout REF   write an image into an OCI layout (`mco image build`)
 
 A command registers them here, so that `-o` never means a path. The spellings older releases used
 (`mco butane -o FILE`, `mco ignition pointer -o FILE`, `--format FORMAT`, `mco diff --json`,
-`mco image build --output oci:DIR:TAG`) still work for one release: they print a deprecation warning on
-stderr naming the new flag, and then do what they did.
+`mco image build --output oci:DIR:TAG`, `mco image build --context DIR`) still work for one release: they
+print a deprecation warning on stderr naming the new flag, and then do what they did.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from fleet.atomic import write_atomic
 CONVENTION = """output flags, the same in every command:
   -o, --output FORMAT   output format (json, yaml or text; each command lists its own)
   --output-file FILE    write the result to FILE instead of stdout
+  --out-dir DIR         write the results into directory DIR (mco image build's build context)
   --output-layout REF   write an image into an OCI layout (mco image build)
 older spellings (-o FILE in mco butane and mco ignition pointer, --format, mco diff --json,
-mco image build --output oci:DIR:TAG) still work in this release, with a warning on stderr."""
+mco image build --output oci:DIR:TAG and --context DIR) still work in this release, with a warning on stderr."""
 
 
 def warn_deprecated(old: str, new: str) -> None:
@@ -96,6 +98,14 @@ def add_output_file(parser: argparse.ArgumentParser, *, help: str = "write the r
     if old:
         parser.add_argument(*old, dest="output_file", action=_Deprecated, replacement="--output-file",
                             convert=Path, metavar="FILE", help=argparse.SUPPRESS)
+
+
+def add_out_dir(parser: argparse.ArgumentParser, *, help: str, old: Sequence[str] = ()) -> None:
+    """`--out-dir DIR`, stored as `args.out_dir` (a Path); `old` are deprecated spellings of it."""
+    parser.add_argument("--out-dir", type=Path, metavar="DIR", help=help)
+    if old:
+        parser.add_argument(*old, dest="out_dir", action=_Deprecated, replacement="--out-dir",
+                            convert=Path, metavar="DIR", help=argparse.SUPPRESS)
 
 
 def add_deprecated_format(parser: argparse.ArgumentParser, flag: str, choices: Sequence[str]) -> None:

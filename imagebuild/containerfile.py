@@ -131,7 +131,7 @@ def write_context(plan: ImagePlan, dest: Path, *, base: str, base_label: str = "
     if dest.exists():
         existing = dest / "Containerfile"
         if any(dest.iterdir()) and not (existing.exists() and existing.read_text(errors="replace").startswith(HEADER)):
-            raise ImageInputError(str(dest), "exists and is not a generated build context; choose another --context")
+            raise ImageInputError(str(dest), "exists and is not a generated build context; choose another --out-dir")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
     try:

@@ -70,7 +70,7 @@ class BuildResult:
         return self.references[-1] if self.references else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON for `--format json`."""
+        """JSON for `-o json`."""
         return {
             "renderedConfig": self.plan.name,
             "pool": self.plan.pool,
@@ -121,10 +121,10 @@ def build_image(request: BuildRequest, *, progress: Progress = lambda _m: None,
         raise ImageInputError("--mode", f"unknown mode {request.mode!r} (choose {', '.join(MODES)})")
     if request.output is not None:
         if not request.output.tag:
-            raise ImageInputError("--output", "name the tag: oci:DIR:TAG")
+            raise ImageInputError("--output-layout", "name the tag: oci:DIR:TAG")
         out_dir = Path(request.output.path)
         if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "oci-layout").exists():
-            raise ImageInputError("--output", f"{out_dir} exists and is not an OCI layout")
+            raise ImageInputError("--output-layout", f"{out_dir} exists and is not an OCI layout")
     plan = make_plan(request)
     for problem in plan.first_boot:
         progress(f"left for first boot: {problem}")
@@ -135,7 +135,8 @@ def build_image(request: BuildRequest, *, progress: Progress = lambda _m: None,
 
 def _build_oci(request: BuildRequest, plan: ImagePlan, progress: Progress) -> BuildResult:
     if request.output is None and request.push is None:
-        raise ImageInputError("--output", "oci mode needs --output oci:DIR:TAG and/or --push docker://HOST/REPO:TAG")
+        raise ImageInputError("--output-layout",
+                              "oci mode needs --output-layout oci:DIR:TAG and/or --push docker://HOST/REPO:TAG")
     progress(f"resolving base {request.base}")
     base = open_base(request.base, arch=request.arch, registry=request.registry)
     plan = _fit(request, plan, base, progress)
@@ -209,7 +210,7 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
                          runner: CommandRunner | None) -> BuildResult:
     temporary = request.context is None
     if temporary and not request.build:
-        raise ImageInputError("--context", "containerfile mode needs --context DIR (or --build)")
+        raise ImageInputError("--out-dir", "containerfile mode needs --out-dir DIR (or --build)")
     label = ""
     if request.build or isinstance(parse_ref(request.base, "--base"), LayoutRef):
         # COPY replaces directory metadata and symlinked directories of the base: fit the tree to the base
@@ -227,7 +228,8 @@ def _build_containerfile(request: BuildRequest, plan: ImagePlan, progress: Progr
         if not request.build:
             return BuildResult(plan, "containerfile", request.base, context=context)
         if request.output is None and request.push is None:
-            raise ImageInputError("--build", "--build needs --push docker://HOST/REPO:TAG and/or --output oci:DIR:TAG")
+            raise ImageInputError("--build",
+                                  "--build needs --push docker://HOST/REPO:TAG and/or --output-layout oci:DIR:TAG")
         buildah = Buildah(BuildahSettings(tls_verify=request.registry.tls_verify), runner=runner)
         local = f"localhost/mco-{plan.pool}:{plan.name}"
         buildah.build(context, local, progress=progress)

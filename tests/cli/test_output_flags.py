@@ -1,4 +1,5 @@
-"""One output convention in every command (cli/output_flags.py): `-o FORMAT`, `--output-file FILE`.
+"""One output convention in every command (cli/output_flags.py): `-o FORMAT`, `--output-file FILE`,
+`--out-dir DIR`.
 
 The old spellings still work for one release: the same result as the new flag, plus one deprecation
 warning on stderr naming the new flag; the new spellings print no warning.
@@ -74,6 +75,7 @@ def test_help_documents_the_convention(capsys: pytest.CaptureFixture[str]) -> No
         main(["--help"])
     out = capsys.readouterr().out
     assert "-o, --output FORMAT" in out and "--output-file FILE" in out and "deprecated" not in out
+    assert "--out-dir DIR" in out and "--context DIR" in out
     assert "still work in this release, with a warning on stderr" in out
 
 
@@ -116,3 +118,72 @@ def test_output_file_keeps_the_mode_a_file_had_and_a_new_one_follows_the_umask(t
     finally:
         os.umask(previous)
     assert (tmp_path / "new.ign").stat().st_mode & 0o777 == 0o640
+
+
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "cluster")
+IMAGE = ["image", "build", EXAMPLE, "--pool", "master", "--base", "quay.io/example/os:1"]
+
+# id: (the old spelling's argv after IMAGE, its flag, its replacement, the new spelling's argv); {dir} is the
+# directory the result goes into
+DIRECTORIES = {
+    "image build --context DIR": (["--context", "{dir}"], "--context", "--out-dir", ["--out-dir", "{dir}"]),
+    "image build --context DIR -o json": (["--context", "{dir}", "-o", "json"], "--context", "--out-dir",
+                                          ["--out-dir", "{dir}", "-o", "json"]),
+}
+
+
+def _tree(root: Path) -> dict[str, bytes | str]:
+    """Every entry below `root`: a file's bytes, a symlink's target, or "dir"."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        name = str(path.relative_to(root))
+        found[name] = (f"-> {os.readlink(path)}" if path.is_symlink() else "dir" if path.is_dir()
+                       else path.read_bytes())
+    return found
+
+
+@pytest.mark.parametrize(("old", "flag", "replacement", "new"), DIRECTORIES.values(), ids=DIRECTORIES.keys())
+def test_old_directory_spelling_warns_and_writes_what_the_new_one_writes(
+        old: list[str], flag: str, replacement: str, new: list[str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    results = []
+    for argv, name in ((old, "old"), (new, "new")):
+        where = tmp_path / name
+        code = main([*IMAGE, *(a.replace("{dir}", str(where)) for a in argv)])
+        out, err = capsys.readouterr()
+        results.append((code, out.replace(str(where), "{dir}"), err.replace(str(where), "{dir}"), _tree(where)))
+    (old_code, old_out, old_err, old_tree), (new_code, new_out, new_err, new_tree) = results
+    assert new_code == 0 and "Containerfile" in new_tree and "rootfs" in new_tree
+    assert (old_code, old_out, old_tree) == (new_code, new_out, new_tree)
+    warning = f"mco: warning: {flag} is deprecated and will be removed in the next release; use {replacement}\n"
+    assert old_err == warning + new_err
+    assert "deprecated" not in new_err
+
+
+# id: (argv after IMAGE, with {tmp} for the test's directory; the message on stderr): every refusal names the
+# flag as the user spells it now, never an older spelling
+FLAG_MESSAGES = {
+    "containerfile mode without a directory": ([], "mco: --out-dir: containerfile mode needs --out-dir DIR (or --build)"),
+    "a directory that is not a build context": (["--out-dir", "{tmp}/taken"],
+                                                "exists and is not a generated build context; choose another --out-dir"),
+    "oci mode without a destination": (["--mode", "oci"], "mco: --output-layout: oci mode needs --output-layout "
+                                                          "oci:DIR:TAG and/or --push docker://HOST/REPO:TAG"),
+    "a layout without a tag": (["--mode", "oci", "--output-layout", "oci:{tmp}/layout"],
+                               "mco: --output-layout: name the tag: oci:DIR:TAG"),
+    "a layout directory that is not a layout": (["--mode", "oci", "--output-layout", "oci:{tmp}/taken:v1"],
+                                                "mco: --output-layout: {tmp}/taken exists and is not an OCI layout"),
+}
+
+
+@pytest.mark.parametrize(("argv", "message"), FLAG_MESSAGES.values(), ids=FLAG_MESSAGES.keys())
+def test_image_build_refusals_name_the_flag_as_spelt_now(argv: list[str], message: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "kept").write_text("not ours\n")
+    code = main([*IMAGE, *(a.replace("{tmp}", str(tmp_path)) for a in argv)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert message.replace("{tmp}", str(tmp_path)) in err
+    assert "deprecated" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # nothing written
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["kept"]

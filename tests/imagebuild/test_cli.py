@@ -64,7 +64,7 @@ def test_json_format(base_layout: Path, tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_containerfile_mode_writes_the_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "worker", "--base",
-                         "quay.io/example/os:1", "--context", tmp_path / "ctx")
+                         "quay.io/example/os:1", "--out-dir", tmp_path / "ctx")
     assert code == 0, err
     assert out.splitlines()[-1] == str(tmp_path / "ctx" / "Containerfile")
     text = (tmp_path / "ctx" / "Containerfile").read_text()
@@ -100,7 +100,7 @@ USAGE = {
     "output-transport": ["--mode", "oci", "--output-layout", "dir:/tmp/x"],
     "push-transport": ["--mode", "oci", "--push", "oci:/tmp/x:y"],
     "build-with-oci": ["--mode", "oci", "--build", "--output-layout", "oci:/tmp/x:y"],
-    "digestfile-without-image": ["--context", "/tmp/ctx", "--digestfile", "/tmp/d"],
+    "digestfile-without-image": ["--out-dir", "/tmp/ctx", "--digestfile", "/tmp/d"],
     "missing-base": ["--mode", "oci", "--output-layout", "oci:{tmp}/o:w"],
 }
 
@@ -116,7 +116,7 @@ def test_usage_and_io_errors_exit_2(extra: list[str], tmp_path: Path, capsys: py
 
 def test_unknown_pool_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = mco(capsys, "image", "build", CLUSTER_A, "--pool", "nope", "--base", "x:1",
-                          "--context", tmp_path / "c")
+                          "--out-dir", tmp_path / "c")
     assert code == 1 and "no pool 'nope'" in err
 
 
