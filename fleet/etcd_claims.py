@@ -133,6 +133,7 @@ class ClaimGroups(Groups[Decide, NodeStatus]):
         self.attempts = attempts
 
     async def _run(self, group: list[Member[Decide, NodeStatus]]) -> None:
+        group = [claim for claim in group if not claim.outcome.done()]  # (a caller gone past its deadline: no hand-out)
         store = self.store
         tx = store.conn.client.transactions
         outcomes: list[_Outcome] = []

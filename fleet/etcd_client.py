@@ -30,6 +30,7 @@ from fleet.etcd_url import EtcdSettings
 from fleet.store import StoreError
 
 RPC_TIMEOUT = 3.0           # seconds per etcd call: without quorum a write fails after this, answered 503
+CALL_TIMEOUT = 4 * RPC_TIMEOUT  # seconds a store call may take in all (its queue, retries and round trips)
 MAX_MESSAGE = 64 << 20      # gRPC's 4 MiB default is below one range over a few large rendered configs
 
 log = logging.getLogger("mco.etcd")
@@ -109,10 +110,8 @@ class Connection:
             self.loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self.loop.run_forever, name="etcd", daemon=True)
             self._thread.start()
-            self._loop_thread = self._thread.ident
         else:  # the caller's running loop (`on_loop`)
             self.loop = loop
-            self._loop_thread = threading.get_ident()
         self.client = make_client(settings)
 
     @classmethod
@@ -122,7 +121,10 @@ class Connection:
 
     def on_this_loop(self) -> bool:
         """Whether the caller runs on the connection's loop (then it awaits, never `call`s)."""
-        return threading.get_ident() == self._loop_thread
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:  # no loop running in this thread
+            return False
 
     def key(self, *parts: str) -> bytes:
         """`/<prefix>/v1/<part>/<part>...`."""
@@ -136,10 +138,12 @@ class Connection:
         except aetcd.ClientError as exc:
             raise StoreError("etcd", f"{type(exc).__name__}: {exc}") from exc
 
-    def call(self, make: Callable[[], Awaitable[T]], *, timeout: float = 4 * RPC_TIMEOUT) -> T:
+    def call(self, make: Callable[[], Awaitable[T]], *, timeout: float = CALL_TIMEOUT) -> T:
         """Run `make()` on the connection's loop from another thread and wait for it (`guarded`)."""
         if self.on_this_loop():
             raise RuntimeError("Connection.call on the connection's own loop would deadlock: await instead")
+        if self.loop.is_closed():
+            raise StoreError("etcd", "the connection's event loop has ended")
         future: Future[T] = asyncio.run_coroutine_threadsafe(self.guarded(make), self.loop)
         try:
             return future.result(timeout)

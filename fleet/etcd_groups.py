@@ -53,6 +53,11 @@ class Groups(Generic[I, R]):
 
     async def submit(self, item: I) -> R | None:
         """Run `item` as part of a group (on the connection's loop); its outcome, or its exception raised here."""
+        return await self.enqueue(item)
+
+    def enqueue(self, item: I) -> asyncio.Future[R | None]:
+        """Queue `item` (on the connection's loop); the future its outcome is set on (cancelled by a caller that
+        stops waiting: a group then skips what it can of it)."""
         loop = asyncio.get_running_loop()
         mine: Member[I, R] = Member(item, loop.create_future())
         self._queue.append(mine)
@@ -61,7 +66,7 @@ class Groups(Generic[I, R]):
             task = loop.create_task(self._lead())
             self._leading.add(task)
             task.add_done_callback(self._leading.discard)
-        return await mine.outcome
+        return mine.outcome
 
     async def _lead(self) -> None:
         """Run groups until the queue is empty; a request queued after that last look starts a leader of its own
@@ -74,7 +79,10 @@ class Groups(Generic[I, R]):
                 except BaseException as exc:  # a failure of the group's transaction is every member's
                     for member in group:
                         member.finish(error=own_copy(exc))
-                    if isinstance(exc, asyncio.CancelledError):
+                    if isinstance(exc, asyncio.CancelledError):  # the loop stops: no leader will take the rest
+                        queued, self._queue = self._queue, []
+                        for member in queued:
+                            member.finish(error=own_copy(exc))
                         raise
         finally:
             self._running -= 1

@@ -143,13 +143,9 @@ class Mirror:
         data = _decode(raw) if raw is not None else None
         return data if isinstance(data, dict) else {}
 
-    def wait_for(self, revision: int, *, timeout: float) -> bool:
-        """Block until the mirror has applied `revision` (False on timeout); from another thread than its loop's."""
-        with self._lock:
-            return self._lock.wait_for(lambda: self.revision >= revision, timeout)
-
     async def applied(self, revision: int, *, timeout: float) -> bool:
-        """`wait_for` on the connection's loop, which applies the watch: awaited, never blocking it."""
+        """Wait until the mirror has applied `revision` (False on timeout), on the connection's loop, which applies
+        the watch: awaited, never blocking it."""
         if self.revision >= revision:
             return True
         entry = (revision, asyncio.get_running_loop().create_future())
@@ -188,6 +184,8 @@ class Mirror:
 
     def stop(self) -> None:
         """Stop the watch and the probe."""
+        if self.conn.loop.is_closed():
+            return  # (the caller's loop ended: its tasks went with it)
         for task in self._tasks:
             self.conn.loop.call_soon_threadsafe(task.cancel)
 

@@ -29,7 +29,7 @@ from aetcd import rpc
 from fleet import presence_digest
 from fleet.clock import system_clock, timestamp
 from fleet.etcd_claims import ClaimGroups
-from fleet.etcd_client import Connection, range_request
+from fleet.etcd_client import CALL_TIMEOUT, Connection, range_request
 from fleet.etcd_reports import ReportGroups
 from fleet.node_status import NodeStatus
 from fleet.rendered import ModelError, PoolRecord, RenderedConfig
@@ -255,8 +255,16 @@ class EtcdStore:
         return self.conn.on_this_loop() and self.mirror is not None and self.mirror.loaded
 
     async def put_node_status_async(self, status: NodeStatus) -> None:
-        """`put_node_status`, awaited on the connection's loop (`writes_on_loop`)."""
-        await self._reports.submit(self._reports.item(status))
+        """`put_node_status`, awaited on the connection's loop (`writes_on_loop`), within the same deadline."""
+        await self._within_deadline(self._reports.enqueue(self._reports.item(status)))
+
+    async def _within_deadline(self, write: asyncio.Future[T]) -> T:
+        """The outcome of a queued write within `Connection.call`'s deadline, a StoreError past it (answered 503, as a
+        blocking call's); the write is then cancelled (a claim not yet decided is not decided)."""
+        try:
+            return await asyncio.wait_for(write, CALL_TIMEOUT)
+        except TimeoutError:
+            raise StoreError("etcd", "no answer from etcd in time") from None
 
     def _node_seen(self, name: str) -> tuple[NodeStatus | None, int]:
         """The node's record and its revision as this store sees them (the mirror's, or one range read)."""
@@ -308,7 +316,7 @@ class EtcdStore:
                                decide: Callable[[NodeStatuses], NodeStatus | None]) -> NodeStatus | None:
         """`claim_node`, awaited on the connection's loop (`writes_on_loop`)."""
         check_name("nodes", node)
-        return await self._claims.submit(decide)
+        return await self._within_deadline(self._claims.enqueue(decide))
 
     async def _decide_at_async(self, decide: Callable[[NodeStatuses], T]) -> tuple[int, T]:
         """(revision, decision): on the mirror's statuses and pool counts (O(1) per decision), or on one range read,

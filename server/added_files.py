@@ -3,8 +3,9 @@
 - `/etc/machine-config-daemon/node-annotations.json`: the node's first annotations (current, desired and
   first-pivot config = the served rendered name, state Done; images when the config names a pre-built one),
   so the on-node agent starts from the config the machine was provisioned with.
-- `/etc/mcs-machine-config-content.json`: the whole MachineConfig served, Ignition part included, laid out
-  as Go's `json.MarshalIndent(mc, "", "    ")` does (MCO `pkg/server/server.go` appendInitialMachineConfig):
+- `/etc/mcs-machine-config-content.json`: the whole MachineConfig served, Ignition part included, indented by
+  four spaces as the MCS's `json.MarshalIndent(mc, "", "    ")` (MCO `pkg/server/server.go`
+  appendInitialMachineConfig), with its keys sorted and non-ASCII escaped (the same JSON, not the same bytes):
   what the machine was provisioned with, to compare with what its pool renders later.
 - `/etc/ignition-machine-config-encapsulated.json` (always last): the MachineConfig with its Ignition part
   replaced by an empty config of the version the MCS renders (3.5.0: `ctrlcommon.NewIgnConfig()` for every

@@ -44,8 +44,12 @@ SPEC2 = "2.2.0"
 # A version as coreos/go-semver orders it: (major, minor, patch, released); metadata does not count.
 Order = tuple[int, int, int, bool]
 
-# strconv.ParseFloat: decimal or hex floats, inf/infinity/nan; no underscores without a base prefix.
-_FLOAT_RE = re.compile(r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
+# strconv.ParseFloat: decimal floats, hex floats with their binary exponent, inf/infinity/nan (no underscores
+# without a base prefix). Each pattern splits a text one way only (the digits before a point, the point and what
+# follows it, the exponent), so a failing match never backtracks: a q value is attacker text.
+_DECIMAL_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_HEX_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+")
+_SPECIAL_RE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.I)
 _FLOAT32_MAX = 3.4028234663852886e38
 _BAD_CHARS_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\U0010ffff]")
 
@@ -134,17 +138,17 @@ def mcs_version(version: Order) -> str | None:
 def parse_q(text: str) -> float | None:
     """A q value as Go's strconv.ParseFloat(text, 32) reads it (a float32: beyond its range is an error), or
     None when it does not parse."""
-    value: float | None = None
-    if _FLOAT_RE.match(text):
+    if _SPECIAL_RE.fullmatch(text):
+        return float(text)
+    if _DECIMAL_RE.fullmatch(text):
         value = float(text)
-    elif re.match(r"^[+-]?0[xX]", text):
-        try:
-            value = float.fromhex(text)
-        except ValueError:
-            return None
-    if value is None or (math.isfinite(value) and abs(value) > _FLOAT32_MAX):
+    elif _HEX_RE.fullmatch(text):
+        value = float.fromhex(text)
+    else:
         return None
-    return value if not math.isfinite(value) else struct.unpack("f", struct.pack("f", value))[0]
+    if not math.isfinite(value) or abs(value) > _FLOAT32_MAX:
+        return None  # out of float32's range: Go's ErrRange (1e400 too, which float() reads as inf)
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 def parse_accept(header: str) -> list[MediaRange]:

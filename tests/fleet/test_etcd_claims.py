@@ -4,13 +4,14 @@ reaches each waiting claim as its own exception instance."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
 
 from fleet.etcd_claims import ClaimGroups
-from fleet.etcd_groups import own_copy
+from fleet.etcd_groups import Member, own_copy
 from fleet.etcd_store import EtcdStore
 from fleet.node_status import NodeStatus
 from fleet.rollout import NodeStatuses
@@ -89,3 +90,24 @@ def test_a_copy_for_each_claim_keeps_what_the_server_answers_by(failure: Excepti
     if isinstance(failure, StoreError):
         assert isinstance(copy, StoreError)  # for mypy
         assert (copy.path, copy.message, str(copy)) == (failure.path, failure.message, str(failure))
+
+
+def test_a_claim_whose_caller_stopped_waiting_is_not_decided(etcd: EtcdStore) -> None:
+    """A replica's handler gives up past the store's deadline (the future is cancelled): the group skips that claim,
+    so no hand-out is recorded for a node that was answered 503."""
+    etcd.put_node_status(_node("node-a"))
+    decided: list[str] = []
+
+    def hand_out(view: NodeStatuses) -> NodeStatus | None:
+        decided.append("node-a")
+        return _node("node-a", desired="rendered-worker-new")
+
+    async def run() -> bool:
+        loop = asyncio.get_running_loop()
+        member: Member[Decide, NodeStatus] = Member(hand_out, loop.create_future())
+        member.outcome.cancel()
+        await ClaimGroups(etcd, attempts=2)._run([member])
+        return member.outcome.cancelled()
+
+    assert etcd.conn.call(run)
+    assert decided == [] and etcd.get_node_status("node-a") == _node("node-a")

@@ -104,3 +104,19 @@ def test_concurrent_reports_of_many_nodes_all_land_with_their_histories(etcd: Et
         list(pool.map(lambda n: report(n, "Working", "updating"), names))
     for name in names:
         assert [t.message for t in etcd.get_node_status(name).transitions()] == ["updating", "registered"]
+
+
+def test_a_cancelled_leader_answers_every_queued_request() -> None:
+    """The loop stopping cancels a leader mid-group: its group and every request queued behind it are answered
+    (with a StoreError each), none is left waiting for a leader that will not come."""
+    async def main() -> list[BaseException | None]:
+        groups = _Doubling(size=2, leaders=1)
+        futures = [groups.enqueue(i) for i in range(7)]
+        await asyncio.sleep(0)  # the leader takes its first group and waits on its round trip
+        for task in list(groups._leading):
+            task.cancel()
+        await asyncio.gather(*groups._leading, return_exceptions=True)
+        return [f.exception() if f.done() else None for f in futures]
+
+    errors = asyncio.run(main())
+    assert all(isinstance(e, StoreError) for e in errors), errors
