@@ -151,7 +151,8 @@ class Mirror:
         entry = (revision, asyncio.get_running_loop().create_future())
         self._waiters.append(entry)
         try:
-            await asyncio.wait_for(entry[1], timeout)
+            async with asyncio.timeout(timeout):  # (not wait_for: Python 3.11's can swallow a cancel)
+                await entry[1]
             return True
         except TimeoutError:
             return False

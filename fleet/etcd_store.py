@@ -262,7 +262,8 @@ class EtcdStore:
         """The outcome of a queued write within `Connection.call`'s deadline, a StoreError past it (answered 503, as a
         blocking call's); the write is then cancelled (a claim not yet decided is not decided)."""
         try:
-            return await asyncio.wait_for(write, CALL_TIMEOUT)
+            async with asyncio.timeout(CALL_TIMEOUT):  # (not wait_for: Python 3.11's can swallow a cancel)
+                return await write  # (on timeout the future is cancelled with the awaiting task)
         except TimeoutError:
             raise StoreError("etcd", "no answer from etcd in time") from None
 
