@@ -21,17 +21,14 @@ __all__ = ["close_store", "open_following", "open_store"]
 
 def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False) -> Store:
     """The store at `where`. ValueError: a malformed etcd URL; StoreError/OSError: it cannot be opened."""
-    if where is None:
-        return MemoryStore()
-    if isinstance(where, Path) or (isinstance(where, str) and not is_etcd_url(where)):
-        from fleet.directory_store import DirectoryStore  # (the etcd client is imported only for etcd)
-
-        return DirectoryStore(Path(where))
+    settings = _etcd_settings(where)
+    if settings is None:
+        return _local_store(where)
     from fleet.etcd_client import Connection
     from fleet.etcd_mirror import Mirror
     from fleet.etcd_store import EtcdStore
 
-    conn = Connection(parse_url(where) if isinstance(where, str) else where)
+    conn = Connection(settings)
     if not follow:
         return EtcdStore(conn)
     mirror = Mirror(conn)
@@ -46,13 +43,14 @@ def open_store(where: str | Path | EtcdSettings | None, *, follow: bool = False)
 async def open_following(where: str | Path | EtcdSettings | None) -> Store:
     """`open_store(where, follow=True)` for a server about to serve on the running loop: an etcd store's
     connection, watch and group commits run on that loop (`Connection.on_loop`)."""
-    if where is None or isinstance(where, Path) or (isinstance(where, str) and not is_etcd_url(where)):
-        return open_store(where)
+    settings = _etcd_settings(where)
+    if settings is None:
+        return _local_store(where)
     from fleet.etcd_client import Connection
     from fleet.etcd_mirror import Mirror
     from fleet.etcd_store import EtcdStore
 
-    conn = Connection.on_loop(parse_url(where) if isinstance(where, str) else where)
+    conn = Connection.on_loop(settings)
     mirror = Mirror(conn)
     try:
         await mirror.start_async()
@@ -60,6 +58,23 @@ async def open_following(where: str | Path | EtcdSettings | None) -> Store:
         conn.close()
         raise
     return EtcdStore(conn, mirror=mirror)
+
+
+def _etcd_settings(where: str | Path | EtcdSettings | None) -> EtcdSettings | None:
+    """Where etcd is, or None when `where` is not an etcd store (ValueError: a malformed etcd URL)."""
+    if isinstance(where, EtcdSettings):
+        return where
+    return parse_url(where) if isinstance(where, str) and is_etcd_url(where) else None
+
+
+def _local_store(where: str | Path | EtcdSettings | None) -> Store:
+    """A `MemoryStore` (nothing given) or the `DirectoryStore` at a path (`where` is not etcd: `_etcd_settings`)."""
+    assert not isinstance(where, EtcdSettings)
+    if where is None:
+        return MemoryStore()
+    from fleet.directory_store import DirectoryStore  # (the etcd client is imported only for etcd)
+
+    return DirectoryStore(Path(where))
 
 
 def close_store(store: Store) -> None:
